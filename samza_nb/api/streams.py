@@ -1,0 +1,111 @@
+"""Stream identities and the envelopes that carry messages in and out of tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+END_OF_STREAM_OFFSET: Final[str] = "END_OF_STREAM"
+"""The offset of the end-of-stream envelope that follows the last message of a bounded partition."""
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class SystemStream:
+    """A stream on a system, e.g. ``SystemStream("kafka", "page-views")``."""
+
+    system: str
+    stream: str
+
+    def __str__(self) -> str:
+        return f"{self.system}.{self.stream}"
+
+    @classmethod
+    def parse(cls, text: str) -> SystemStream:
+        """Parse ``"system.stream"`` (the stream may itself contain dots)."""
+        system, sep, stream = text.strip().partition(".")
+        if not sep or not system or not stream:
+            from samza_nb.errors import SamzaError
+
+            raise SamzaError(f"{text!r} is not a stream name of the form '<system>.<stream>'")
+        return cls(system, stream)
+
+
+@dataclass(frozen=True, order=True, slots=True)
+class SystemStreamPartition:
+    """One partition of a stream: the unit of ordering, offsets and checkpoints."""
+
+    system: str
+    stream: str
+    partition: int
+
+    @property
+    def system_stream(self) -> SystemStream:
+        """The stream this partition belongs to."""
+        return SystemStream(self.system, self.stream)
+
+    def __str__(self) -> str:
+        return f"{self.system}.{self.stream}#{self.partition}"
+
+
+class IncomingMessageEnvelope:
+    """A message read from an input partition, with its offset (a string), key and event timestamp (ms)."""
+
+    __slots__ = ("key", "message", "offset", "ssp", "timestamp")
+
+    def __init__(
+        self,
+        ssp: SystemStreamPartition,
+        offset: str,
+        key: Any,
+        message: Any,
+        timestamp: int | None = None,
+    ) -> None:
+        self.ssp = ssp
+        self.offset = offset
+        self.key = key
+        self.message = message
+        self.timestamp = timestamp
+
+    @property
+    def is_end_of_stream(self) -> bool:
+        """True for the envelope that marks the end of a bounded partition."""
+        return self.offset is END_OF_STREAM_OFFSET or self.offset == END_OF_STREAM_OFFSET
+
+    @classmethod
+    def end_of_stream(cls, ssp: SystemStreamPartition) -> IncomingMessageEnvelope:
+        """The end-of-stream envelope of ``ssp``."""
+        return cls(ssp, END_OF_STREAM_OFFSET, None, None)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, IncomingMessageEnvelope):
+            return NotImplemented
+        return (
+            self.ssp == other.ssp
+            and self.offset == other.offset
+            and self.key == other.key
+            and self.message == other.message
+            and self.timestamp == other.timestamp
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"IncomingMessageEnvelope({self.ssp!s}, offset={self.offset!r}, key={self.key!r}, "
+            f"message={self.message!r}, timestamp={self.timestamp!r})"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingMessageEnvelope:
+    """A message a task sends to a stream.
+
+    ``partition`` picks the partition directly; otherwise ``partition_key`` (or ``key``) is hashed
+    stably; with neither, the producer spreads messages round robin.
+    """
+
+    system_stream: SystemStream
+    message: Any
+    key: Any = None
+    partition_key: Any = None
+    partition: int | None = None

@@ -1,0 +1,149 @@
+"""The CheckpointManager protocol, its factory protocol, and loading the configured factory."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from samza_nb.errors import ConfigError
+
+if TYPE_CHECKING:
+    from samza_nb.checkpoint.checkpoint import Checkpoint
+    from samza_nb.config.config import Config
+
+CHECKPOINT_FACTORY_KEY = "task.checkpoint.factory"
+"""Config key naming the checkpoint manager factory class (a dotted path)."""
+
+DEFAULT_CHECKPOINT_FACTORY = "samza_nb.checkpoint.duckdb.DuckDBCheckpointManagerFactory"
+"""The factory used when ``task.checkpoint.factory`` is not set: checkpoints in the job's DuckDB file."""
+
+
+@runtime_checkable
+class CheckpointManager(Protocol):
+    """Durable storage of each task's last :class:`Checkpoint`.
+
+    Lifecycle: ``register`` every task the container runs, then ``start`` once, then any number of
+    ``read_last_checkpoint``/``write_checkpoint``, then ``stop``. Reading or writing before ``start`` or
+    after ``stop`` raises :class:`~samza_nb.errors.CheckpointError`, as does any failure of the backing
+    store; an implementation never silently drops a write.
+    """
+
+    def register(self, task_name: str) -> None:
+        """Announce a task whose checkpoints this manager will read and write (before ``start``)."""
+        ...
+
+    async def start(self) -> None:
+        """Open and validate the backing store; after this, reads and writes are allowed."""
+        ...
+
+    async def read_last_checkpoint(self, task_name: str) -> Checkpoint | None:
+        """The last checkpoint written for ``task_name``, or None if none was ever written."""
+        ...
+
+    async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
+        """Replace ``task_name``'s checkpoint with ``checkpoint``, durably, by the time this returns.
+
+        The write is all-or-nothing: an SSP or store absent from ``checkpoint`` is absent afterwards.
+        """
+        ...
+
+    async def stop(self) -> None:
+        """Release the backing store. Further reads and writes raise CheckpointError."""
+        ...
+
+
+@runtime_checkable
+class CheckpointManagerFactory(Protocol):
+    """Builds the job's :class:`CheckpointManager` from its config; instantiated with no arguments."""
+
+    def get_checkpoint_manager(self, config: Config) -> CheckpointManager:
+        """A new, not yet started, checkpoint manager for the job described by ``config``."""
+        ...
+
+
+def load_checkpoint_manager(config: Config) -> CheckpointManager:
+    """The checkpoint manager of the factory named by ``task.checkpoint.factory`` (default: DuckDB).
+
+    The dotted path is imported, called with no arguments (a class is instantiated), and its
+    ``get_checkpoint_manager(config)`` is returned, not yet started. A path that cannot be imported, an
+    object that cannot be built with no arguments, or one without ``get_checkpoint_manager``, raises
+    :class:`ConfigError` naming the key and the path.
+    """
+    raw = config.get_str(CHECKPOINT_FACTORY_KEY, DEFAULT_CHECKPOINT_FACTORY)
+    path = (raw or "").strip() or DEFAULT_CHECKPOINT_FACTORY
+    target = _import_dotted(path)
+    if not callable(target):
+        raise ConfigError(
+            f"{CHECKPOINT_FACTORY_KEY}={path!r}: {target!r} is not a class that can be instantiated",
+            key=CHECKPOINT_FACTORY_KEY,
+        )
+    try:
+        factory = target()
+    except Exception as exc:
+        raise ConfigError(
+            f"{CHECKPOINT_FACTORY_KEY}={path!r}: could not instantiate it with no arguments: {exc!r}",
+            key=CHECKPOINT_FACTORY_KEY,
+        ) from exc
+    get_manager = getattr(factory, "get_checkpoint_manager", None)
+    if not callable(get_manager):
+        raise ConfigError(
+            f"{CHECKPOINT_FACTORY_KEY}={path!r} is not a checkpoint manager factory: "
+            "it has no get_checkpoint_manager(config) method",
+            key=CHECKPOINT_FACTORY_KEY,
+        )
+    manager = get_manager(config)
+    if not isinstance(manager, CheckpointManager):
+        raise ConfigError(
+            f"{CHECKPOINT_FACTORY_KEY}={path!r}: get_checkpoint_manager returned {manager!r}, which lacks "
+            "the CheckpointManager methods (register, start, read_last_checkpoint, write_checkpoint, stop)",
+            key=CHECKPOINT_FACTORY_KEY,
+        )
+    return manager
+
+
+def _import_dotted(path: str) -> object:
+    """Import ``package.module.Name`` (or ``package.module.Outer.Inner``); ConfigError if impossible."""
+    parts = path.split(".")
+    if len(parts) < 2 or not all(part.isidentifier() for part in parts):
+        raise ConfigError(
+            f"{CHECKPOINT_FACTORY_KEY}={path!r} is not a dotted path such as package.module.ClassName",
+            key=CHECKPOINT_FACTORY_KEY,
+        )
+    first_problem: str | None = None
+    for split in range(len(parts) - 1, 0, -1):
+        module_name = ".".join(parts[:split])
+        attrs = ".".join(parts[split:])
+        try:
+            obj: object = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            missing_prefix = exc.name is not None and (
+                module_name == exc.name or module_name.startswith(exc.name + ".")
+            )
+            if not missing_prefix:
+                # A missing import *inside* an existing module is the real problem.
+                first_problem = first_problem or f"importing {module_name} failed: {exc!r}"
+                break
+            first_problem = first_problem or f"no module named {exc.name!r}"
+            continue  # maybe a nested class: try a shorter module prefix
+        except Exception as exc:
+            first_problem = first_problem or f"importing {module_name} failed: {exc!r}"
+            break
+        try:
+            for attr in parts[split:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            first_problem = first_problem or f"module {module_name} has no attribute {attrs!r}"
+            break
+        return obj
+    raise ConfigError(
+        f"{CHECKPOINT_FACTORY_KEY}={path!r} cannot be imported: {first_problem}", key=CHECKPOINT_FACTORY_KEY
+    )
+
+
+__all__ = [
+    "CHECKPOINT_FACTORY_KEY",
+    "DEFAULT_CHECKPOINT_FACTORY",
+    "CheckpointManager",
+    "CheckpointManagerFactory",
+    "load_checkpoint_manager",
+]

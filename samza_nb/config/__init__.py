@@ -1,0 +1,7 @@
+"""Configuration: the immutable Config, the catalogue of known keys, and loaders."""
+
+from samza_nb.config.catalogue import KEYS, KeySpec, spec_for
+from samza_nb.config.config import Config
+from samza_nb.config.loaders import load_config, parse_properties
+
+__all__ = ["KEYS", "Config", "KeySpec", "load_config", "parse_properties", "spec_for"]

@@ -1,0 +1,213 @@
+"""The catalogue of known configuration keys: their defaults, types and what values are allowed.
+
+Keys keep Samza's names. A key pattern may hold placeholders (``<system>``, ``<stream>``, ``<name>``) that
+match one dotted-name segment (``<stream>`` may contain dots). The README's configuration reference is
+checked against this catalogue by a test.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from samza_nb.errors import ConfigError
+
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off"}
+
+
+def parse_int(key: str, raw: str, minimum: int | None = None) -> int:
+    """``raw`` as an int (at least ``minimum``), or a ConfigError naming the key and value."""
+    try:
+        value = int(raw.strip())
+    except (ValueError, AttributeError):
+        allowed = "an integer" if minimum is None else f"an integer >= {minimum}"
+        raise ConfigError(f"{key}={raw!r} is not valid: expected {allowed}", key=key) from None
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"{key}={raw!r} is not valid: expected an integer >= {minimum}", key=key)
+    return value
+
+
+def parse_bool(key: str, raw: str) -> bool:
+    """``raw`` as a bool (true/false, yes/no, 1/0, on/off), or a ConfigError naming the key and value."""
+    text = raw.strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigError(f"{key}={raw!r} is not valid: expected true or false", key=key)
+
+
+def parse_list(raw: str) -> list[str]:
+    """A comma-separated list, blanks dropped."""
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def parse_choice(key: str, raw: str, choices: tuple[str, ...]) -> str:
+    """``raw`` (case-insensitive) if it is one of ``choices``, or a ConfigError listing them."""
+    text = raw.strip().lower()
+    if text not in choices:
+        raise ConfigError(f"{key}={raw!r} is not valid: expected one of {', '.join(choices)}", key=key)
+    return text
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    """One known key: its pattern, default (a string, or None for unset), kind and description."""
+
+    pattern: str
+    default: str | None
+    kind: str  # "int", "int>=0", "int>=1", "bool", "str", "list", "choice", "class"
+    description: str
+    choices: tuple[str, ...] = ()
+    _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        parts = []
+        for segment in re.split(r"(<[a-z]+>)", self.pattern):
+            if segment == "<stream>":
+                parts.append(r"(.+)")
+            elif segment.startswith("<") and segment.endswith(">"):
+                parts.append(r"([^.]+)")
+            else:
+                parts.append(re.escape(segment))
+        object.__setattr__(self, "_regex", re.compile("^" + "".join(parts) + "$"))
+
+    def matches(self, key: str) -> bool:
+        """True when ``key`` is an instance of this pattern."""
+        return self._regex.match(key) is not None
+
+    def parse(self, key: str, raw: str) -> Any:
+        """The typed value of ``raw`` for ``key``; a ConfigError naming key, value and what is allowed."""
+        kind = self.kind
+        if kind == "int":
+            return parse_int(key, raw)
+        if kind.startswith("int>="):
+            return parse_int(key, raw, minimum=int(kind[5:]))
+        if kind == "bool":
+            return parse_bool(key, raw)
+        if kind == "list":
+            return parse_list(raw)
+        if kind == "choice":
+            return parse_choice(key, raw, self.choices)
+        if kind == "class":
+            text = raw.strip()
+            if not re.match(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)+$", text):
+                raise ConfigError(
+                    f"{key}={raw!r} is not valid: expected a dotted path such as package.module.Name",
+                    key=key,
+                )
+            return text
+        return raw.strip()
+
+
+_OFFSET_CHOICES = ("oldest", "upcoming", "newest")
+
+KEYS: tuple[KeySpec, ...] = (
+    KeySpec("job.name", "samza-nb-job", "str", "Name of the job; names its checkpoints and state."),
+    KeySpec("job.id", "1", "str", "Instance id of the job, beside job.name."),
+    KeySpec("job.default.system", None, "str", "System for outputs, checkpoints and changelogs."),
+    KeySpec(
+        "job.container.thread.pool.size",
+        "0",
+        "int>=0",
+        "Threads running sync process/window; 0 runs them on the event loop thread.",
+    ),
+    KeySpec(
+        "job.logged.store.base.dir",
+        "./.samza_nb/state",
+        "str",
+        "Directory of the job's local state and embedded checkpoints.",
+    ),
+    KeySpec(
+        "job.systemstreampartition.grouper.factory",
+        "group-by-partition",
+        "choice",
+        "How input partitions are grouped into tasks.",
+        choices=("group-by-partition", "group-by-ssp"),
+    ),
+    KeySpec("task.class", None, "class", "Dotted path of the task class (or zero-arg factory)."),
+    KeySpec("task.inputs", None, "list", "Comma-separated inputs, each <system>.<stream>."),
+    KeySpec("task.max.concurrency", "1", "int>=1", "Messages in flight per task."),
+    KeySpec("task.window.ms", "-1", "int", "Window timer period; <= 0 turns window off."),
+    KeySpec("task.commit.ms", "60000", "int", "Commit timer period; <= 0 turns the timer off."),
+    KeySpec(
+        "task.callback.timeout.ms",
+        "-1",
+        "int",
+        "A callback not completed within this fails the container; <= 0 waits forever.",
+    ),
+    KeySpec("task.max.idle.ms", "10", "int>=0", "Longest the loop sleeps between checks when idle."),
+    KeySpec("task.shutdown.ms", "30000", "int>=0", "Graceful stop: how long in-flight messages may finish."),
+    KeySpec("task.async.commit", "false", "bool", "Allow commit while messages are in flight."),
+    KeySpec("task.poll.interval.ms", "50", "int>=0", "How long one consumer poll may wait for data."),
+    KeySpec("task.chooser.class", None, "class", "Dotted path of a message chooser factory."),
+    KeySpec("task.consumer.batch.size", "0", "int>=0", "Messages in a row from one partition; 0 = off."),
+    KeySpec(
+        "task.checkpoint.factory",
+        "samza_nb.checkpoint.duckdb.DuckDBCheckpointManagerFactory",
+        "class",
+        "Checkpoint manager factory; the default keeps checkpoints in a DuckDB file.",
+    ),
+    KeySpec("task.checkpoint.system", None, "str", "System holding the checkpoint topic."),
+    KeySpec("systems.<system>.samza.factory", None, "class", "System factory of <system>."),
+    KeySpec(
+        "systems.<system>.samza.offset.default",
+        "upcoming",
+        "choice",
+        "Where a partition without checkpoint starts: oldest, upcoming or newest.",
+        choices=_OFFSET_CHOICES,
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.samza.offset.default",
+        None,
+        "choice",
+        "Per-stream override of systems.<system>.samza.offset.default.",
+        choices=_OFFSET_CHOICES,
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.samza.reset.offset",
+        "false",
+        "bool",
+        "Ignore the checkpoint of this stream and start from the offset default.",
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.samza.priority",
+        None,
+        "int",
+        "Chooser priority tier of the stream (higher first).",
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.samza.bootstrap",
+        "false",
+        "bool",
+        "Read the stream to its head before any other input.",
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.partitions",
+        "1",
+        "int>=1",
+        "In-memory system: partitions of a stream it creates.",
+    ),
+)
+
+
+def spec_for(key: str) -> KeySpec | None:
+    """The catalogue entry that ``key`` is an instance of, if any."""
+    for spec in KEYS:
+        if spec.matches(key):
+            return spec
+    return None
+
+
+def describe_keys(keys: tuple[KeySpec, ...] = KEYS, formatter: Callable[[KeySpec], str] | None = None) -> str:
+    """A Markdown table of the catalogue (for the README)."""
+    fmt = formatter or (
+        lambda s: (
+            f"| `{s.pattern}` | {'`' + s.default + '`' if s.default is not None else '(unset)'} "
+            f"| {s.description} |"
+        )
+    )
+    return "\n".join(["| key | default | meaning |", "| --- | --- | --- |", *(fmt(s) for s in keys)])

@@ -1,0 +1,7 @@
+"""The container: SystemConsumers, task instances, callback sequencing, the run loop and its lifecycle."""
+
+from samza_nb.container.clock import Clock, SystemClock
+from samza_nb.container.container import ContainerState, SamzaContainer
+from samza_nb.container.run_loop import RunLoop, RunLoopSettings
+
+__all__ = ["Clock", "ContainerState", "RunLoop", "RunLoopSettings", "SamzaContainer", "SystemClock"]

@@ -1,0 +1,308 @@
+"""SamzaContainer: builds a container's tasks, systems and checkpoints from config and runs its loop."""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import logging
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.api.streams import SystemStream, SystemStreamPartition
+from samza_nb.api.task import TaskContext
+from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
+from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.container.chooser_setup import build_chooser
+from samza_nb.container.clock import Clock, SystemClock
+from samza_nb.container.collector import TaskCollector
+from samza_nb.container.consumers import SystemConsumers
+from samza_nb.container.offsets import OffsetManager
+from samza_nb.container.run_loop import RunLoop, RunLoopSettings
+from samza_nb.container.task_instance import TaskInstance
+from samza_nb.coordinator.grouper import grouper_for
+from samza_nb.coordinator.job_model import JobModel, build_job_model
+from samza_nb.errors import ConfigError, ContainerStateError, SamzaError
+from samza_nb.observe import events as ev
+from samza_nb.observe.bus import EventBus
+from samza_nb.systems.registry import system_factory
+
+if TYPE_CHECKING:
+    from samza_nb.api.metadata import SSPMetadata
+    from samza_nb.config import Config
+    from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
+
+log = logging.getLogger(__name__)
+
+TaskFactory = Callable[[], Any]
+
+
+class ContainerState(enum.Enum):
+    """Lifecycle of a container; each state is entered once, in this order (FAILED ends it early)."""
+
+    NEW = "new"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+def input_streams(config: Config) -> list[SystemStream]:
+    """The job's inputs from ``task.inputs``; a ConfigError naming the key when missing or malformed."""
+    raw = config.get_list("task.inputs")
+    if not raw:
+        raise ConfigError(
+            "missing required config task.inputs (e.g. task.inputs = kafka.page-views)", key="task.inputs"
+        )
+    streams = []
+    for item in raw:
+        system, sep, stream = item.partition(".")
+        if not sep or not system or not stream:
+            raise ConfigError(
+                f"task.inputs={config['task.inputs']!r}: {item!r} is not of the form <system>.<stream>",
+                key="task.inputs",
+            )
+        streams.append(SystemStream(system, stream))
+    return list(dict.fromkeys(streams))
+
+
+def configured_systems(config: Config) -> list[str]:
+    """Every system with a ``systems.<name>.samza.factory``."""
+    names = []
+    for key in config:
+        if key.startswith("systems.") and key.endswith(".samza.factory"):
+            names.append(key[len("systems.") : -len(".samza.factory")])
+    return sorted(set(names))
+
+
+class SamzaContainer:
+    """One container of a job: its tasks run on the current asyncio loop until done, stopped or failed.
+
+    ``run()`` may be called once. ``shutdown()`` (from any thread) stops it gracefully: in-flight messages
+    finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        task_factory: TaskFactory,
+        *,
+        container_id: str = "0",
+        clock: Clock | None = None,
+        bus: EventBus | None = None,
+        checkpoint_manager: CheckpointManager | None = None,
+        max_messages: int | None = None,
+    ) -> None:
+        self.config = config.validate()
+        self._task_factory = task_factory
+        self.container_id = container_id
+        self.clock: Clock = clock or SystemClock()
+        self.bus = bus or EventBus()
+        self._checkpoints = checkpoint_manager
+        self._max_messages = max_messages
+        self.state = ContainerState.NEW
+        self.run_loop: RunLoop | None = None
+        self.tasks: dict[str, TaskInstance] = {}
+        self.job_model: JobModel | None = None
+        self.metadata: dict[SystemStreamPartition, SSPMetadata] = {}
+        self._stop_requested = False
+        self._producers: dict[str, SystemProducer] = {}
+
+    @property
+    def processed(self) -> int:
+        """Messages processed so far."""
+        return self.run_loop.processed if self.run_loop is not None else 0
+
+    def shutdown(self) -> None:
+        """Stop gracefully (commits); safe from any thread, also before the loop started."""
+        self._stop_requested = True
+        if self.run_loop is not None:
+            self.run_loop.request_stop()
+
+    async def run(self) -> None:
+        """Start, run until done, stop. Raises TaskFailedError (or another SamzaError) on failure."""
+        if self.state is not ContainerState.NEW:
+            raise ContainerStateError(
+                f"container {self.container_id} was already run (state {self.state.value})"
+            )
+        self.state = ContainerState.STARTING
+        consumers: SystemConsumers | None = None
+        executor: ThreadPoolExecutor | None = None
+        started_tasks: list[TaskInstance] = []
+        try:
+            config = self.config
+            inputs = input_streams(config)
+            systems = sorted({s.system for s in inputs} | set(configured_systems(config)))
+            factories = {name: system_factory(config, name) for name in systems}
+            admins = {name: factories[name].get_admin(name, config) for name in systems}
+            self.metadata = await _input_metadata(inputs, admins)
+            model = self._job_model(config)
+            self.job_model = model
+            container = model.containers[self.container_id]
+
+            checkpoints = self._checkpoints or load_checkpoint_manager(config)
+            self._checkpoints = checkpoints
+            for name in container.tasks:
+                checkpoints.register(name)
+            await checkpoints.start()
+            offset_manager = OffsetManager(config, admins, self.metadata, inputs)
+
+            for name in systems:
+                producer = factories[name].get_producer(name, config)
+                await producer.start()
+                self._producers[name] = producer
+
+            pool_size = config.value("job.container.thread.pool.size")
+            executor = (
+                ThreadPoolExecutor(pool_size, thread_name_prefix="samza-task") if pool_size > 0 else None
+            )
+            settings = _settings(config, self._max_messages)
+            max_concurrency = config.value("task.max.concurrency")
+            for name, task_model in container.tasks.items():
+                checkpoint = await checkpoints.read_last_checkpoint(name)
+                ssps = task_model.ssps
+                ti = TaskInstance(
+                    name,
+                    self._task_factory(),
+                    ssps,
+                    TaskCollector(name, self._producers),
+                    offset_manager.starting_offsets(ssps, checkpoint),
+                    {ssp: admins[ssp.system].offset_comparator for ssp in ssps},
+                    offset_manager.last_processed(ssps, checkpoint),
+                    max_concurrency,
+                    settings.window_ms > 0,
+                    inline=executor is None,
+                )
+                self.tasks[name] = ti
+            for ti in self.tasks.values():
+                ti.init(TaskContext(ti.name, ti.ssps, config))
+                started_tasks.append(ti)
+
+            chooser = build_chooser(config, self.metadata, inputs, admins)
+            consumer_objects = {
+                name: factories[name].get_consumer(name, config) for name in {s.system for s in inputs}
+            }
+            consumers = SystemConsumers(
+                chooser, consumer_objects, config.value("task.poll.interval.ms"), on_data=self._on_data
+            )
+            for ti in self.tasks.values():
+                for ssp in sorted(ti.ssps):
+                    consumers.register(ssp, ti.starting_offsets[ssp])
+            loop = RunLoop(
+                list(self.tasks.values()), consumers, self._commit, self.clock, self.bus, settings, executor
+            )
+            self.run_loop = loop
+            await consumers.start()
+            self.state = ContainerState.RUNNING
+            if self.bus.active:
+                self.bus.publish(
+                    ev.ContainerStarted(
+                        self.clock.now_ms(),
+                        {n: tuple(sorted(t.ssps)) for n, t in self.tasks.items()},
+                        max_concurrency,
+                    )
+                )
+            if self._stop_requested:
+                loop.request_stop()
+            await loop.run()
+            self.state = ContainerState.STOPPING
+        except BaseException as exc:
+            self.state = ContainerState.FAILED
+            await self._close(consumers, executor, started_tasks, error=exc)
+            if self.bus.active:
+                self.bus.publish(ev.ContainerStopped(self.clock.now_ms(), self.processed, str(exc)))
+            raise
+        await self._close(consumers, executor, started_tasks, error=None)
+        self.state = ContainerState.STOPPED
+        if self.bus.active:
+            self.bus.publish(ev.ContainerStopped(self.clock.now_ms(), self.processed))
+
+    def _on_data(self) -> None:
+        loop = self.run_loop
+        if loop is not None:
+            loop._wake_threadsafe()
+
+    def _job_model(self, config: Config) -> JobModel:
+        grouper = grouper_for(config.value("job.systemstreampartition.grouper.factory"))
+        groups = grouper.group(self.metadata)
+        return build_job_model(groups, config.get_int("job.container.count", 1))
+
+    async def _commit(self, ti: TaskInstance, offsets: dict[SystemStreamPartition, str]) -> None:
+        """Commit order: flush producers, then write the checkpoint."""
+        for producer in self._producers.values():
+            await producer.flush(ti.name)
+        assert self._checkpoints is not None
+        await self._checkpoints.write_checkpoint(ti.name, Checkpoint(offsets))
+        if self.bus.active:
+            self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
+
+    async def _close(
+        self,
+        consumers: SystemConsumers | None,
+        executor: ThreadPoolExecutor | None,
+        started: list[TaskInstance],
+        error: BaseException | None,
+    ) -> None:
+        """Stop everything that started, in reverse order; the first cleanup error is raised only when
+        the run itself succeeded."""
+        problems: list[BaseException] = []
+        if consumers is not None:
+            await _attempt(consumers.stop(), problems)
+        for ti in started:
+            try:
+                ti.close()
+            except Exception as exc:
+                problems.append(SamzaError(f"task {ti.name!r} failed in close(): {exc!r}"))
+        if executor is not None:
+            executor.shutdown(wait=error is None, cancel_futures=True)
+        for producer in self._producers.values():
+            await _attempt(producer.stop(), problems)
+        if self._checkpoints is not None and self.state is not ContainerState.NEW:
+            await _attempt(self._checkpoints.stop(), problems)
+        if problems:
+            for problem in problems:
+                log.error("while stopping container %s: %s", self.container_id, problem)
+            if error is None:
+                raise problems[0]
+
+
+async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:
+    try:
+        await awaitable
+    except Exception as exc:
+        problems.append(exc)
+
+
+async def _input_metadata(
+    inputs: list[SystemStream], admins: Mapping[str, SystemAdmin]
+) -> dict[SystemStreamPartition, SSPMetadata]:
+    by_system: dict[str, list[str]] = {}
+    for input_stream in inputs:
+        by_system.setdefault(input_stream.system, []).append(input_stream.stream)
+    result: dict[SystemStreamPartition, SSPMetadata] = {}
+    for system, names in by_system.items():
+        metadata = await admins[system].get_metadata(names)
+        for stream, partitions in metadata.items():
+            for partition, meta in partitions.items():
+                result[SystemStreamPartition(system, stream, partition)] = meta
+    return result
+
+
+def _settings(config: Config, max_messages: int | None) -> RunLoopSettings:
+    return RunLoopSettings(
+        window_ms=config.value("task.window.ms"),
+        commit_ms=config.value("task.commit.ms"),
+        callback_timeout_ms=config.value("task.callback.timeout.ms"),
+        shutdown_ms=config.value("task.shutdown.ms"),
+        async_commit=config.value("task.async.commit"),
+        max_messages=max_messages,
+    )
+
+
+def run_container_sync(container: SamzaContainer) -> None:
+    """Run ``container`` to the end on a new event loop (for scripts)."""
+    asyncio.run(container.run())
+
+
+_ = SystemFactory if TYPE_CHECKING else None

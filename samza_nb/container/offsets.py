@@ -1,0 +1,113 @@
+"""Where each input partition starts: after its checkpoint, or at the configured offset default."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from samza_nb.config.catalogue import parse_bool, parse_choice
+from samza_nb.errors import SamzaError
+
+if TYPE_CHECKING:
+    from samza_nb.api.metadata import SSPMetadata
+    from samza_nb.api.streams import SystemStream, SystemStreamPartition
+    from samza_nb.checkpoint.checkpoint import Checkpoint
+    from samza_nb.config import Config
+    from samza_nb.systems.base import SystemAdmin
+
+_DEFAULT_CHOICES = ("oldest", "upcoming", "newest")
+
+
+class OffsetSetting:
+    """The offset rules of one input stream: its default for partitions without checkpoint, and whether
+    its checkpoint is ignored (``reset.offset``)."""
+
+    __slots__ = ("default", "reset")
+
+    def __init__(self, default: str, reset: bool) -> None:
+        self.default = default
+        self.reset = reset
+
+    @classmethod
+    def from_config(cls, config: Config, stream: SystemStream) -> OffsetSetting:
+        """Read ``systems.X.streams.Y.samza.offset.default`` (then ``systems.X.samza.offset.default``,
+        then "upcoming") and ``systems.X.streams.Y.samza.reset.offset``; a bad value is a ConfigError."""
+        stream_key = f"systems.{stream.system}.streams.{stream.stream}.samza.offset.default"
+        system_key = f"systems.{stream.system}.samza.offset.default"
+        if stream_key in config:
+            default = parse_choice(stream_key, config[stream_key], _DEFAULT_CHOICES)
+        elif system_key in config:
+            default = parse_choice(system_key, config[system_key], _DEFAULT_CHOICES)
+        else:
+            default = "upcoming"
+        reset_key = f"systems.{stream.system}.streams.{stream.stream}.samza.reset.offset"
+        reset = parse_bool(reset_key, config[reset_key]) if reset_key in config else False
+        return cls(default, reset)
+
+
+class OffsetManager:
+    """Computes starting offsets (DESIGN §4.10) from checkpoints, admins and partition metadata."""
+
+    def __init__(
+        self,
+        config: Config,
+        admins: Mapping[str, SystemAdmin],
+        metadata: Mapping[SystemStreamPartition, SSPMetadata],
+        streams: Iterable[SystemStream],
+    ) -> None:
+        self._admins = admins
+        self._metadata = metadata
+        # Settings are read eagerly so a bad value fails at start, naming its key.
+        self._settings = {stream: OffsetSetting.from_config(config, stream) for stream in streams}
+
+    def last_processed(
+        self, ssps: Iterable[SystemStreamPartition], checkpoint: Checkpoint | None
+    ) -> dict[SystemStreamPartition, str]:
+        """The checkpointed offsets that still apply: of current inputs, and not of reset streams."""
+        if checkpoint is None:
+            return {}
+        wanted = set(ssps)
+        result = {}
+        for ssp, offset in checkpoint.offsets.items():
+            setting = self._settings.get(ssp.system_stream)
+            if ssp in wanted and setting is not None and not setting.reset:
+                result[ssp] = offset
+        return result
+
+    def starting_offsets(
+        self, ssps: Iterable[SystemStreamPartition], checkpoint: Checkpoint | None
+    ) -> dict[SystemStreamPartition, str]:
+        """The offset each partition's first message to process has."""
+        last = self.last_processed(ssps, checkpoint)
+        starting: dict[SystemStreamPartition, str] = {}
+        for ssp in ssps:
+            if ssp in last:
+                starting[ssp] = self._admin(ssp).offset_after(last[ssp])
+            else:
+                starting[ssp] = self._default_offset(ssp)
+        return starting
+
+    def _admin(self, ssp: SystemStreamPartition) -> SystemAdmin:
+        try:
+            return self._admins[ssp.system]
+        except KeyError:
+            raise SamzaError(f"no admin for system {ssp.system!r} of {ssp}") from None
+
+    def _default_offset(self, ssp: SystemStreamPartition) -> str:
+        setting = self._settings.get(ssp.system_stream)
+        if setting is None:
+            raise SamzaError(f"{ssp} is not an input of this job: it has no offset settings")
+        metadata = self._metadata.get(ssp)
+        if metadata is None:
+            raise SamzaError(f"no metadata for partition {ssp}: does the stream have that partition?")
+        if setting.default == "oldest":
+            offset = metadata.oldest
+        elif setting.default == "newest":
+            offset = metadata.newest
+        else:
+            offset = metadata.upcoming
+        if offset is None:  # an empty partition starts at its upcoming offset
+            offset = metadata.upcoming
+        if offset is None:
+            raise SamzaError(f"partition {ssp} reports no upcoming offset; cannot start it")
+        return offset

@@ -1,0 +1,75 @@
+"""The error hierarchy: every error samza_nb raises on purpose derives from :class:`SamzaError`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SamzaError(Exception):
+    """Root of every deliberate samza_nb error. Its message names the culprit (key, task, SSP, offset)."""
+
+
+class ConfigError(SamzaError):
+    """A configuration key is missing, malformed or has a value outside what is allowed."""
+
+    def __init__(self, message: str, *, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class TaskFailedError(SamzaError):
+    """A task's process, window, commit or callback failed; the container stopped.
+
+    Carries the task name and, where a message was involved, its SSP and offset. The failed message's offset
+    is never checkpointed, so a restart processes it again (at-least-once).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        task_name: str | None = None,
+        ssp: Any = None,
+        offset: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.task_name = task_name
+        self.ssp = ssp
+        self.offset = offset
+
+
+class CallbackError(SamzaError):
+    """A task callback was misused: completed or failed twice, or completed after it timed out."""
+
+
+class SystemConsumersError(SamzaError):
+    """An input system could not deliver messages (unknown SSP, a consumer that failed)."""
+
+
+class SystemProducerError(SamzaError):
+    """An output could not be delivered (unknown stream or partition, a producer that failed)."""
+
+
+class CheckpointError(SamzaError):
+    """Checkpoints could not be read or written, or a checkpoint store is corrupt or foreign."""
+
+
+class ContainerStateError(SamzaError):
+    """A container was used out of its lifecycle order (started twice, run after stop)."""
+
+
+class JobTimeoutError(SamzaError):
+    """A job did not finish within the time it was given."""
+
+
+__all__ = [
+    "CallbackError",
+    "CheckpointError",
+    "ConfigError",
+    "ContainerStateError",
+    "JobTimeoutError",
+    "SamzaError",
+    "SystemConsumersError",
+    "SystemProducerError",
+    "TaskFailedError",
+]

@@ -1,0 +1,99 @@
+"""The system plug-in point: a SystemFactory builds a system's admin, consumer and producer.
+
+An input system (Kafka, in-memory, a file, a Spark DataFrame) implements these Protocols; the container only
+talks to systems through them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from samza_nb.api.metadata import SSPMetadata
+    from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
+    from samza_nb.config import Config
+
+
+@runtime_checkable
+class SystemAdmin(Protocol):
+    """Knows a system's streams: partition metadata, offset order, stream creation."""
+
+    async def get_metadata(self, streams: Collection[str]) -> dict[str, dict[int, SSPMetadata]]:
+        """For each stream, its partitions' oldest/newest/upcoming offsets. Unknown stream → SamzaError."""
+        ...
+
+    def offset_comparator(self, a: str, b: str) -> int:
+        """Order of two offsets of one partition (negative, zero, positive)."""
+        ...
+
+    def offset_after(self, offset: str) -> str:
+        """The offset of the message that follows ``offset`` in its partition."""
+        ...
+
+    async def create_stream(self, stream: str, partitions: int) -> None:
+        """Create ``stream`` with ``partitions`` partitions if it does not exist."""
+        ...
+
+
+@runtime_checkable
+class SystemConsumer(Protocol):
+    """Reads registered partitions from their starting offsets, in batches."""
+
+    def register(self, ssp: SystemStreamPartition, offset: str) -> None:
+        """Read ``ssp`` starting at ``offset`` (the first offset to return). Called before start."""
+        ...
+
+    async def start(self) -> None:
+        """Connect; called once after every register."""
+        ...
+
+    async def poll(
+        self, ssps: Collection[SystemStreamPartition], timeout: float
+    ) -> Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]:
+        """The next available messages of ``ssps`` in offset order, waiting up to ``timeout`` seconds for
+        any. A bounded partition's last message is followed by its end-of-stream envelope."""
+        ...
+
+    async def stop(self) -> None:
+        """Disconnect; called once."""
+        ...
+
+
+@runtime_checkable
+class SystemProducer(Protocol):
+    """Sends messages to a system's streams; ``send`` is safe from any thread."""
+
+    async def start(self) -> None:
+        """Connect; called once before the first send."""
+        ...
+
+    def send(self, source: str, envelope: OutgoingMessageEnvelope) -> None:
+        """Queue ``envelope`` for delivery; ``source`` names the sending task. Errors surface at the latest
+        on the next flush."""
+        ...
+
+    async def flush(self, source: str) -> None:
+        """Return once every message ``source`` sent so far is delivered; raise if any failed."""
+        ...
+
+    async def stop(self) -> None:
+        """Flush and disconnect; called once."""
+        ...
+
+
+@runtime_checkable
+class SystemFactory(Protocol):
+    """Builds the parts of one system (``systems.<name>.samza.factory``)."""
+
+    def get_admin(self, system_name: str, config: Config) -> SystemAdmin:
+        """The admin of system ``system_name``."""
+        ...
+
+    def get_consumer(self, system_name: str, config: Config) -> SystemConsumer:
+        """A consumer of system ``system_name``."""
+        ...
+
+    def get_producer(self, system_name: str, config: Config) -> SystemProducer:
+        """A producer of system ``system_name``."""
+        ...

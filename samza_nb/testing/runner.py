@@ -1,0 +1,198 @@
+"""TestRunner: run a task over in-memory inputs to their end and look at outputs and checkpoints."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
+from samza_nb.config import Config
+from samza_nb.container.clock import Clock
+from samza_nb.container.container import SamzaContainer
+from samza_nb.errors import JobTimeoutError, SamzaError
+from samza_nb.observe.bus import EventBus, Subscriber
+from samza_nb.systems.inmemory import InMemoryBroker
+
+SYSTEM = "test"
+
+
+@dataclass(frozen=True)
+class Message:
+    """An input message with an optional key and event timestamp (ms)."""
+
+    value: Any
+    key: Any = None
+    timestamp: int | None = None
+
+
+def task_factory(task: Any) -> Callable[[], Any]:
+    """A zero-arg factory for ``task``: a class or factory is called per task; an instance is shared."""
+    if isinstance(task, type) or (callable(task) and not _looks_like_task(task)):
+        return task  # type: ignore[no-any-return]
+    if _looks_like_task(task):
+        return lambda: task
+    raise SamzaError(
+        f"{task!r} is not a task: give a task class, a zero-argument factory or a task instance "
+        "(StreamApplication support comes with the high-level API)"
+    )
+
+
+def _looks_like_task(obj: Any) -> bool:
+    return not isinstance(obj, type) and (
+        callable(getattr(obj, "process", None)) or callable(getattr(obj, "process_async", None))
+    )
+
+
+class TestResult:
+    """What a TestRunner run left behind."""
+
+    __test__ = False
+
+    def __init__(
+        self, broker: InMemoryBroker, checkpoints: InMemoryCheckpointManager, processed: int
+    ) -> None:
+        self._broker = broker
+        self.checkpoints: dict[str, dict[SystemStreamPartition, str]] = {
+            task: dict(cp.offsets) for task, cp in checkpoints.checkpoints.items()
+        }
+        self.processed = processed
+
+    def output(self, stream: str) -> dict[int, list[Any]]:
+        """``{partition: [message values in order]}`` of a stream on the test system."""
+        return self._broker.read(stream)
+
+
+class TestRunner:
+    """Builds and runs a one-container job on the in-memory system "test" (modelled on Samza's)."""
+
+    __test__ = False
+
+    def __init__(self, task: Any) -> None:
+        self._factory = task_factory(task)
+        self._namespace = f"testrunner-{uuid.uuid4().hex}"
+        self._broker = InMemoryBroker.named(self._namespace, SYSTEM)
+        self._inputs: list[str] = []
+        self._config: dict[str, Any] = {}
+        self._clock: Clock | None = None
+        self._subscribers: list[Subscriber] = []
+        self._checkpoints = InMemoryCheckpointManager()
+
+    @classmethod
+    def of(cls, task: Any) -> TestRunner:
+        """A runner for a task class, a zero-argument factory or a task instance."""
+        return cls(task)
+
+    def add_input(self, stream: str, messages: list[Any] | Mapping[int, list[Any]]) -> TestRunner:
+        """A bounded input: a list is partition 0; a dict maps partition → messages (plain values or
+        :class:`Message`). Each partition ends with end-of-stream."""
+        if isinstance(messages, Mapping):
+            if not messages:
+                raise SamzaError(f"input {stream!r}: give at least one partition")
+            bad = [p for p in messages if not isinstance(p, int) or p < 0]
+            if bad:
+                raise SamzaError(f"input {stream!r}: partitions must be integers >= 0, got {bad!r}")
+            partitions = dict(messages)
+        else:
+            partitions = {0: list(messages)}
+        self._broker.create_stream(stream, max(partitions) + 1)
+        for partition, items in partitions.items():
+            for item in items:
+                if isinstance(item, Message):
+                    self._broker.send(
+                        stream, item.value, key=item.key, partition=partition, timestamp=item.timestamp
+                    )
+                else:
+                    self._broker.send(stream, item, partition=partition)
+        self._broker.end_stream(stream)
+        self._inputs.append(stream)
+        return self
+
+    def add_output(self, stream: str, partitions: int = 1) -> TestRunner:
+        """An output stream on the test system with ``partitions`` partitions."""
+        self._broker.create_stream(stream, partitions)
+        return self
+
+    def add_config(self, config: Mapping[str, Any]) -> TestRunner:
+        """Config on top of the runner's defaults."""
+        self._config.update(config)
+        return self
+
+    def with_clock(self, clock: Clock) -> TestRunner:
+        """Use ``clock`` (e.g. ``FakeClock()``) for the container's timers."""
+        self._clock = clock
+        return self
+
+    def subscribe(self, subscriber: Subscriber) -> TestRunner:
+        """Receive the container's observe events."""
+        self._subscribers.append(subscriber)
+        return self
+
+    @property
+    def broker(self) -> InMemoryBroker:
+        """The in-memory broker behind the "test" system."""
+        return self._broker
+
+    def config(self) -> Config:
+        """The job config this runner uses."""
+        if not self._inputs:
+            raise SamzaError("TestRunner needs at least one input: call add_input(stream, messages)")
+        base: dict[str, Any] = {
+            "job.name": "test-job",
+            f"systems.{SYSTEM}.samza.factory": "samza_nb.systems.inmemory.InMemorySystemFactory",
+            f"systems.{SYSTEM}.inmemory.namespace": self._namespace,
+            f"systems.{SYSTEM}.samza.offset.default": "oldest",
+            "task.inputs": ",".join(f"{SYSTEM}.{s}" for s in self._inputs),
+        }
+        base.update(self._config)
+        return Config(base)
+
+    async def run_async(self, timeout: float = 30.0) -> TestResult:
+        """Run on the current event loop until every input ended and tasks finished, or a task asked
+        to stop; raises SamzaError on task failure and JobTimeoutError after ``timeout`` seconds."""
+        bus = EventBus()
+        for subscriber in self._subscribers:
+            bus.subscribe(subscriber)
+        container = SamzaContainer(
+            self.config(), self._factory, clock=self._clock, bus=bus, checkpoint_manager=self._checkpoints
+        )
+        runner = asyncio.ensure_future(container.run())
+        try:
+            await asyncio.wait_for(asyncio.shield(runner), timeout)
+        except TimeoutError:
+            container.shutdown()
+            try:
+                await asyncio.wait_for(runner, 5.0)
+            except BaseException:
+                runner.cancel()
+            raise JobTimeoutError(
+                f"job did not finish within {timeout} s ({container.processed} messages processed)"
+            ) from None
+        return TestResult(self._broker, self._checkpoints, container.processed)
+
+    def run(self, timeout: float = 30.0) -> TestResult:
+        """Run to the end (see :meth:`run_async`). Inside a running event loop (a notebook) the job runs
+        on its own thread and loop, and this call blocks until it is done."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run_async(timeout))
+        outcome: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                outcome["result"] = asyncio.run(self.run_async(timeout))
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=target, name="samza-testrunner")
+        thread.start()
+        thread.join()
+        if "error" in outcome:
+            raise outcome["error"]
+        result: TestResult = outcome["result"]
+        return result

@@ -1,0 +1,361 @@
+"""DuckDBCheckpointManager against real DuckDB files, including other processes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.checkpoint import Checkpoint, CheckpointManager, DuckDBCheckpointManager
+from samza_nb.checkpoint.duckdb import FORMAT_MARKER, ensure_schema
+from samza_nb.errors import CheckpointError
+
+REPO = Path(__file__).resolve().parents[3]
+SSP0 = SystemStreamPartition("kafka", "page-views", 0)
+SSP1 = SystemStreamPartition("kafka", "page-views", 1)
+SSP2 = SystemStreamPartition("kafka", "clicks", 0)
+
+# A child process that starts a manager on argv[1] and writes {SSP0: argv[2]} for "Partition 0", then
+# reports "written" and waits for stdin to close (so the test can kill it, or let it exit normally).
+CHILD_WRITER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from samza_nb.api.streams import SystemStreamPartition
+    from samza_nb.checkpoint import Checkpoint, DuckDBCheckpointManager
+
+    async def main():
+        manager = DuckDBCheckpointManager(sys.argv[1], "job", "1")
+        await manager.start()
+        ssp = SystemStreamPartition("kafka", "page-views", 0)
+        await manager.write_checkpoint("Partition 0", Checkpoint({ssp: sys.argv[2]}, {"counts": "9"}))
+        print("written", flush=True)
+        sys.stdin.read()
+        if sys.argv[3] == "stop":
+            await manager.stop()
+
+    asyncio.run(main())
+    """
+)
+
+
+def run(coro: object) -> object:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def child(path: Path, offset: str, mode: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD_WRITER, str(path), offset, mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=REPO,
+    )
+
+
+def wait_written(proc: subprocess.Popen[str]) -> None:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if line.strip() != "written":
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        pytest.fail(f"child did not write: {line!r} {err}")
+
+
+def finish(proc: subprocess.Popen[str]) -> None:
+    proc.communicate(timeout=10)
+    assert proc.returncode == 0 or proc.returncode == -signal.SIGKILL
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "job-1" / "samza.duckdb"
+
+
+@pytest.fixture
+def manager(path: Path) -> Iterator[DuckDBCheckpointManager]:
+    m = DuckDBCheckpointManager(path, "job", "1")
+    m.register("Partition 0")
+    m.register("Partition 1")
+    run(m.start())
+    yield m
+    run(m.stop())
+
+
+def read(path: Path, task: str, job: tuple[str, str] = ("job", "1")) -> Checkpoint | None:
+    async def go() -> Checkpoint | None:
+        m = DuckDBCheckpointManager(path, *job)
+        await m.start()
+        try:
+            return await m.read_last_checkpoint(task)
+        finally:
+            await m.stop()
+
+    result = run(go())
+    assert result is None or isinstance(result, Checkpoint)
+    return result
+
+
+# -- round trip and semantics -------------------------------------------------------------------------
+
+
+def test_round_trip(manager: DuckDBCheckpointManager, path: Path) -> None:
+    assert isinstance(manager, CheckpointManager)
+    cp = Checkpoint({SSP0: "41", SSP1: "7", SSP2: "100000000000000000000"}, {"counts": "12"})
+    run(manager.write_checkpoint("Partition 0", cp))
+    back = run(manager.read_last_checkpoint("Partition 0"))
+    assert back == cp
+    assert path.is_file()
+
+
+def test_unknown_task_reads_none_and_empty_checkpoint_is_not_none(manager: DuckDBCheckpointManager) -> None:
+    assert run(manager.read_last_checkpoint("Partition 9")) is None
+    run(manager.write_checkpoint("Partition 1", Checkpoint()))
+    assert run(manager.read_last_checkpoint("Partition 1")) == Checkpoint()
+
+
+def test_second_write_replaces_the_whole_checkpoint(manager: DuckDBCheckpointManager) -> None:
+    run(manager.write_checkpoint("Partition 0", Checkpoint({SSP0: "1", SSP1: "2"}, {"a": "1", "b": "2"})))
+    run(manager.write_checkpoint("Partition 0", Checkpoint({SSP0: "5"}, {"b": "3"})))
+    assert run(manager.read_last_checkpoint("Partition 0")) == Checkpoint({SSP0: "5"}, {"b": "3"})
+    run(manager.write_checkpoint("Partition 0", Checkpoint()))
+    assert run(manager.read_last_checkpoint("Partition 0")) == Checkpoint()
+
+
+def test_tasks_are_isolated(manager: DuckDBCheckpointManager) -> None:
+    run(manager.write_checkpoint("Partition 0", Checkpoint({SSP0: "10"}, {"s": "1"})))
+    run(manager.write_checkpoint("Partition 1", Checkpoint({SSP1: "20"})))
+    run(manager.write_checkpoint("Partition 0", Checkpoint({SSP0: "11"})))
+    assert run(manager.read_last_checkpoint("Partition 0")) == Checkpoint({SSP0: "11"})
+    assert run(manager.read_last_checkpoint("Partition 1")) == Checkpoint({SSP1: "20"})
+    # The same SSP checkpointed by two tasks (group-by-SSP regroupings) stays per task.
+    run(manager.write_checkpoint("Partition 1", Checkpoint({SSP0: "3"})))
+    assert run(manager.read_last_checkpoint("Partition 0")) == Checkpoint({SSP0: "11"})
+    assert run(manager.read_last_checkpoint("Partition 1")) == Checkpoint({SSP0: "3"})
+
+
+def test_failed_write_keeps_the_previous_checkpoint(manager: DuckDBCheckpointManager) -> None:
+    run(manager.write_checkpoint("Partition 0", Checkpoint({SSP0: "1"})))
+    with pytest.raises(CheckpointError, match="needs a Checkpoint"):
+        run(manager.write_checkpoint("Partition 0", {SSP0: "2"}))  # type: ignore[arg-type]
+    assert run(manager.read_last_checkpoint("Partition 0")) == Checkpoint({SSP0: "1"})
+
+
+# -- durability across processes ----------------------------------------------------------------------
+
+
+def test_checkpoint_written_by_another_process_survives_it(path: Path) -> None:
+    proc = child(path, "123", "stop")
+    wait_written(proc)
+    finish(proc)
+    assert read(path, "Partition 0") == Checkpoint({SSP0: "123"}, {"counts": "9"})
+    assert read(path, "Partition 1") is None
+
+
+def test_checkpoint_is_durable_when_write_returns_even_after_kill_9(path: Path) -> None:
+    proc = child(path, "77", "stop")
+    wait_written(proc)
+    proc.send_signal(signal.SIGKILL)
+    finish(proc)
+    assert proc.returncode == -signal.SIGKILL
+    assert read(path, "Partition 0") == Checkpoint({SSP0: "77"}, {"counts": "9"})
+
+
+def test_stop_releases_the_file_for_another_process(path: Path) -> None:
+    m = DuckDBCheckpointManager(path, "job", "1")
+    run(m.start())
+    run(m.write_checkpoint("Partition 0", Checkpoint({SSP0: "1"})))
+    run(m.stop())
+    proc = child(path, "2", "stop")  # would fail with "in use" if the lock were still held
+    wait_written(proc)
+    finish(proc)
+    assert read(path, "Partition 0") == Checkpoint({SSP0: "2"}, {"counts": "9"})
+
+
+def test_file_in_use_by_another_process(path: Path) -> None:
+    proc = child(path, "5", "stop")
+    try:
+        wait_written(proc)
+        m = DuckDBCheckpointManager(path, "job", "1")
+        with pytest.raises(CheckpointError) as info:
+            run(m.start())
+        assert "in use" in str(info.value)
+        assert str(path) in str(info.value)
+        with pytest.raises(CheckpointError, match="before start"):
+            run(m.read_last_checkpoint("Partition 0"))
+    finally:
+        finish(proc)
+    assert read(path, "Partition 0") == Checkpoint({SSP0: "5"}, {"counts": "9"})
+
+
+# -- files that must not be used ----------------------------------------------------------------------
+
+
+def test_corrupt_file_is_refused_and_left_alone(path: Path) -> None:
+    path.parent.mkdir(parents=True)
+    garbage = bytes(range(256)) * 40
+    path.write_bytes(garbage)
+    with pytest.raises(CheckpointError) as info:
+        run(DuckDBCheckpointManager(path, "job", "1").start())
+    assert str(path) in str(info.value)
+    assert "not a DuckDB database" in str(info.value)
+    assert path.read_bytes() == garbage
+
+
+def _tables(path: Path) -> set[str]:
+    conn = duckdb.connect(str(path))
+    try:
+        return {row[0] for row in conn.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    finally:
+        conn.close()
+
+
+def test_foreign_duckdb_file_is_refused_and_left_alone(path: Path) -> None:
+    path.parent.mkdir(parents=True)
+    conn = duckdb.connect(str(path))
+    conn.execute("CREATE TABLE sales (id INTEGER, amount DOUBLE)")
+    conn.execute("INSERT INTO sales VALUES (1, 2.5)")
+    conn.close()
+    with pytest.raises(CheckpointError) as info:
+        run(DuckDBCheckpointManager(path, "job", "1").start())
+    assert str(path) in str(info.value)
+    assert "marker" in str(info.value)
+    assert _tables(path) == {"sales"}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment"),
+    [("format", "someone-else", "format marker"), ("version", "2", "version '2'")],
+)
+def test_other_format_or_version_is_refused(path: Path, key: str, value: str, fragment: str) -> None:
+    read(path, "Partition 0")  # creates the file
+    conn = duckdb.connect(str(path))
+    conn.execute("UPDATE samza_nb_meta SET value = ? WHERE key = ?", [value, key])
+    conn.close()
+    with pytest.raises(CheckpointError) as info:
+        read(path, "Partition 0")
+    assert fragment in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_other_jobs_file_is_refused(path: Path) -> None:
+    async def write_as_a() -> None:
+        m = DuckDBCheckpointManager(path, "job-a", "1")
+        await m.start()
+        await m.write_checkpoint("Partition 0", Checkpoint({SSP0: "1"}))
+        await m.stop()
+
+    run(write_as_a())
+    for job in (("job-b", "1"), ("job-a", "2")):
+        with pytest.raises(CheckpointError) as info:
+            read(path, "Partition 0", job)
+        message = str(info.value)
+        assert str(path) in message
+        assert "'job-a'" in message
+        assert repr(job[0]) in message
+    assert read(path, "Partition 0", ("job-a", "1")) == Checkpoint({SSP0: "1"})
+
+
+def test_marker_records_format_version_and_job(manager: DuckDBCheckpointManager, path: Path) -> None:
+    rows = dict(manager.connection.execute("SELECT key, value FROM samza_nb_meta").fetchall())
+    assert rows["format"] == FORMAT_MARKER
+    assert rows["version"] == "1"
+    assert (rows["job.name"], rows["job.id"]) == ("job", "1")
+
+
+# -- lifecycle ----------------------------------------------------------------------------------------
+
+
+def test_use_before_start_and_after_stop(path: Path) -> None:
+    m = DuckDBCheckpointManager(path, "job", "1")
+    m.register("Partition 0")
+    assert m.registered_tasks == ("Partition 0",)
+    with pytest.raises(CheckpointError, match="before start"):
+        run(m.read_last_checkpoint("Partition 0"))
+    with pytest.raises(CheckpointError, match="before start"):
+        run(m.write_checkpoint("Partition 0", Checkpoint()))
+    with pytest.raises(CheckpointError, match="before start"):
+        _ = m.connection
+    assert not path.exists()
+    run(m.start())
+    with pytest.raises(CheckpointError, match="already started"):
+        run(m.start())
+    run(m.stop())
+    run(m.stop())  # idempotent
+    with pytest.raises(CheckpointError, match="after stop"):
+        run(m.read_last_checkpoint("Partition 0"))
+    with pytest.raises(CheckpointError, match="after stop"):
+        run(m.write_checkpoint("Partition 0", Checkpoint()))
+    with pytest.raises(CheckpointError, match="stopped"):
+        run(m.start())
+    with pytest.raises(CheckpointError, match="stopped"):
+        m.register("Partition 1")
+
+
+def test_bad_task_name(manager: DuckDBCheckpointManager) -> None:
+    with pytest.raises(CheckpointError, match="task name"):
+        run(manager.read_last_checkpoint(""))
+    with pytest.raises(CheckpointError, match="task name"):
+        manager.register(None)  # type: ignore[arg-type]
+
+
+def test_in_memory_database() -> None:
+    async def go() -> Checkpoint | None:
+        m = DuckDBCheckpointManager(":memory:", "job", "1")
+        await m.start()
+        await m.write_checkpoint("t", Checkpoint({SSP0: "3"}))
+        result = await m.read_last_checkpoint("t")
+        await m.stop()
+        return result
+
+    assert run(go()) == Checkpoint({SSP0: "3"})
+
+
+# -- sharing the file with stores: caller-managed transactions ----------------------------------------
+
+
+def test_write_checkpoint_in_a_caller_transaction_commits_with_store_writes(path: Path) -> None:
+    path.parent.mkdir(parents=True)
+    owner = duckdb.connect(str(path))
+    try:
+        ensure_schema(owner, str(path), "job", "1")  # the job database is claimed before stores create tables
+        owner.execute("CREATE TABLE store_counts (k VARCHAR PRIMARY KEY, v BIGINT)")
+        m = DuckDBCheckpointManager(path, "job", "1", connection=owner)
+        run(m.start())
+        run(m.write_checkpoint("Partition 0", Checkpoint({SSP0: "1"})))
+
+        tx = m.connection.cursor()
+        tx.begin()
+        tx.execute("INSERT INTO store_counts VALUES ('a', 1)")
+        m.write_checkpoint_in(tx, "Partition 0", Checkpoint({SSP0: "2"}, {"counts": "1"}))
+        tx.rollback()
+        assert run(m.read_last_checkpoint("Partition 0")) == Checkpoint({SSP0: "1"})
+        assert owner.execute("SELECT count(*) FROM store_counts").fetchone() == (0,)
+
+        tx.begin()
+        tx.execute("INSERT INTO store_counts VALUES ('a', 1)")
+        m.write_checkpoint_in(tx, "Partition 0", Checkpoint({SSP0: "2"}, {"counts": "1"}))
+        assert run(m.read_last_checkpoint("Partition 0")) == Checkpoint({SSP0: "1"})  # not yet committed
+        tx.commit()
+        tx.close()
+        assert run(m.read_last_checkpoint("Partition 0")) == Checkpoint({SSP0: "2"}, {"counts": "1"})
+
+        run(m.stop())
+        # The given connection belongs to the caller and stays open.
+        assert owner.execute("SELECT v FROM store_counts WHERE k = 'a'").fetchone() == (1,)
+        with pytest.raises(CheckpointError, match="after stop"):
+            m.write_checkpoint_in(owner, "Partition 0", Checkpoint())
+    finally:
+        owner.close()
+    assert read(path, "Partition 0") == Checkpoint({SSP0: "2"}, {"counts": "1"})
