@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 END_OF_STREAM_OFFSET: Final[str] = "END_OF_STREAM"
 """The offset of the end-of-stream envelope that follows the last message of a bounded partition."""
@@ -30,18 +30,88 @@ class SystemStream:
         return cls(system, stream)
 
 
-@dataclass(frozen=True, order=True, slots=True)
 class SystemStreamPartition:
-    """One partition of a stream: the unit of ordering, offsets and checkpoints."""
+    """One partition of a stream: the unit of ordering, offsets and checkpoints.
+
+    Immutable, hashable and ordered by (system, stream, partition). Instances are interned: equal SSPs are
+    the same object, so the per-message dictionary lookups the container does compare by identity.
+    """
+
+    __slots__ = ("_hash", "partition", "stream", "system")
+    __match_args__ = ("system", "stream", "partition")
+
+    _interned: ClassVar[dict[tuple[str, str, int], SystemStreamPartition]] = {}
 
     system: str
     stream: str
     partition: int
 
+    def __new__(cls, system: str, stream: str, partition: int) -> SystemStreamPartition:
+        key = (system, stream, partition)
+        existing = cls._interned.get(key)
+        if existing is not None:
+            return existing
+        if not isinstance(system, str) or not isinstance(stream, str):
+            raise TypeError(f"system and stream must be str, got {system!r}, {stream!r}")
+        if not isinstance(partition, int) or isinstance(partition, bool) or partition < 0:
+            raise TypeError(f"partition must be an int >= 0, got {partition!r}")
+        self = object.__new__(cls)
+        object.__setattr__(self, "system", system)
+        object.__setattr__(self, "stream", stream)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "_hash", hash(key))
+        return cls._interned.setdefault(key, self)
+
+    def __reduce__(self) -> tuple[type[SystemStreamPartition], tuple[str, str, int]]:
+        return (SystemStreamPartition, (self.system, self.stream, self.partition))
+
+    def __copy__(self) -> SystemStreamPartition:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SystemStreamPartition:
+        return self
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"SystemStreamPartition is immutable; cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"SystemStreamPartition is immutable; cannot delete {name!r}")
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def _key(self) -> tuple[str, str, int]:
+        return (self.system, self.stream, self.partition)
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, SystemStreamPartition):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __lt__(self, other: SystemStreamPartition) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: SystemStreamPartition) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: SystemStreamPartition) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: SystemStreamPartition) -> bool:
+        return self._key() >= other._key()
+
     @property
     def system_stream(self) -> SystemStream:
         """The stream this partition belongs to."""
         return SystemStream(self.system, self.stream)
+
+    def __repr__(self) -> str:
+        return (
+            f"SystemStreamPartition(system={self.system!r}, stream={self.stream!r}, "
+            f"partition={self.partition!r})"
+        )
 
     def __str__(self) -> str:
         return f"{self.system}.{self.stream}#{self.partition}"

@@ -141,7 +141,7 @@ class RunLoop:
             if self.failure is not None or self._should_stop():
                 break
             progressed = self._run_ops()
-            if self.failure is None and not self._stopping:
+            if self.failure is None and not self.requests.shutdown_now:
                 progressed = self._pump() > 0 or progressed
             if self.failure is not None:
                 break
@@ -225,7 +225,7 @@ class RunLoop:
                 self._run_end_of_stream(ti)
                 progressed = True
                 continue
-            while ti.pending and ti.open and self.failure is None and not self._stopping:
+            while ti.pending and ti.open and self.failure is None and not self.requests.shutdown_now:
                 envelope = ti.pending.popleft()
                 if envelope.ssp in ti.check_start and ti.is_before_start(envelope):
                     self._consumers.refill(envelope.ssp)
@@ -311,7 +311,8 @@ class RunLoop:
 
     # -- messages ---------------------------------------------------------------------------------------
     def _pump(self) -> int:
-        """Choose and dispatch up to PUMP_BATCH messages; the per-message hot path."""
+        """Choose and dispatch up to PUMP_BATCH messages (the per-message hot path); returns how many
+        envelopes it took from the chooser."""
         consumers = self._consumers
         choose = consumers.chooser.choose
         update = consumers.chooser.update
@@ -324,11 +325,13 @@ class RunLoop:
             if budget <= 0:
                 self._stop_requested = True
                 return 0
-        count = 0
+        count = 0  # messages processed
+        taken = 0  # envelopes taken from the chooser (end-of-stream, skipped and parked ones too)
         while count < budget:
             envelope = choose()
             if envelope is None:
                 break
+            taken += 1
             ssp = envelope.ssp
             ti = route[ssp]
             if observing:
@@ -366,10 +369,10 @@ class RunLoop:
             else:
                 self._dispatch(ti, envelope)
                 count += 1
-                if self.failure is not None:
+                if self.failure is not None or self.requests.shutdown_now:
                     break
         self.processed += count
-        return count
+        return taken
 
     def _dispatch(self, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
         """Start one message on its task (any kind); its partition's next envelope goes to the chooser."""

@@ -1,0 +1,76 @@
+"""Helpers for container tests: a job on a private in-memory namespace, run on the current loop."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any
+
+from samza_nb import Config, SystemStream
+from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
+from samza_nb.container import SamzaContainer
+from samza_nb.observe import EventBus
+from samza_nb.observe.events import Committed, Event
+from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.testing.runner import task_factory
+
+OUT = SystemStream("test", "out")
+
+
+class Job:
+    """A job on system "test" with unbounded inputs the test writes to, and recorded events."""
+
+    def __init__(self, inputs: dict[str, int] | None = None, **config: Any) -> None:
+        self.namespace = f"job-{uuid.uuid4().hex}"
+        self.broker = InMemoryBroker.named(self.namespace, "test")
+        self.inputs = inputs or {"in": 1}
+        for stream, partitions in self.inputs.items():
+            self.broker.create_stream(stream, partitions)
+        self.config: dict[str, Any] = {
+            "job.name": "test-job",
+            "systems.test.samza.factory": "samza_nb.systems.inmemory.InMemorySystemFactory",
+            "systems.test.inmemory.namespace": self.namespace,
+            "systems.test.samza.offset.default": "oldest",
+            "task.inputs": ",".join(f"test.{s}" for s in self.inputs),
+        }
+        self.config.update({k.replace("__", "."): v for k, v in config.items()})
+        self.checkpoints = InMemoryCheckpointManager()
+        self.events: list[Event] = []
+
+    def send(self, stream: str, values: list[Any], partition: int = 0) -> None:
+        for value in values:
+            self.broker.send(stream, value, partition=partition)
+
+    def end(self, stream: str | None = None) -> None:
+        for name in [stream] if stream else list(self.inputs):
+            self.broker.end_stream(name)
+
+    def container(self, task: Any, **kwargs: Any) -> SamzaContainer:
+        bus = EventBus()
+        bus.subscribe(self.events.append)
+        self.checkpoints = InMemoryCheckpointManager(self.checkpoints.checkpoints)
+        return SamzaContainer(
+            Config(self.config), task_factory(task), bus=bus, checkpoint_manager=self.checkpoints, **kwargs
+        )
+
+    def run(self, task: Any, timeout: float = 10.0, **kwargs: Any) -> SamzaContainer:
+        container = self.container(task, **kwargs)
+        asyncio.run(asyncio.wait_for(container.run(), timeout))
+        return container
+
+    def commits(self, task: str | None = None) -> list[dict[str, str]]:
+        return [
+            {str(ssp): offset for ssp, offset in e.offsets.items()}
+            for e in self.events
+            if isinstance(e, Committed) and (task is None or e.task == task)
+        ]
+
+    def committed_tasks(self) -> list[str]:
+        return [e.task for e in self.events if isinstance(e, Committed)]
+
+    def checkpoint(self, task: str = "Partition 0") -> dict[str, str]:
+        cp = self.checkpoints.checkpoints.get(task)
+        return {} if cp is None else {str(ssp): offset for ssp, offset in cp.offsets.items()}
+
+    def output(self, stream: str = "out") -> dict[int, list[Any]]:
+        return self.broker.read(stream)
