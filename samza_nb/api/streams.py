@@ -45,6 +45,7 @@ class SystemStreamPartition:
     system: str
     stream: str
     partition: int
+    _hash: int
 
     def __new__(cls, system: str, stream: str, partition: int) -> SystemStreamPartition:
         key = (system, stream, partition)

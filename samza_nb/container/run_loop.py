@@ -145,7 +145,7 @@ class RunLoop:
                 progressed = self._pump() > 0 or progressed
             if self.failure is not None:
                 break
-            if progressed:
+            if progressed or self._stop_requested:
                 now = clock.now_ms()
                 if now - last_yield >= settings.slice_ms:
                     await asyncio.sleep(0)

@@ -80,7 +80,7 @@ def test_tasks_without_checkpoint_use_the_default_beside_ones_with() -> None:
 
 def test_missing_metadata_is_an_error_naming_the_partition() -> None:
     om = manager(metadata={})
-    with pytest.raises(SamzaError, match="test-system.test-stream#0"):
+    with pytest.raises(SamzaError, match=r"test-system\.test-stream#0"):
         om.starting_offsets([SSP], None)
 
 

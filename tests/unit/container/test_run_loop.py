@@ -700,5 +700,5 @@ def test_unknown_output_system_fails_with_a_clear_error() -> None:
         def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
             collector.send(OutgoingMessageEnvelope(SystemStream("nowhere", "out"), 1))
 
-    with pytest.raises(SamzaError, match="systems.nowhere.samza.factory"):
+    with pytest.raises(SamzaError, match=r"systems\.nowhere\.samza\.factory"):
         TestRunner.of(Sender).add_input("in", [1]).run()
