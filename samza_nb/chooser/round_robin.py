@@ -16,13 +16,15 @@ class RoundRobinChooser:
     cycles over the partitions that have messages.
     """
 
-    __slots__ = ("_queue", "choose", "update")
+    __slots__ = ("_queue", "choose", "take", "update")
 
     def __init__(self) -> None:
         self._queue: deque[IncomingMessageEnvelope] = deque()
         # Bound methods in slots: the chooser is on the per-message path.
         self.update = self._queue.append
         self.choose = self._choose
+        # Fast path for the container: like choose, but raises IndexError instead of returning None.
+        self.take = self._queue.popleft
 
     def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
         """Round robin needs nothing per SSP."""

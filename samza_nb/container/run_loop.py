@@ -51,7 +51,7 @@ class RunLoopSettings:
 class RunLoop:
     """Runs the tasks of one container until they are done, a stop is requested, or one fails."""
 
-    PUMP_BATCH = 256
+    PUMP_BATCH = 1024
 
     def __init__(
         self,
@@ -84,6 +84,7 @@ class RunLoop:
         self.failure: BaseException | None = None
         self._stop_requested = False
         self._stopping = False
+        self._fast_stale = False
         self.processed = 0
         self._next_window = math.inf
         self._next_commit = math.inf
@@ -312,9 +313,17 @@ class RunLoop:
     # -- messages ---------------------------------------------------------------------------------------
     def _pump(self) -> int:
         """Choose and dispatch up to PUMP_BATCH messages (the per-message hot path); returns how many
-        envelopes it took from the chooser."""
+        envelopes it took from the chooser.
+
+        Messages of sync tasks on the loop thread run in an inner loop that pays per message only for
+        choosing, refilling, the call and the offset; anything else (end-of-stream, a parked or skipped
+        message, another kind of task, a coordinator request) goes through the general path.
+        """
         consumers = self._consumers
-        choose = consumers.chooser.choose
+        chooser = consumers.chooser
+        # Optional chooser fast path: a C-level callable that raises IndexError when empty.
+        take = getattr(chooser, "take", None)
+        choose = chooser.choose
         update = consumers.chooser.update
         buffers = consumers.buffers
         route = self._route
@@ -325,19 +334,83 @@ class RunLoop:
             if budget <= 0:
                 self._stop_requested = True
                 return 0
-        count = 0  # messages processed
+        fast = {} if observing else self._fast_entries()
+        fast_get = fast.get
+        count = 0  # messages started (budget)
+        inline = 0  # of which on the inline fast path (_dispatch counts its own)
         taken = 0  # envelopes taken from the chooser (end-of-stream, skipped and parked ones too)
+        held: IncomingMessageEnvelope | None = None
         while count < budget:
-            envelope = choose()
-            if envelope is None:
-                break
-            taken += 1
+            if held is None:
+                envelope = choose()
+                if envelope is None:
+                    break
+                taken += 1
+            else:
+                envelope, held = held, None
             ssp = envelope.ssp
+            entry = fast_get(ssp)
+            if entry is not None and envelope.offset != END_OF_STREAM_OFFSET:
+                # -- inner loop: sync tasks on the loop thread, completion = the call returning --
+                n = 0
+                room = budget - count
+                current = entry
+                ti, process, collector, coordinator, last_offsets = entry
+                since = 0  # messages of ``ti`` not yet added to ti.processed
+                while True:
+                    if entry is not current:
+                        ti.processed += n - since
+                        since = n
+                        current = entry
+                        ti, process, collector, coordinator, last_offsets = entry
+                    buffer = buffers[ssp]
+                    if buffer:
+                        update(buffer.popleft())
+                    else:
+                        consumers.refill(ssp)
+                    try:
+                        process(envelope, collector, coordinator)
+                    except Exception as exc:
+                        self._fail(ti, ssp, envelope.offset, exc, "process")
+                        break
+                    last_offsets[ssp] = envelope.offset
+                    n += 1
+                    if coordinator.requested:
+                        self._apply_requests(coordinator)
+                        coordinator.reset()
+                        fast = self._fast_entries()
+                        fast_get = fast.get
+                        break
+                    if n >= room:
+                        break
+                    if take is not None:
+                        try:
+                            envelope = take()
+                        except IndexError:
+                            break
+                    else:
+                        envelope = choose()
+                        if envelope is None:
+                            break
+                    ssp = envelope.ssp
+                    entry = fast_get(ssp)
+                    if entry is None or envelope.offset == END_OF_STREAM_OFFSET:
+                        held = envelope
+                        break
+                ti.processed += n - since
+                taken += n - 1 + (held is not None)
+                count += n
+                inline += n
+                if self.failure is not None or self.requests.shutdown_now:
+                    break
+                continue
+            # -- general path --
             ti = route[ssp]
             if observing:
                 self._bus.publish(ev.ChooserDecision(self._clock.now_ms(), ssp, envelope.offset))
             if envelope.offset == END_OF_STREAM_OFFSET:
                 self._on_partition_end(ti, ssp)
+                fast.pop(ssp, None)
                 continue
             if ti.pending or not ti.open:
                 ti.pending.append(envelope)  # parked: its partition is not refilled until it runs
@@ -345,39 +418,38 @@ class RunLoop:
             if ssp in ti.check_start and ti.is_before_start(envelope):
                 consumers.refill(ssp)
                 continue
-            if ti.inline and not observing:
-                # Sync task on the loop thread: completion is the call returning.
-                buffer = buffers[ssp]
-                if buffer:
-                    update(buffer.popleft())
-                else:
-                    consumers.refill(ssp)
-                coordinator = ti.coordinator
-                try:
-                    ti.process(envelope, ti.collector, coordinator)
-                except Exception as exc:
-                    self._fail(ti, ssp, envelope.offset, exc, "process")
-                    break
-                ti.last_offsets[ssp] = envelope.offset
-                ti.processed += 1
-                count += 1
-                if coordinator.requested:
-                    self._apply_requests(coordinator)
-                    coordinator.reset()
-                    if not ti.open or self.requests.shutdown_now:
-                        break
-            else:
-                self._dispatch(ti, envelope)
-                count += 1
-                if self.failure is not None or self.requests.shutdown_now:
-                    break
-        self.processed += count
+            self._dispatch(ti, envelope)
+            count += 1
+            if self.failure is not None or self.requests.shutdown_now:
+                break
+            if self._fast_stale and not observing:
+                # A request released by that dispatch may have closed another task.
+                fast = self._fast_entries()
+                fast_get = fast.get
+            if not observing and ti.inline and ssp not in ti.check_start and ti.open and not ti.pending:
+                fast[ssp] = (ti, ti.process, ti.collector, ti.coordinator, ti.last_offsets)
+        if held is not None:
+            # Taken but not run (budget, failure or stop): it waits, parked, for its task.
+            route[held.ssp].pending.appendleft(held)
+        self.processed += inline
         return taken
+
+    def _fast_entries(self) -> dict[SystemStreamPartition, tuple[Any, ...]]:
+        """Partitions whose next message may take the inline fast path right now."""
+        self._fast_stale = False
+        return {
+            ssp: (ti, ti.process, ti.collector, ti.coordinator, ti.last_offsets)
+            for ti in self.tasks
+            if ti.inline and ti.open and not ti.pending
+            for ssp in ti.ssps
+            if ssp not in ti.check_start
+        }
 
     def _dispatch(self, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
         """Start one message on its task (any kind); its partition's next envelope goes to the chooser."""
         ssp = envelope.ssp
         self._consumers.refill(ssp)
+        self.processed += 1
         if ti.inline:
             coordinator = ti.coordinator
             if self._bus.active:
@@ -415,8 +487,7 @@ class RunLoop:
             elif ti.kind is TaskKind.COROUTINE:
                 loop = self._loop
                 assert loop is not None
-                task = loop.create_task(ti.process(envelope, ti.collector, coordinator))
-                task.add_done_callback(functools.partial(_settle_from_task, callback))
+                loop.create_task(_settle_coroutine(ti.process(envelope, ti.collector, coordinator), callback))
             else:
                 assert self._executor is not None
                 future = self._executor.submit(ti.process, envelope, ti.collector, coordinator)
@@ -462,6 +533,7 @@ class RunLoop:
                 self._apply_requests(callback.coordinator)
 
     def _apply_requests(self, coordinator: ReadableCoordinator) -> None:
+        self._fast_stale = True
         requests = self.requests
         requests.update(coordinator)
         if requests.commit_requests:
@@ -537,11 +609,15 @@ class RunLoop:
                 ti.committed_offsets = offsets
 
 
-def _settle_from_task(callback: TaskCallbackImpl, task: asyncio.Task[Any]) -> None:
-    if task.cancelled():
+async def _settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCallbackImpl) -> None:
+    """Run an ``async def process`` and settle its callback the moment it returns or raises."""
+    try:
+        await coroutine
+    except asyncio.CancelledError:
         callback.failure(asyncio.CancelledError(f"processing of offset {callback.offset} was cancelled"))
-    elif task.exception() is not None:
-        callback.failure(task.exception())  # type: ignore[arg-type]
+        raise
+    except Exception as exc:
+        callback.failure(exc)
     else:
         callback.complete()
 

@@ -82,6 +82,12 @@ class InMemoryBroker:
             return broker
 
     @classmethod
+    def register(cls, broker: InMemoryBroker) -> None:
+        """Make ``broker`` the broker of its namespace again (after a ``drop``)."""
+        with cls._registry_lock:
+            cls._registry[broker.namespace] = broker
+
+    @classmethod
     def drop(cls, namespace: str) -> None:
         """Forget the broker of ``namespace`` and all its streams."""
         with cls._registry_lock:

@@ -12,6 +12,7 @@ from typing import Any
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config
+from samza_nb.container import event_loop
 from samza_nb.container.clock import Clock
 from samza_nb.container.container import SamzaContainer
 from samza_nb.errors import JobTimeoutError, SamzaError
@@ -160,6 +161,7 @@ class TestRunner:
         container = SamzaContainer(
             self.config(), self._factory, clock=self._clock, bus=bus, checkpoint_manager=self._checkpoints
         )
+        InMemoryBroker.register(self._broker)
         runner = asyncio.ensure_future(container.run())
         try:
             await asyncio.wait_for(asyncio.shield(runner), timeout)
@@ -172,6 +174,9 @@ class TestRunner:
             raise JobTimeoutError(
                 f"job did not finish within {timeout} s ({container.processed} messages processed)"
             ) from None
+        finally:
+            # The result keeps the broker; the registry must not (a notebook runs many tests).
+            InMemoryBroker.drop(self._namespace)
         return TestResult(self._broker, self._checkpoints, container.processed)
 
     def run(self, timeout: float = 30.0) -> TestResult:
@@ -180,12 +185,12 @@ class TestRunner:
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(self.run_async(timeout))
+            return event_loop.run(self.run_async(timeout))
         outcome: dict[str, Any] = {}
 
         def target() -> None:
             try:
-                outcome["result"] = asyncio.run(self.run_async(timeout))
+                outcome["result"] = event_loop.run(self.run_async(timeout))
             except BaseException as exc:
                 outcome["error"] = exc
 

@@ -1,0 +1,142 @@
+"""Building the container's chooser: the DefaultChooser, or the factory ``task.chooser.class`` names."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from samza_nb.chooser.base import MessageChooser, integer_offset_comparator
+from samza_nb.chooser.default import DefaultChooser
+from samza_nb.chooser.settings import CHOOSER_CLASS_KEY
+from samza_nb.errors import ConfigError
+
+if TYPE_CHECKING:
+    from samza_nb.api.metadata import SSPMetadata
+    from samza_nb.api.streams import SystemStream, SystemStreamPartition
+    from samza_nb.chooser.base import OffsetComparator
+
+
+class ChooserFactory(Protocol):
+    """Builds a container's whole chooser.
+
+    Called as ``factory(config, bootstrap_metadata, inputs, offset_comparator)``.
+    """
+
+    def __call__(
+        self,
+        config: Mapping[str, str],
+        bootstrap_metadata: Mapping[SystemStreamPartition, SSPMetadata] | None,
+        inputs: Iterable[SystemStream | str] | None,
+        offset_comparator: OffsetComparator,
+    ) -> MessageChooser: ...
+
+
+def load_chooser_factory(dotted_path: str) -> ChooserFactory:
+    """The chooser factory at ``dotted_path`` (``package.module.Name``), as a :class:`ChooserFactory`.
+
+    What the path may name:
+
+    - a class or object with ``from_config`` (like :class:`DefaultChooser`): called as
+      ``from_config(config, bootstrap_metadata, inputs, offset_comparator)``;
+    - a class with a ``get_chooser`` method (Samza's MessageChooserFactory style): instantiated without
+      arguments, then ``get_chooser(config, bootstrap_metadata, inputs, offset_comparator)``;
+    - a chooser class (it has ``update`` and ``choose``): instantiated without arguments;
+    - any other callable: it is the factory itself.
+
+    A path that cannot be imported, or names nothing usable, is a :class:`ConfigError` naming
+    ``task.chooser.class`` and the path. A factory that returns something other than a MessageChooser
+    raises a ConfigError when called.
+    """
+    target = _import(dotted_path)
+    build: Any
+    if hasattr(target, "from_config"):
+        build = target.from_config
+    elif isinstance(target, type) and callable(getattr(target, "get_chooser", None)):
+        instance = _instantiate(target, dotted_path)
+        build = instance.get_chooser
+    elif isinstance(target, type) and hasattr(target, "choose") and hasattr(target, "update"):
+        # (The per-message choosers keep update/choose in slots: on the class they are descriptors.)
+        cls = target
+
+        def build(
+            config: Mapping[str, str],
+            bootstrap_metadata: Mapping[SystemStreamPartition, SSPMetadata] | None,
+            inputs: Iterable[SystemStream | str] | None,
+            offset_comparator: OffsetComparator,
+        ) -> Any:
+            return _instantiate(cls, dotted_path)
+
+    elif callable(target):
+        build = target
+    else:
+        raise ConfigError(
+            f"{CHOOSER_CLASS_KEY}={dotted_path!r} names {type(target).__name__}, not a chooser factory "
+            "or chooser class",
+            key=CHOOSER_CLASS_KEY,
+        )
+
+    def factory(
+        config: Mapping[str, str],
+        bootstrap_metadata: Mapping[SystemStreamPartition, SSPMetadata] | None,
+        inputs: Iterable[SystemStream | str] | None,
+        offset_comparator: OffsetComparator,
+    ) -> MessageChooser:
+        chooser = build(config, bootstrap_metadata, inputs, offset_comparator)
+        if not isinstance(chooser, MessageChooser):
+            raise ConfigError(
+                f"{CHOOSER_CLASS_KEY}={dotted_path!r} built {chooser!r}, which is not a MessageChooser "
+                "(register, start, stop, update, choose)",
+                key=CHOOSER_CLASS_KEY,
+            )
+        return chooser
+
+    return factory
+
+
+def create_chooser(
+    config: Mapping[str, str],
+    bootstrap_metadata: Mapping[SystemStreamPartition, SSPMetadata] | None = None,
+    inputs: Iterable[SystemStream | str] | None = None,
+    offset_comparator: OffsetComparator = integer_offset_comparator,
+) -> MessageChooser:
+    """The container's chooser: built by the factory ``task.chooser.class`` names when it is set, else
+    :meth:`DefaultChooser.from_config`."""
+    path = config.get(CHOOSER_CLASS_KEY)
+    if path is not None and path.strip():
+        return load_chooser_factory(path.strip())(config, bootstrap_metadata, inputs, offset_comparator)
+    return DefaultChooser.from_config(config, bootstrap_metadata, inputs, offset_comparator)
+
+
+def _import(dotted_path: str) -> Any:
+    module_name, _, attribute = dotted_path.strip().rpartition(".")
+    if not module_name or not attribute:
+        raise ConfigError(
+            f"{CHOOSER_CLASS_KEY}={dotted_path!r} is not valid: expected a dotted path such as "
+            "package.module.Name",
+            key=CHOOSER_CLASS_KEY,
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            f"{CHOOSER_CLASS_KEY}={dotted_path!r} cannot be imported: {exc}", key=CHOOSER_CLASS_KEY
+        ) from exc
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise ConfigError(
+            f"{CHOOSER_CLASS_KEY}={dotted_path!r} cannot be imported: module {module_name!r} has no "
+            f"attribute {attribute!r}",
+            key=CHOOSER_CLASS_KEY,
+        ) from None
+
+
+def _instantiate(cls: type, dotted_path: str) -> Any:
+    try:
+        return cls()
+    except TypeError as exc:
+        raise ConfigError(
+            f"{CHOOSER_CLASS_KEY}={dotted_path!r} cannot be instantiated without arguments: {exc}",
+            key=CHOOSER_CLASS_KEY,
+        ) from exc

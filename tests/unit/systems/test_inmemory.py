@@ -1,0 +1,132 @@
+"""The in-memory system: offsets, metadata, end-of-stream, polling and producing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+
+import pytest
+
+from samza_nb import Config, OutgoingMessageEnvelope, SamzaError, SystemStream, SystemStreamPartition
+from samza_nb.api.metadata import SSPMetadata
+from samza_nb.errors import SystemProducerError
+from samza_nb.systems.inmemory import InMemoryBroker, InMemorySystemFactory, stable_partition
+
+
+@pytest.fixture
+def system() -> tuple[InMemoryBroker, Config]:
+    namespace = f"t-{uuid.uuid4().hex}"
+    config = Config({"systems.mem.inmemory.namespace": namespace})
+    return InMemorySystemFactory.broker("mem", config), config
+
+
+def test_offsets_count_per_partition_and_metadata_follows(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, config = system
+    broker.create_stream("s", 2)
+    assert [broker.send("s", v, partition=0) for v in "abc"] == ["0", "1", "2"]
+    assert broker.send("s", "x", partition=1) == "0"
+    admin = InMemorySystemFactory().get_admin("mem", config)
+    metadata = asyncio.run(admin.get_metadata(["s"]))
+    assert metadata == {"s": {0: SSPMetadata("0", "2", "3"), 1: SSPMetadata("0", "0", "1")}}
+    assert admin.offset_comparator("2", "10") < 0 and admin.offset_after("9") == "10"
+
+
+def test_an_empty_partition_has_no_oldest_or_newest(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, _ = system
+    broker.create_stream("s")
+    assert broker.metadata("s") == {0: SSPMetadata(None, None, "0")}
+
+
+def test_poll_returns_everything_available_then_end_of_stream(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, config = system
+    broker.create_stream("s")
+    ssp = SystemStreamPartition("mem", "s", 0)
+    for v in range(1500):
+        broker.send("s", v)
+    consumer = InMemorySystemFactory().get_consumer("mem", config)
+    consumer.register(ssp, "1000")
+
+    async def scenario() -> list[list[str]]:
+        await consumer.start()
+        first = await consumer.poll([ssp], 0)
+        broker.end_stream("s")
+        second = await consumer.poll([ssp], 0)
+        third = await consumer.poll([ssp], 0)
+        return [[e.offset for e in batch.get(ssp, [])] for batch in (first, second, third)]
+
+    first, second, third = asyncio.run(scenario())
+    assert first == [str(i) for i in range(1000, 1500)]
+    assert second == ["END_OF_STREAM"] and third == []
+
+
+def test_poll_waits_for_a_write_from_another_thread(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, config = system
+    broker.create_stream("s")
+    ssp = SystemStreamPartition("mem", "s", 0)
+    consumer = InMemorySystemFactory().get_consumer("mem", config)
+    consumer.register(ssp, "0")
+
+    async def scenario() -> list[str]:
+        await consumer.start()
+        threading.Timer(0.05, lambda: broker.send("s", "late")).start()
+        batch = await consumer.poll([ssp], 5.0)
+        return [e.message for e in batch[ssp]]
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 3)) == ["late"]
+
+
+def test_poll_times_out_empty(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, config = system
+    broker.create_stream("s")
+    ssp = SystemStreamPartition("mem", "s", 0)
+    consumer = InMemorySystemFactory().get_consumer("mem", config)
+    consumer.register(ssp, "0")
+
+    async def scenario() -> object:
+        await consumer.start()
+        return await consumer.poll([ssp], 0.02)
+
+    assert asyncio.run(scenario()) == {}
+
+
+def test_errors_name_the_stream_partition_and_offset(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, config = system
+    broker.create_stream("s", 2)
+    with pytest.raises(SamzaError, match="no stream 'nope'"):
+        broker.send("nope", 1)
+    with pytest.raises(SystemProducerError, match="partition 5 does not exist"):
+        broker.send("s", 1, partition=5)
+    with pytest.raises(SamzaError, match="exists with 2 partitions"):
+        broker.create_stream("s", 3)
+    consumer = InMemorySystemFactory().get_consumer("mem", config)
+    with pytest.raises(SamzaError, match="not an in-memory offset"):
+        consumer.register(SystemStreamPartition("mem", "s", 0), "abc")
+    broker.end_stream("s")
+    with pytest.raises(SystemProducerError, match="has ended"):
+        broker.send("s", 1, partition=0)
+
+
+def test_producer_creates_streams_and_partitions_by_key(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, _ = system
+    config = Config(
+        {
+            "systems.mem.inmemory.namespace": broker.namespace,
+            "systems.mem.streams.out.partitions": "4",
+        }
+    )
+    producer = InMemorySystemFactory().get_producer("mem", config)
+    out = SystemStream("mem", "out")
+    for word in ["a", "b", "a", "c"]:
+        producer.send("task", OutgoingMessageEnvelope(out, word, key=word))
+    producer.send("task", OutgoingMessageEnvelope(out, "p2", partition=2))
+    contents = broker.read("out")
+    assert len(contents) == 4
+    assert contents[stable_partition("a", 4)].count("a") == 2
+    assert "p2" in contents[2]
+
+
+def test_stable_partition_is_stable_and_spreads() -> None:
+    assert stable_partition("apple", 8) == stable_partition("apple", 8)
+    assert stable_partition(10, 4) == 2
+    assert len({stable_partition(f"key-{i}", 8) for i in range(100)}) == 8
