@@ -105,17 +105,10 @@ class BatchingChooser:
 
     # -- per message -----------------------------------------------------------------------------------
     def _update(self, envelope: IncomingMessageEnvelope) -> None:
-        preferred = self._preferred
-        if preferred is not None:
-            ssp = envelope.ssp
-            # Field comparison: much cheaper than the dataclass __eq__ on the per-message path.
-            if ssp is preferred or (
-                ssp.partition == preferred.partition
-                and ssp.stream == preferred.stream
-                and ssp.system == preferred.system
-            ):
-                self._held = envelope
-                return
+        # SSPs are interned: identity is equality.
+        if envelope.ssp is self._preferred:
+            self._held = envelope
+            return
         self._wrapped.update(envelope)
 
     def _choose(self) -> IncomingMessageEnvelope | None:
@@ -141,6 +134,32 @@ class BatchingChooser:
         else:
             self._count = count
         return envelope
+
+    # -- runs: a caller that takes a batch's envelopes straight from its own buffer ---------------------
+    def choose_run(self) -> tuple[IncomingMessageEnvelope | None, int]:
+        """``choose()``, plus how many more envelopes of the chosen SSP this layer would return in a row
+        if they were offered at once (the room left in its batch).
+
+        A caller may take up to that many envelopes of the SSP from its own buffer instead of offering
+        them through ``update`` and asking ``choose``; it must then call :meth:`end_run` with how many it
+        took before offering anything of that SSP again. The outcome is the same sequence of choices.
+        """
+        envelope = self._choose()
+        if envelope is None or envelope.ssp is not self._preferred:
+            return envelope, 0
+        return envelope, self._batch_size - self._count
+
+    def end_run(self, taken: int) -> None:
+        """Account for ``taken`` envelopes of the preferred SSP that the caller took after
+        :meth:`choose_run`."""
+        if taken:
+            count = self._count + taken
+            if count >= self._batch_size:
+                self._preferred = None
+                self._count = 0
+                self.batch_resets += 1
+            else:
+                self._count = count
 
     def __repr__(self) -> str:
         return f"BatchingChooser({self._wrapped!r}, batch_size={self._batch_size})"

@@ -27,7 +27,17 @@ class TieredPriorityChooser:
     ``update`` and ``choose`` are per-message; they are instance attributes (bound methods).
     """
 
-    __slots__ = ("_by_stream", "_choosers", "_default", "_order", "_priorities", "choose", "update")
+    __slots__ = (
+        "_by_stream",
+        "_chooses",
+        "_update_of",
+        "_choosers",
+        "_default",
+        "_order",
+        "_priorities",
+        "choose",
+        "update",
+    )
 
     update: Callable[[IncomingMessageEnvelope], None]
     choose: Callable[[], IncomingMessageEnvelope | None]
@@ -54,6 +64,9 @@ class TieredPriorityChooser:
         if default is not None:
             order.append(default)
         self._order: tuple[MessageChooser, ...] = tuple(order)
+        # Per-message lookups: the chooser of each SSP seen so far, and the tiers' choose methods.
+        self._update_of: dict[SystemStreamPartition, Callable[[IncomingMessageEnvelope], None]] = {}
+        self._chooses = tuple(chooser.choose for chooser in order)
         self.update = self._update
         self.choose = self._choose
 
@@ -97,12 +110,18 @@ class TieredPriorityChooser:
 
     # -- per message -----------------------------------------------------------------------------------
     def _update(self, envelope: IncomingMessageEnvelope) -> None:
+        update = self._update_of.get(envelope.ssp)
+        if update is None:
+            update = self._update_of[envelope.ssp] = self._update_for(envelope)
+        update(envelope)
+
+    def _update_for(self, envelope: IncomingMessageEnvelope) -> Callable[[IncomingMessageEnvelope], None]:
         ssp = envelope.ssp
         entry = self._by_stream.get((ssp.system, ssp.stream))
         if entry is not None:
-            entry[1].update(envelope)
-        elif self._default is not None:
-            self._default.update(envelope)
+            return entry[1].update
+        if self._default is not None:
+            return self._default.update
         else:
             raise SamzaError(
                 f"no priority tier and no default chooser for {ssp}: cannot prioritize its envelope "
@@ -110,8 +129,8 @@ class TieredPriorityChooser:
             )
 
     def _choose(self) -> IncomingMessageEnvelope | None:
-        for chooser in self._order:
-            envelope = chooser.choose()
+        for choose in self._chooses:
+            envelope = choose()
             if envelope is not None:
                 return envelope
         return None

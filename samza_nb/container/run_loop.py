@@ -323,6 +323,9 @@ class RunLoop:
         chooser = consumers.chooser
         # Optional chooser fast path: a C-level callable that raises IndexError when empty.
         take = getattr(chooser, "take", None)
+        # Optional batching fast path: a run of one partition's envelopes taken straight from its buffer.
+        choose_run = getattr(chooser, "choose_run", None)
+        end_run = getattr(chooser, "end_run", None)
         choose = chooser.choose
         update = consumers.chooser.update
         buffers = consumers.buffers
@@ -357,17 +360,21 @@ class RunLoop:
                 current = entry
                 ti, process, collector, coordinator, last_offsets = entry
                 since = 0  # messages of ``ti`` not yet added to ti.processed
+                run_left = 0  # envelopes of ``ssp`` the batching layer lets us take from its buffer
+                run_taken = 0
+                run_ssp = None  # while set, this partition's refill is owed (deferred by the run)
                 while True:
                     if entry is not current:
                         ti.processed += n - since
                         since = n
                         current = entry
                         ti, process, collector, coordinator, last_offsets = entry
-                    buffer = buffers[ssp]
-                    if buffer:
-                        update(buffer.popleft())
-                    else:
-                        consumers.refill(ssp)
+                    if run_ssp is None:
+                        buffer = buffers[ssp]
+                        if buffer:
+                            update(buffer.popleft())
+                        else:
+                            consumers.refill(ssp)
                     try:
                         process(envelope, collector, coordinator)
                     except Exception as exc:
@@ -383,11 +390,27 @@ class RunLoop:
                         break
                     if n >= room:
                         break
+                    if run_ssp is not None:
+                        buffer = buffers[ssp]
+                        if run_left and buffer and buffer[0].offset != END_OF_STREAM_OFFSET:
+                            envelope = buffer.popleft()
+                            run_left -= 1
+                            run_taken += 1
+                            continue
+                        end_run(run_taken)  # type: ignore[misc]
+                        run_ssp = None
+                        consumers.refill(ssp)
                     if take is not None:
                         try:
                             envelope = take()
                         except IndexError:
                             break
+                    elif choose_run is not None:
+                        envelope, run_left = choose_run()
+                        if envelope is None:
+                            break
+                        if run_left:
+                            run_ssp, run_taken = envelope.ssp, 0
                     else:
                         envelope = choose()
                         if envelope is None:
@@ -396,7 +419,11 @@ class RunLoop:
                     entry = fast_get(ssp)
                     if entry is None or envelope.offset == END_OF_STREAM_OFFSET:
                         held = envelope
+                        run_ssp = None  # the general path refills it as usual
                         break
+                if run_ssp is not None:
+                    end_run(run_taken)  # type: ignore[misc]
+                    consumers.refill(run_ssp)
                 ti.processed += n - since
                 taken += n - 1 + (held is not None)
                 count += n
@@ -407,7 +434,8 @@ class RunLoop:
             # -- general path --
             ti = route[ssp]
             if observing:
-                self._bus.publish(ev.ChooserDecision(self._clock.now_ms(), ssp, envelope.offset))
+                trace = getattr(chooser, "last_choice", None)
+                self._bus.publish(ev.ChooserDecision(self._clock.now_ms(), ssp, envelope.offset, trace))
             if envelope.offset == END_OF_STREAM_OFFSET:
                 self._on_partition_end(ti, ssp)
                 fast.pop(ssp, None)

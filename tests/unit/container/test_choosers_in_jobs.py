@@ -1,0 +1,168 @@
+"""Choosers at work in a job (issue 3): bootstrap, priority, batching, time alignment, decision events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from samza_nb import ConfigError
+from samza_nb.chooser.trace import ChoiceTrace
+from samza_nb.observe.events import ChooserDecision
+from samza_nb.testing import Message, TestRunner
+
+
+class Log:
+    """A task recording (stream, partition, offset, value) of every message, shared by all tasks."""
+
+    def __init__(self, log: list[tuple[str, int, str, Any]]) -> None:
+        self.log = log
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        self.log.append((envelope.ssp.stream, envelope.ssp.partition, envelope.offset, envelope.message))
+
+
+def run_logged(runner_setup: Any) -> list[tuple[str, int, str, Any]]:
+    log: list[tuple[str, int, str, Any]] = []
+    runner = runner_setup(TestRunner.of(lambda: Log(log)))
+    runner.run(timeout=20)
+    return log
+
+
+def test_a_bootstrap_stream_is_read_to_its_head_before_any_other_message() -> None:
+    log = run_logged(
+        lambda r: (
+            r.add_input("events", {0: list(range(20)), 1: list(range(20))})
+            .add_input("table", {0: [f"t{i}" for i in range(30)], 1: [f"u{i}" for i in range(5)]})
+            .add_config({"systems.test.streams.table.samza.bootstrap": "true"})
+        )
+    )
+    streams = [stream for stream, *_ in log]
+    assert streams[:35] == ["table"] * 35
+    assert streams[35:] == ["events"] * 40
+
+
+def test_a_priority_stream_is_preferred_while_it_has_messages() -> None:
+    log = run_logged(
+        lambda r: (
+            r.add_input("low", list(range(50)))
+            .add_input("high", list(range(50)))
+            .add_config({"systems.test.streams.high.samza.priority": "5"})
+        )
+    )
+    streams = [stream for stream, *_ in log]
+    assert streams == ["high"] * 50 + ["low"] * 50
+
+
+def test_the_seeds_priority_key_works_too() -> None:
+    log = run_logged(
+        lambda r: (
+            r.add_input("low", list(range(10)))
+            .add_input("high", list(range(10)))
+            .add_config({"task.chooser.priorities.test.high": "1"})
+        )
+    )
+    assert [stream for stream, *_ in log][:10] == ["high"] * 10
+
+
+def test_batch_size_yields_runs_of_n_from_one_partition() -> None:
+    log = run_logged(
+        lambda r: r.add_input("in", {0: list(range(12)), 1: list(range(12))}).add_config(
+            {"task.consumer.batch.size": "3"}
+        )
+    )
+    partitions = [partition for _, partition, *_ in log]
+    runs = [partitions[i : i + 3] for i in range(0, 24, 3)]
+    assert all(len(set(run)) == 1 for run in runs), partitions
+    assert [run[0] for run in runs] == [0, 1, 0, 1, 0, 1, 0, 1]
+
+
+def test_time_aligned_chooser_merges_streams_in_timestamp_order() -> None:
+    clicks = [Message(f"c{t}", timestamp=t) for t in range(0, 100, 3)]
+    views = [Message(f"v{t}", timestamp=t) for t in range(1, 100, 2)]
+    log: list[tuple[str, int, str, Any]] = []
+
+    class Stamped:
+        def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            log.append(envelope.timestamp)
+
+    (
+        TestRunner.of(Stamped)
+        .add_input("clicks", clicks)
+        .add_input("views", views)
+        .add_config({"task.chooser.time.aligned": "true"})
+        .run()
+    )
+    assert log == sorted(log) and len(log) == len(clicks) + len(views)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("systems.test.streams.in.samza.priority", "high"),
+        ("task.consumer.batch.size", "-2"),
+        ("systems.test.streams.elsewhere.samza.bootstrap", "true"),
+        ("systems.test.streams.elsewhere.samza.priority", "3"),
+    ],
+)
+def test_bad_chooser_config_is_a_config_error_naming_the_key(key: str, value: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        TestRunner.of(lambda: Log([])).add_input("in", [1]).add_config({key: value}).run()
+    assert key in str(info.value)
+
+
+def test_decision_events_explain_the_choice() -> None:
+    events: list[Any] = []
+    (
+        TestRunner.of(lambda: Log([]))
+        .add_input("events", list(range(3)))
+        .add_input("table", list(range(3)))
+        .add_config({"systems.test.streams.table.samza.bootstrap": "true", "task.consumer.batch.size": "2"})
+        .subscribe(events.append)
+        .run()
+    )
+    decisions = [e for e in events if isinstance(e, ChooserDecision)]
+    assert len(decisions) == 8  # 6 messages + 2 end-of-stream envelopes
+    traces = [d.trace for d in decisions]
+    assert all(isinstance(t, ChoiceTrace) for t in traces)
+    first = traces[0]
+    assert str(first.ssp) == "test.table#0"
+    assert {str(ssp) for ssp, _ in first.candidates} == {"test.table#0", "test.events#0"}
+    tiers = dict((str(ssp), tier) for ssp, tier in first.candidates)
+    assert tiers["test.table#0"] > tiers["test.events#0"]
+    assert any(t.held_by_batching for t in traces)
+    assert [str(d.ssp.stream) for d in decisions[:4]] == ["table"] * 4
+
+
+def test_a_custom_chooser_class_is_used() -> None:
+    log = run_logged(
+        lambda r: r.add_input("in", {0: list(range(3)), 1: list(range(3))}).add_config(
+            {"task.chooser.class": "tests.unit.container.test_choosers_in_jobs.LastPartitionFirst"}
+        )
+    )
+    assert [partition for _, partition, *_ in log][:3] == [1, 1, 1]
+
+
+class LastPartitionFirst:
+    """A chooser factory in the style of Samza's: prefers the highest partition number."""
+
+    def __init__(self, config: Any = None, *args: Any) -> None:
+        self.held: dict[Any, Any] = {}
+
+    def register(self, ssp: Any, offset: Any) -> None:
+        pass
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+    def update(self, envelope: Any) -> None:
+        self.held[envelope.ssp] = envelope
+
+    def choose(self) -> Any:
+        if not self.held:
+            return None
+        ssp = max(self.held, key=lambda s: s.partition)
+        return self.held.pop(ssp)
