@@ -29,12 +29,12 @@ class TieredPriorityChooser:
 
     __slots__ = (
         "_by_stream",
-        "_chooses",
-        "_update_of",
         "_choosers",
+        "_chooses",
         "_default",
         "_order",
         "_priorities",
+        "_update_of",
         "choose",
         "update",
     )
