@@ -146,6 +146,30 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("task.chooser.class", None, "class", "Dotted path of a message chooser factory."),
     KeySpec("task.consumer.batch.size", "0", "int>=0", "Messages in a row from one partition; 0 = off."),
     KeySpec(
+        "task.chooser.time.aligned",
+        "false",
+        "bool",
+        "Within a priority tier, choose the message with the smallest event timestamp.",
+    ),
+    KeySpec(
+        "task.chooser.priorities.<system>.<stream>",
+        None,
+        "int",
+        "Same as systems.<system>.streams.<stream>.samza.priority (the seed's form).",
+    ),
+    KeySpec(
+        "job.container.count",
+        "1",
+        "int>=1",
+        "Containers of the job (one runs in-process today; the job coordinator issue adds more).",
+    ),
+    KeySpec(
+        "systems.<system>.inmemory.namespace",
+        None,
+        "str",
+        "In-memory system: the broker namespace it reads and writes (default: the system name).",
+    ),
+    KeySpec(
         "task.checkpoint.factory",
         "samza_nb.checkpoint.duckdb.DuckDBCheckpointManagerFactory",
         "class",

@@ -1,0 +1,28 @@
+# The two commands of the README: `make run` (the main job) and `make test` (the whole test suite).
+# Both set up .venv from pyproject.toml first; nothing needs to be installed by hand.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.samza_nb-installed
+
+.PHONY: run test lint bench setup
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/samza-nb run --config-path examples/wordcount/job.properties
+
+test: $(STAMP)
+	$(BIN)/ruff check samza_nb tests benchmarks examples
+	$(BIN)/mypy
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/core.py
+	$(BIN)/python benchmarks/choosers.py

@@ -1,0 +1,31 @@
+"""The README's quickstart runs as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def test_quickstart_code_runs_and_counts_words() -> None:
+    text = README.read_text()
+    block = re.search(r"## Quickstart.*?```python\n(.*?)```", text, re.S)
+    assert block is not None
+    namespace: dict[str, object] = {}
+    exec(compile(block.group(1), "README quickstart", "exec"), namespace)
+    result = namespace["result"]
+    output = result.output("out")  # type: ignore[attr-defined]
+    assert sorted(pair for values in output.values() for pair in values) == [
+        ("a", 2),
+        ("b", 1),
+        ("b", 1),
+        ("c", 1),
+    ]
+
+
+def test_readme_gives_the_two_commands_and_ci_runs_the_test_one() -> None:
+    text = README.read_text()
+    assert "make run" in text and "make test" in text
+    ci = (Path(__file__).parents[2] / ".ci" / "run").read_text()
+    assert "make test" in ci
