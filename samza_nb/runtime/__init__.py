@@ -1,1 +1,5 @@
-"""samza_nb.runtime."""
+"""Runners: run a job in this process (``LocalJobRunner``) and the ``samza-nb`` command line."""
+
+from samza_nb.runtime.local import LocalJobRunner, load_task_factory
+
+__all__ = ["LocalJobRunner", "load_task_factory"]

@@ -1,0 +1,1 @@
+"""Example jobs; run them from the repository root (see each example's README)."""

@@ -1,0 +1,1 @@
+"""Word count over a text file: ``samza-nb run --config-path examples/wordcount/job.properties``."""

@@ -1,0 +1,322 @@
+"""The ``samza-nb`` command line (also ``python -m samza_nb``).
+
+``samza-nb run --config-path job.properties`` runs the job in this process until its inputs end, a limit is
+reached (``--max-messages``, ``--timeout``) or it is interrupted (Ctrl-C, SIGTERM: a graceful stop that
+commits; a second Ctrl-C forces it). Exit status: 0 done or stopped, 1 the job failed, 2 bad config or usage,
+130 forced stop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from samza_nb.config import Config, load_config
+from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
+from samza_nb.runtime.local import LocalJobRunner
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import SystemStreamPartition
+
+PROG = "samza-nb"
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_CONFIG = 2
+PROGRESS_INTERVAL_S = 0.2
+SUMMARY_TASKS = 8
+"""At most this many tasks' checkpoints are spelled out in the summary line."""
+
+
+# -- argument parsing ------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every subcommand; a subcommand sets ``handler`` (args -> exit status)."""
+    parser = argparse.ArgumentParser(prog=PROG, description="Run samza_nb jobs from the command line.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_run_command(commands)
+    return parser
+
+
+def add_run_command(commands: Any) -> None:
+    """``samza-nb run``."""
+    run = commands.add_parser(
+        "run",
+        help="run a job in this process",
+        description="Run the job described by a config file in this process, as one container. The task "
+        "class comes from task.class (a dotted path importable from the working directory).",
+    )
+    run.add_argument("--config-path", required=True, metavar="FILE", help="job config (.properties or .toml)")
+    run.add_argument(
+        "--max-messages", type=_positive_int, metavar="N", help="stop after N processed messages (commits)"
+    )
+    run.add_argument(
+        "--timeout", type=_positive_float, metavar="S", help="stop gracefully after S seconds (commits)"
+    )
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable)",
+    )
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
+    run.set_defaults(handler=run_command)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``samza-nb``; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return EXIT_CONFIG
+    try:
+        return handler(args)
+    except KeyboardInterrupt:  # before the job's own signal handling was in place
+        _say("interrupted")
+        return 128 + signal.SIGINT
+
+
+# -- samza-nb run ----------------------------------------------------------------------------------------
+def load_job_config(path: str, overrides: Sequence[str]) -> Config:
+    """The config file with ``KEY=VALUE`` overrides applied, validated."""
+    values: dict[str, str] = {}
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
+        values[key.strip()] = value.strip()
+    return load_config(Path(path)).with_overrides(values).validate()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``samza-nb run``: load the job, run it, report."""
+    _setup_logging(args.verbose)
+    try:
+        config = load_job_config(args.config_path, args.overrides)
+        runner = LocalJobRunner(config, max_messages=args.max_messages)
+    except Exception as exc:
+        return _report_error(exc, args.verbose)
+    return asyncio.run(_run(runner, args))
+
+
+class _Interrupts:
+    """What the signal handlers did: the first signal stops gracefully, the second forces, the third
+    exits at once."""
+
+    def __init__(self, runner: LocalJobRunner, job: asyncio.Future[None], say: Callable[[str], None]) -> None:
+        self.runner = runner
+        self.job = job
+        self.say = say
+        self.count = 0
+        self.forced_status: int | None = None
+
+    def __call__(self, signum: int) -> None:
+        self.count += 1
+        name = signal.Signals(signum).name
+        if self.count == 1:
+            self.say(f"{name}: stopping gracefully (commits); press Ctrl-C again to force")
+            self.runner.stop()
+        elif self.count == 2:
+            if self.job.cancel():  # False: the job already ended; nothing to force
+                self.say(f"{name}: forcing the stop (no commit)")
+                self.forced_status = 128 + signum
+        else:
+            sys.stderr.flush()
+            os._exit(128 + signum)
+
+
+async def _run(runner: LocalJobRunner, args: argparse.Namespace) -> int:
+    loop = asyncio.get_running_loop()
+    started = time.monotonic()
+    job = asyncio.ensure_future(runner.run_async(args.timeout))
+    bar = _progress_bar(runner, enabled=not args.no_progress and _isatty(sys.stderr))
+    say = _say if bar is None else (lambda text: bar.write(f"{PROG}: {text}", file=sys.stderr))
+    interrupts = _Interrupts(runner, job, say)
+    restore = _install_signal_handlers(loop, interrupts)
+    ticker = asyncio.create_task(_tick(runner, bar)) if bar is not None else None
+    note: str | None = None
+    error: BaseException | None = None
+    try:
+        try:
+            await job
+        except JobTimeoutError:
+            note = f"stopped after --timeout {args.timeout:g} s (run limit reached)"
+        except asyncio.CancelledError:
+            if interrupts.forced_status is None:
+                raise
+        except Exception as exc:
+            error = exc
+    finally:
+        restore()
+        if ticker is not None:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+        if bar is not None:
+            bar.update(runner.processed - bar.n)
+            bar.close()
+    elapsed = time.monotonic() - started
+    if interrupts.forced_status is not None:
+        _say(f"forced stop after {runner.processed} messages; offsets since the last commit are not saved")
+        return interrupts.forced_status
+    if error is not None and runner.container.job_model is None:
+        return _report_error(error, args.verbose)  # it never got to run its tasks: no summary
+    if note is not None:
+        _say(note)
+    elif error is None and interrupts.count:
+        _say("interrupted; stopped gracefully")
+    elif error is None and args.max_messages is not None and runner.processed >= args.max_messages:
+        _say(f"stopped after --max-messages {args.max_messages}")
+    checkpoints: dict[str, dict[SystemStreamPartition, str]] | None
+    try:
+        checkpoints = await runner.read_checkpoints()
+    except Exception as exc:
+        logging.getLogger(__name__).info("reading the final checkpoints failed", exc_info=True)
+        checkpoints = None
+        if error is None:
+            error = exc
+    print(_summary(runner, elapsed, checkpoints), flush=True)
+    if error is not None:
+        return _report_error(error, args.verbose)
+    return EXIT_OK
+
+
+def _install_signal_handlers(loop: asyncio.AbstractEventLoop, handler: _Interrupts) -> Callable[[], None]:
+    """Route SIGINT and SIGTERM to ``handler`` on the loop; returns a function that undoes it."""
+    installed: list[tuple[signal.Signals, Any, bool]] = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        previous = signal.getsignal(sig)
+        try:
+            loop.add_signal_handler(sig, handler, int(sig))
+            installed.append((sig, previous, True))
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no Unix loop
+            try:
+                signal.signal(sig, lambda s, _f: loop.call_soon_threadsafe(handler, s))
+            except ValueError:
+                continue
+            installed.append((sig, previous, False))
+
+    def restore() -> None:
+        for sig, previous, on_loop in installed:
+            if on_loop:
+                loop.remove_signal_handler(sig)
+            if previous is not None:
+                signal.signal(sig, previous)
+
+    return restore
+
+
+# -- progress and summary --------------------------------------------------------------------------------
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress_bar(runner: LocalJobRunner, *, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(
+        desc=runner.config.get_str("job.name", "job"),
+        unit="msg",
+        unit_scale=True,
+        file=sys.stderr,
+        mininterval=PROGRESS_INTERVAL_S,
+        dynamic_ncols=True,
+    )
+
+
+async def _tick(runner: LocalJobRunner, bar: Any) -> None:
+    """Move the bar to the container's processed count every ~0.2 s (no per-message cost)."""
+    while True:
+        processed = runner.processed
+        if processed != bar.n:
+            bar.update(processed - bar.n)
+        await asyncio.sleep(PROGRESS_INTERVAL_S)
+
+
+def _summary(
+    runner: LocalJobRunner, elapsed: float, checkpoints: dict[str, dict[SystemStreamPartition, str]] | None
+) -> str:
+    processed = runner.processed
+    rate = processed / elapsed if elapsed > 0 else 0.0
+    job = runner.config.get_str("job.name", "job")
+    text = f"{PROG}: {job}: processed {processed} messages in {elapsed:.2f} s ({rate:,.0f} msgs/s)"
+    if checkpoints is None:
+        return text + "; checkpoints: unavailable"
+    if not checkpoints:
+        return text + "; checkpoints: none"
+    parts = []
+    for task, offsets in list(checkpoints.items())[:SUMMARY_TASKS]:
+        spelled = ", ".join(f"{ssp}={offset}" for ssp, offset in sorted(offsets.items())) or "none"
+        parts.append(f"{task} [{spelled}]")
+    if len(checkpoints) > SUMMARY_TASKS:
+        parts.append(f"... {len(checkpoints) - SUMMARY_TASKS} more tasks")
+    return text + "; checkpoints: " + "; ".join(parts)
+
+
+# -- errors and output -----------------------------------------------------------------------------------
+def _report_error(exc: BaseException, verbose: bool) -> int:
+    """One line on stderr (plus the traceback with --verbose); the exit status for ``exc``."""
+    if verbose:
+        traceback.print_exception(exc, file=sys.stderr)
+    if isinstance(exc, SamzaError):
+        message = str(exc)
+    else:
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        if not verbose:
+            message += " (run with --verbose for the traceback)"
+    _say("error: " + " ".join(message.split()))
+    return EXIT_CONFIG if isinstance(exc, ConfigError) else EXIT_FAILED
+
+
+def _say(text: str) -> None:
+    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format=f"{PROG}: %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+__all__ = ["build_parser", "load_job_config", "main", "run_command"]
