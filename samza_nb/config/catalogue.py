@@ -139,7 +139,12 @@ KEYS: tuple[KeySpec, ...] = (
         "int",
         "A callback not completed within this fails the container; <= 0 waits forever.",
     ),
-    KeySpec("task.max.idle.ms", "10", "int>=0", "Longest the loop sleeps between checks when idle."),
+    KeySpec(
+        "task.max.idle.ms",
+        "10",
+        "int>=0",
+        "Accepted for Samza compatibility; the loop sleeps until a message, completion or timer wakes it.",
+    ),
     KeySpec("task.shutdown.ms", "30000", "int>=0", "Graceful stop: how long in-flight messages may finish."),
     KeySpec("task.async.commit", "false", "bool", "Allow commit while messages are in flight."),
     KeySpec("task.poll.interval.ms", "50", "int>=0", "How long one consumer poll may wait for data."),
@@ -162,6 +167,18 @@ KEYS: tuple[KeySpec, ...] = (
         "1",
         "int>=1",
         "Containers of the job (one runs in-process today; the job coordinator issue adds more).",
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.path",
+        None,
+        "str",
+        "File system: the file of a stream (one message per line; offsets are line numbers).",
+    ),
+    KeySpec(
+        "systems.<system>.output.dir",
+        "./output",
+        "str",
+        "File system: where output streams without a path are written (<stream>.txt).",
     ),
     KeySpec(
         "systems.<system>.inmemory.namespace",

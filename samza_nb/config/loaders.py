@@ -49,11 +49,17 @@ def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
         out[prefix] = value
 
 
-def load_config(source: str | Path | Mapping[str, Any]) -> Config:
-    """A validated Config from a dict, a ``.properties`` file or a ``.toml`` file (nested tables
-    flatten to dotted keys). A missing file or bad content is a ConfigError naming it."""
+def load_config(source: str | Path | Mapping[str, Any], *, validate: bool = True) -> Config:
+    """A Config from a dict, a ``.properties`` file or a ``.toml`` file (nested tables flatten to dotted
+    keys), validated unless ``validate`` is false (to apply overrides first). A missing file or bad
+    content is a ConfigError naming it."""
+    config = _load(source)
+    return config.validate() if validate else config
+
+
+def _load(source: str | Path | Mapping[str, Any]) -> Config:
     if isinstance(source, Mapping):
-        return Config(source).validate()
+        return Config(source)
     path = Path(source)
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} does not exist")
@@ -65,5 +71,5 @@ def load_config(source: str | Path | Mapping[str, Any]) -> Config:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         flat: dict[str, Any] = {}
         _flatten("", data, flat)
-        return Config(flat).validate()
-    return Config(parse_properties(text, source=str(path))).validate()
+        return Config(flat)
+    return Config(parse_properties(text, source=str(path)))

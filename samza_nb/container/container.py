@@ -179,7 +179,7 @@ class SamzaContainer:
                 ti.init(TaskContext(ti.name, ti.ssps, config))
                 started_tasks.append(ti)
 
-            chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.active)
+            chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.per_message)
             consumer_objects = {
                 name: factories[name].get_consumer(name, config) for name in {s.system for s in inputs}
             }

@@ -13,6 +13,7 @@ import functools
 import heapq
 import math
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
 from concurrent.futures import Executor, Future
@@ -85,6 +86,7 @@ class RunLoop:
         self._stop_requested = False
         self._stopping = False
         self._fast_stale = False
+        self._batch = 64  # messages per pump; adapted to the time a pump takes (see _adapt_batch)
         self.processed = 0
         self._next_window = math.inf
         self._next_commit = math.inf
@@ -128,7 +130,10 @@ class RunLoop:
             self._next_window = start + settings.window_ms
         if settings.commit_ms > 0:
             self._next_commit = start + settings.commit_ms
-        last_yield = start
+        # Slices are measured in real time (not the injectable clock): they keep the asyncio loop, and so
+        # a notebook, responsive.
+        last_yield = time.perf_counter()
+        slice_s = settings.slice_ms / 1000.0
         while True:
             self._wakeup.clear()
             if self._completions:
@@ -147,13 +152,12 @@ class RunLoop:
             if self.failure is not None:
                 break
             if progressed or self._stop_requested:
-                now = clock.now_ms()
-                if now - last_yield >= settings.slice_ms:
+                if time.perf_counter() - last_yield >= slice_s:
                     await asyncio.sleep(0)
-                    last_yield = clock.now_ms()
+                    last_yield = time.perf_counter()
                 continue
             await clock.wait(self._wakeup, self._next_deadline(now))
-            last_yield = clock.now_ms()
+            last_yield = time.perf_counter()
         if self.failure is None:
             await self._drain_and_commit()
         if self.failure is not None:
@@ -330,8 +334,9 @@ class RunLoop:
         update = consumers.chooser.update
         buffers = consumers.buffers
         route = self._route
-        observing = self._bus.active
-        budget = self.PUMP_BATCH
+        observing = self._bus.per_message
+        budget = self._batch
+        started = time.perf_counter()
         if self._settings.max_messages is not None:
             budget = min(budget, self._settings.max_messages - self.processed)
             if budget <= 0:
@@ -460,7 +465,18 @@ class RunLoop:
             # Taken but not run (budget, failure or stop): it waits, parked, for its task.
             route[held.ssp].pending.appendleft(held)
         self.processed += inline
+        if count:
+            self._adapt_batch(count, budget, time.perf_counter() - started)
         return taken
+
+    def _adapt_batch(self, count: int, budget: int, elapsed_s: float) -> None:
+        """Size the next pump so it takes about one slice: slow tasks get small batches (timers, stops
+        and the notebook are never kept waiting long), fast ones up to PUMP_BATCH."""
+        slice_s = self._settings.slice_ms / 1000.0
+        if elapsed_s > slice_s:
+            self._batch = max(1, int(count * slice_s / elapsed_s))
+        elif count >= budget and elapsed_s < slice_s / 4:
+            self._batch = min(self.PUMP_BATCH, budget * 2)
 
     def _fast_entries(self) -> dict[SystemStreamPartition, tuple[Any, ...]]:
         """Partitions whose next message may take the inline fast path right now."""
@@ -480,7 +496,7 @@ class RunLoop:
         self.processed += 1
         if ti.inline:
             coordinator = ti.coordinator
-            if self._bus.active:
+            if self._bus.per_message:
                 self._bus.publish(ev.ProcessStarted(self._clock.now_ms(), ti.name, ssp, envelope.offset, 1))
             try:
                 ti.process(envelope, ti.collector, coordinator)
@@ -489,7 +505,7 @@ class RunLoop:
                 return
             ti.last_offsets[ssp] = envelope.offset
             ti.processed += 1
-            if self._bus.active:
+            if self._bus.per_message:
                 self._bus.publish(ev.ProcessCompleted(self._clock.now_ms(), ti.name, ssp, envelope.offset, 0))
             if coordinator.requested:
                 self._apply_requests(coordinator)
@@ -505,7 +521,7 @@ class RunLoop:
         if self._settings.callback_timeout_ms > 0:
             deadline = self._clock.now_ms() + self._settings.callback_timeout_ms
             heapq.heappush(self._deadlines, (deadline, callback.seq, callback))
-        if self._bus.active:
+        if self._bus.per_message:
             self._bus.publish(
                 ev.ProcessStarted(self._clock.now_ms(), ti.name, ssp, envelope.offset, ti.in_flight)
             )
@@ -543,7 +559,7 @@ class RunLoop:
             if error is not None:
                 self._fail(ti, callback.ssp, callback.offset, error, "process")
                 return
-            if self._bus.active:
+            if self._bus.per_message:
                 self._bus.publish(
                     ev.ProcessCompleted(
                         self._clock.now_ms(), ti.name, callback.ssp, callback.offset, ti.in_flight

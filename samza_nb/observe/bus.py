@@ -1,39 +1,54 @@
 """The observe bus: the container publishes events, subscribers (dashboards, tests, metrics) listen.
 
-With no subscriber, publishing sites check one boolean and build nothing.
+Publishing sites check a boolean before building an event, so with no subscriber observation costs
+nothing. Per-message events (chooser decisions, process started/completed) are built only while some
+subscriber asked for them: a subscriber of commits alone leaves the per-message path untouched.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from samza_nb.observe.events import Event
+from samza_nb.observe.events import (
+    ChooserDecision,
+    Event,
+    ProcessCompleted,
+    ProcessStarted,
+)
 
 log = logging.getLogger(__name__)
 
 Subscriber = Callable[[Event], Any]
+
+PER_MESSAGE_EVENTS: frozenset[type[Event]] = frozenset({ChooserDecision, ProcessStarted, ProcessCompleted})
+"""Events published once per message; they slow the container down while anyone listens to them."""
 
 
 class EventBus:
     """Fan-out of events to subscribers, called synchronously on the container's loop thread.
 
     Subscribers must be quick (a dashboard should buffer and throttle). A subscriber that raises is logged
-    and removed, so observation can never fail a job. ``active`` is True while anyone listens; publishers
-    check it before building an event.
+    and removed, so observation can never fail a job. ``active`` is True while anyone listens;
+    ``per_message`` while anyone listens to per-message events.
     """
 
-    __slots__ = ("_subscribers", "active")
+    __slots__ = ("_subscribers", "active", "per_message")
 
     def __init__(self) -> None:
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: list[tuple[Subscriber, frozenset[type[Event]] | None]] = []
         self.active = False
+        self.per_message = False
 
-    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
-        """Start delivering events to ``subscriber``; returns a function that unsubscribes it."""
-        self._subscribers = [*self._subscribers, subscriber]
-        self.active = True
+    def subscribe(
+        self, subscriber: Subscriber, events: Iterable[type[Event]] | None = None
+    ) -> Callable[[], None]:
+        """Deliver events to ``subscriber`` (only those of the given types, when ``events`` is given);
+        returns a function that unsubscribes it."""
+        kinds = None if events is None else frozenset(events)
+        self._subscribers = [*self._subscribers, (subscriber, kinds)]
+        self._refresh()
 
         def unsubscribe() -> None:
             self._remove(subscriber)
@@ -41,12 +56,19 @@ class EventBus:
         return unsubscribe
 
     def _remove(self, subscriber: Subscriber) -> None:
-        self._subscribers = [s for s in self._subscribers if s is not subscriber]
+        self._subscribers = [(s, k) for s, k in self._subscribers if s is not subscriber]
+        self._refresh()
+
+    def _refresh(self) -> None:
         self.active = bool(self._subscribers)
+        self.per_message = any(k is None or k & PER_MESSAGE_EVENTS for _, k in self._subscribers)
 
     def publish(self, event: Event) -> None:
-        """Deliver ``event`` to every subscriber, in subscription order."""
-        for subscriber in self._subscribers:
+        """Deliver ``event`` to every subscriber that wants it, in subscription order."""
+        kind = type(event)
+        for subscriber, kinds in self._subscribers:
+            if kinds is not None and kind not in kinds:
+                continue
             try:
                 subscriber(event)
             except Exception:

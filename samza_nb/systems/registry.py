@@ -24,6 +24,10 @@ def import_dotted(path: str, key: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"{key}={path!r}: cannot import module {module_name!r} ({exc})", key=key) from None
+    except Exception as exc:
+        raise ConfigError(
+            f"{key}={path!r}: importing module {module_name!r} failed: {type(exc).__name__}: {exc}", key=key
+        ) from exc
     try:
         return getattr(module, attr)
     except AttributeError:

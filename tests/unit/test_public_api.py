@@ -71,3 +71,19 @@ def test_envelopes_know_end_of_stream() -> None:
     ssp = samza_nb.SystemStreamPartition("s", "t", 0)
     assert samza_nb.IncomingMessageEnvelope.end_of_stream(ssp).is_end_of_stream
     assert not samza_nb.IncomingMessageEnvelope(ssp, "0", None, 1).is_end_of_stream
+
+
+def test_a_subscriber_of_rare_events_leaves_the_per_message_path_alone() -> None:
+    from samza_nb.observe import Committed, EventBus, ProcessStarted
+
+    bus = EventBus()
+    seen: list[object] = []
+    unsubscribe = bus.subscribe(seen.append, events=[Committed])
+    assert bus.active and not bus.per_message
+    bus.publish(ProcessStarted(0.0, "t", samza_nb.SystemStreamPartition("s", "x", 0), "0", 1))
+    assert seen == []
+    everything = bus.subscribe(lambda event: None)
+    assert bus.per_message
+    everything()
+    unsubscribe()
+    assert not bus.active and not bus.per_message
