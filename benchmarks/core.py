@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from samza_nb import SystemStreamPartition
 from samza_nb.container import event_loop
+from samza_nb.observe import Committed, WindowFired
 from samza_nb.testing import TestRunner
 
 
@@ -45,10 +46,12 @@ def timed_run(runner: TestRunner, messages: int) -> float:
     return messages / elapsed
 
 
-def passthrough(messages: int, subscribe: bool = False) -> tuple[float, float]:
+def passthrough(messages: int, subscribe: bool = False, rare_only: bool = False) -> tuple[float, float]:
     runner = TestRunner.of(PassThrough).add_input("in", list(range(messages)))
     if subscribe:
         runner.subscribe(lambda event: None)
+    if rare_only:
+        runner.subscribe(lambda event: None, events=[Committed, WindowFired])
     envelopes, _ = runner.broker.envelopes(SystemStreamPartition("test", "in", 0), 0)
     task = PassThrough()
     start = time.perf_counter()
@@ -112,6 +115,18 @@ def main(argv: list[str] | None = None) -> int:
             statistics.median(s / n for n, s in c),
             "no subscriber",
             statistics.median(n for n, _ in c),
+        )
+    )
+    d = [
+        (passthrough(args.messages)[1], passthrough(args.messages, rare_only=True)[1]) for _ in range(args.runs)
+    ]
+    rows.append(
+        (
+            "(d) pass-through, subscriber of commits only",
+            statistics.median(s for _, s in d),
+            statistics.median(s / n for n, s in d),
+            "no subscriber",
+            statistics.median(n for n, _ in d),
         )
     )
     print(f"medians of {args.runs} runs")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +17,7 @@ from samza_nb.container.clock import Clock
 from samza_nb.container.container import SamzaContainer
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.bus import EventBus, Subscriber
+from samza_nb.observe.events import Event
 from samza_nb.systems.inmemory import InMemoryBroker
 
 SYSTEM = "test"
@@ -80,7 +81,7 @@ class TestRunner:
         self._inputs: list[str] = []
         self._config: dict[str, Any] = {}
         self._clock: Clock | None = None
-        self._subscribers: list[Subscriber] = []
+        self._subscribers: list[tuple[Subscriber, Iterable[type[Event]] | None]] = []
         self._checkpoints = InMemoryCheckpointManager()
 
     @classmethod
@@ -128,9 +129,9 @@ class TestRunner:
         self._clock = clock
         return self
 
-    def subscribe(self, subscriber: Subscriber) -> TestRunner:
-        """Receive the container's observe events."""
-        self._subscribers.append(subscriber)
+    def subscribe(self, subscriber: Subscriber, events: Iterable[type[Event]] | None = None) -> TestRunner:
+        """Receive the container's observe events (only those types, when ``events`` is given)."""
+        self._subscribers.append((subscriber, events))
         return self
 
     @property
@@ -156,8 +157,8 @@ class TestRunner:
         """Run on the current event loop until every input ended and tasks finished, or a task asked
         to stop; raises SamzaError on task failure and JobTimeoutError after ``timeout`` seconds."""
         bus = EventBus()
-        for subscriber in self._subscribers:
-            bus.subscribe(subscriber)
+        for subscriber, events in self._subscribers:
+            bus.subscribe(subscriber, events)
         container = SamzaContainer(
             self.config(), self._factory, clock=self._clock, bus=bus, checkpoint_manager=self._checkpoints
         )
