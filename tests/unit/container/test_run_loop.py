@@ -703,3 +703,21 @@ def test_unknown_output_system_fails_with_a_clear_error() -> None:
 
     with pytest.raises(SamzaError, match=r"systems\.nowhere\.samza\.factory"):
         TestRunner.of(Sender).add_input("in", [1]).run()
+
+
+def test_with_a_thread_pool_window_runs_on_the_pool_and_its_failure_fails_the_container() -> None:
+    threads: list[str] = []
+
+    class PooledWindow:
+        def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            pass
+
+        def window(self, collector: Any, coordinator: Any) -> None:
+            threads.append(threading.current_thread().name)
+            if len(threads) == 2:
+                raise RuntimeError("window broke")
+
+    job = Job(task__window__ms="10", job__container__thread__pool__size="2")
+    with pytest.raises(TaskFailedError, match="window broke"):
+        job.run(PooledWindow, clock=FakeClock())
+    assert len(threads) == 2 and all(name.startswith("samza-task") for name in threads)
