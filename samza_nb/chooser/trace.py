@@ -178,3 +178,32 @@ class TracingChooser:
 
     def __repr__(self) -> str:
         return f"TracingChooser({self._wrapped!r})"
+
+
+def describe_choice(chooser: MessageChooser, envelope: IncomingMessageEnvelope) -> ChoiceTrace:
+    """A cheap account of a choice that was just made, read from the composition's layer state (no
+    tracing needed): the envelope's tier, whether bootstrapping is in force, whether it continues a batch.
+    Candidates are not known without tracing and are left empty. For sampled decisions on the observe bus.
+    """
+    bootstrapping: BootstrappingChooser | None = None
+    batching: BatchingChooser | None = None
+    tier_of: Callable[[SystemStreamPartition], int | None] = _no_tier
+    node: Any = getattr(chooser, "composed", chooser)
+    while True:
+        if isinstance(node, BootstrappingChooser):
+            bootstrapping = node
+        elif isinstance(node, BatchingChooser):
+            batching = node
+        elif isinstance(node, TieredPriorityChooser):
+            tier_of = node.tier_of
+            break
+        else:
+            break
+        node = node.wrapped
+    lagging = bootstrapping.lagging_streams if bootstrapping is not None else ()
+    continues_batch = (
+        batching is not None and batching.preferred_ssp is envelope.ssp and batching.batch_count > 1
+    )
+    return ChoiceTrace(
+        envelope.ssp, envelope.offset, tier_of(envelope.ssp), (), bool(lagging), continues_batch, lagging
+    )

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
+from samza_nb.chooser.trace import describe_choice
 from samza_nb.container.callbacks import TaskCallbackImpl
 from samza_nb.container.coordination import CoordinatorRequests, ReadableCoordinator
 from samza_nb.container.task_instance import TaskInstance, TaskKind
@@ -342,6 +343,8 @@ class RunLoop:
             if budget <= 0:
                 self._stop_requested = True
                 return 0
+        # A sampled observer gets the first decision of each pump (a few ms of work apart).
+        sample = not observing and self._bus.sampled
         fast = {} if observing else self._fast_entries()
         fast_get = fast.get
         count = 0  # messages started (budget)
@@ -356,6 +359,16 @@ class RunLoop:
                 taken += 1
             else:
                 envelope, held = held, None
+            if sample:
+                sample = False
+                self._bus.publish(
+                    ev.ChooserDecision(
+                        self._clock.now_ms(),
+                        envelope.ssp,
+                        envelope.offset,
+                        describe_choice(chooser, envelope),
+                    )
+                )
             ssp = envelope.ssp
             entry = fast_get(ssp)
             if entry is not None and envelope.offset != END_OF_STREAM_OFFSET:

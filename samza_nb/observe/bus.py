@@ -34,20 +34,28 @@ class EventBus:
     ``per_message`` while anyone listens to per-message events.
     """
 
-    __slots__ = ("_subscribers", "active", "per_message")
+    __slots__ = ("_sampled", "_subscribers", "active", "per_message", "sampled")
 
     def __init__(self) -> None:
         self._subscribers: list[tuple[Subscriber, frozenset[type[Event]] | None]] = []
+        self._sampled: set[int] = set()
         self.active = False
         self.per_message = False
+        self.sampled = False
 
     def subscribe(
-        self, subscriber: Subscriber, events: Iterable[type[Event]] | None = None
+        self, subscriber: Subscriber, events: Iterable[type[Event]] | None = None, *, sampled: bool = False
     ) -> Callable[[], None]:
         """Deliver events to ``subscriber`` (only those of the given types, when ``events`` is given);
-        returns a function that unsubscribes it."""
+        returns a function that unsubscribes it.
+
+        ``sampled``: of the per-message events it gets only a sample, about one per slice of work (a few
+        ms), which costs the container next to nothing: what a dashboard wants.
+        """
         kinds = None if events is None else frozenset(events)
         self._subscribers = [*self._subscribers, (subscriber, kinds)]
+        if sampled:
+            self._sampled.add(id(subscriber))
         self._refresh()
 
         def unsubscribe() -> None:
@@ -57,11 +65,14 @@ class EventBus:
 
     def _remove(self, subscriber: Subscriber) -> None:
         self._subscribers = [(s, k) for s, k in self._subscribers if s is not subscriber]
+        self._sampled.discard(id(subscriber))
         self._refresh()
 
     def _refresh(self) -> None:
         self.active = bool(self._subscribers)
-        self.per_message = any(k is None or k & PER_MESSAGE_EVENTS for _, k in self._subscribers)
+        wants = [(s, k) for s, k in self._subscribers if k is None or k & PER_MESSAGE_EVENTS]
+        self.per_message = any(id(s) not in self._sampled for s, _ in wants)
+        self.sampled = bool(wants)
 
     def publish(self, event: Event) -> None:
         """Deliver ``event`` to every subscriber that wants it, in subscription order."""

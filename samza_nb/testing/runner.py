@@ -81,7 +81,7 @@ class TestRunner:
         self._inputs: list[str] = []
         self._config: dict[str, Any] = {}
         self._clock: Clock | None = None
-        self._subscribers: list[tuple[Subscriber, Iterable[type[Event]] | None]] = []
+        self._subscribers: list[tuple[Subscriber, Iterable[type[Event]] | None, bool]] = []
         self._checkpoints = InMemoryCheckpointManager()
 
     @classmethod
@@ -129,9 +129,12 @@ class TestRunner:
         self._clock = clock
         return self
 
-    def subscribe(self, subscriber: Subscriber, events: Iterable[type[Event]] | None = None) -> TestRunner:
-        """Receive the container's observe events (only those types, when ``events`` is given)."""
-        self._subscribers.append((subscriber, events))
+    def subscribe(
+        self, subscriber: Subscriber, events: Iterable[type[Event]] | None = None, *, sampled: bool = False
+    ) -> TestRunner:
+        """Receive the container's observe events (only those types, when ``events`` is given; only a
+        sample of the per-message ones, when ``sampled``)."""
+        self._subscribers.append((subscriber, events, sampled))
         return self
 
     @property
@@ -157,8 +160,8 @@ class TestRunner:
         """Run on the current event loop until every input ended and tasks finished, or a task asked
         to stop; raises SamzaError on task failure and JobTimeoutError after ``timeout`` seconds."""
         bus = EventBus()
-        for subscriber, events in self._subscribers:
-            bus.subscribe(subscriber, events)
+        for subscriber, events, sampled in self._subscribers:
+            bus.subscribe(subscriber, events, sampled=sampled)
         container = SamzaContainer(
             self.config(), self._factory, clock=self._clock, bus=bus, checkpoint_manager=self._checkpoints
         )

@@ -166,3 +166,27 @@ class LastPartitionFirst:
             return None
         ssp = max(self.held, key=lambda s: s.partition)
         return self.held.pop(ssp)
+
+
+def test_a_sampled_observer_gets_some_decisions_with_reasons() -> None:
+    sampled: list[Any] = []
+    (
+        TestRunner.of(lambda: Log([]))
+        .add_input("in", {0: list(range(3000)), 1: list(range(3000))})
+        .add_config({"task.consumer.batch.size": "10", "systems.test.streams.in.samza.priority": "2"})
+        .subscribe(sampled.append, events=[ChooserDecision], sampled=True)
+        .run()
+    )
+    assert 0 < len(sampled) < 600  # about one per slice of work, not one per message
+    assert all(isinstance(e.trace, ChoiceTrace) and e.trace.ssp == e.ssp for e in sampled)
+    assert {e.trace.tier for e in sampled} == {2}
+
+
+def test_a_sampled_subscription_keeps_the_per_message_path_off() -> None:
+    from samza_nb.observe import EventBus
+
+    bus = EventBus()
+    unsubscribe = bus.subscribe(lambda event: None, events=[ChooserDecision], sampled=True)
+    assert bus.sampled and not bus.per_message
+    unsubscribe()
+    assert not bus.sampled
