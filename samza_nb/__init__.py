@@ -58,12 +58,9 @@ __all__ = [
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext samza_nb``: register the samza_nb magics (needs the ``notebook`` extra)."""
     try:
-        from samza_nb.notebook.extension import (  # type: ignore[import-not-found]
-            load_ipython_extension as load,
-        )
+        from samza_nb.notebook.extension import load_ipython_extension as load
     except ImportError as exc:
         raise SamzaError(
-            "the samza_nb notebook layer is not available yet in this version "
-            f"(install samza_nb[notebook]): {exc}"
+            f"the samza_nb notebook layer needs IPython and ipywidgets (pip install 'samza_nb[notebook]'): {exc}"
         ) from None
     load(ipython)

@@ -67,7 +67,7 @@ class KeySpec:
     def __post_init__(self) -> None:
         parts = []
         for segment in re.split(r"(<[a-z]+>)", self.pattern):
-            if segment == "<stream>":
+            if segment in ("<stream>", "<property>"):
                 parts.append(r"(.+)")
             elif segment.startswith("<") and segment.endswith(">"):
                 parts.append(r"([^.]+)")
@@ -180,6 +180,50 @@ KEYS: tuple[KeySpec, ...] = (
         "str",
         "File system: where output streams without a path are written (<stream>.txt).",
     ),
+    KeySpec("systems.<system>.bootstrap.servers", None, "list", "Kafka: brokers, host:port comma-separated."),
+    KeySpec(
+        "systems.<system>.consumer.<property>",
+        None,
+        "str",
+        "Kafka: consumer settings under Kafka's names (unknown ones are a ConfigError).",
+    ),
+    KeySpec(
+        "systems.<system>.producer.<property>",
+        None,
+        "str",
+        "Kafka: producer settings under Kafka's names (acks defaults to all).",
+    ),
+    KeySpec(
+        "systems.<system>.samza.broker.timeout.ms",
+        "30000",
+        "int>=1",
+        "Kafka: bound on connecting, fetch silence, flush and metadata before a clear error.",
+    ),
+    KeySpec(
+        "systems.<system>.samza.key.serde",
+        "bytes",
+        "str",
+        "Kafka: key serde at the boundary (bytes, string, json, int, long or a dotted class).",
+    ),
+    KeySpec("systems.<system>.samza.msg.serde", "bytes", "str", "Kafka: message serde at the boundary."),
+    KeySpec(
+        "systems.<system>.streams.<stream>.samza.key.serde", None, "str", "Kafka: per-stream key serde."
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.samza.msg.serde", None, "str", "Kafka: per-stream message serde."
+    ),
+    KeySpec(
+        "systems.<system>.default.stream.replication.factor",
+        "1",
+        "int>=1",
+        "Kafka: replication of topics samza_nb creates.",
+    ),
+    KeySpec(
+        "task.checkpoint.replication.factor",
+        None,
+        "int>=1",
+        "Kafka checkpoints: replication of the checkpoint topic (default: the system's).",
+    ),
     KeySpec(
         "systems.<system>.inmemory.namespace",
         None,
@@ -230,7 +274,7 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.streams.<stream>.partitions",
         "1",
         "int>=1",
-        "In-memory system: partitions of a stream it creates.",
+        "Partitions of an output stream the system creates on first use (in-memory, Kafka).",
     ),
 )
 

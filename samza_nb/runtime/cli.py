@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from samza_nb.config import Config, load_config
+from samza_nb.runtime.dev_broker import add_dev_broker_command
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.local import LocalJobRunner
 
@@ -73,6 +74,7 @@ def add_run_command(commands: Any) -> None:
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
     run.set_defaults(handler=run_command)
+    add_dev_broker_command(commands)
 
 
 def _positive_int(text: str) -> int:

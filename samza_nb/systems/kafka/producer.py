@@ -1,0 +1,270 @@
+"""The Kafka SystemProducer: batches sends through aiokafka; ``flush`` returns only once they are delivered.
+
+- ``send`` (from any thread) serializes key and value with the stream's serdes at once (a serde error
+  raises in the sending task) and queues the message; a sender task on the container's loop hands queued
+  messages to aiokafka, which batches them per partition (``systems.<s>.producer.linger.ms``,
+  ``max.batch.size``, ...). Deliveries wait for ``acks=all`` unless configured otherwise.
+- Partition: ``envelope.partition`` if given (it must exist); else ``partition_key`` (or, by aiokafka,
+  ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else aiokafka picks one.
+- A topic written for the first time that does not exist is created with
+  ``systems.<s>.streams.<t>.partitions`` partitions (default 1), never left to broker auto-creation.
+- ``flush`` (the container calls it before every checkpoint) waits for every message queued so far, of
+  every source, to be acknowledged. A failed delivery is never dropped: it makes that flush raise a
+  SystemProducerError naming the topic and the broker, so the checkpoint is not written and the container
+  fails; a restart re-processes from the previous checkpoint (at-least-once). Once a delivery failed,
+  later ``send`` calls raise too. Flushing is bounded by ``systems.<s>.samza.broker.timeout.ms``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.partitioner import murmur2
+
+from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.systems.kafka.admin import check_topic_name
+from samza_nb.systems.kafka.clients import bounded, close_quietly, describe
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import OutgoingMessageEnvelope
+    from samza_nb.systems.kafka.admin import KafkaSystemAdmin
+    from samza_nb.systems.kafka.config import KafkaSystemConfig
+    from samza_nb.systems.kafka.serdes import Serde
+
+_PRUNE_AT = 8192
+# A queued message: (source, topic, key bytes, value bytes, explicit partition, partition-key hash).
+_Item = tuple[str, str, bytes | None, bytes | None, int | None, int | None]
+
+
+class KafkaSystemProducer:
+    """Sends to the topics of one Kafka system (see the module docstring for the guarantees)."""
+
+    def __init__(self, settings: KafkaSystemConfig, admin: KafkaSystemAdmin) -> None:
+        self.settings = settings
+        self._admin = admin
+        self._producer: AIOKafkaProducer | None = None
+        self._queue: deque[_Item] = deque()
+        self._serdes: dict[str, tuple[Serde, Serde]] = {}
+        self._partitions: dict[str, int] = {}
+        self._in_flight: list[tuple[asyncio.Future[Any], str]] = []
+        self._failure: SystemProducerError | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread = 0
+        self._wakeup: asyncio.Event | None = None
+        self._drained: asyncio.Event | None = None
+        self._wake_pending = False
+        self._busy = False
+        self._sender: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect (bounded by the broker timeout) and start the sender task."""
+        if self._producer is not None or self._stopped:
+            raise SystemProducerError(f"the Kafka producer of system {self.settings.system!r} started twice")
+        options = dict(self.settings.producer_settings)
+        # Undeliverable batches expire within the broker timeout, so flush and stop stay bounded.
+        options.setdefault("request_timeout_ms", max(int(self.settings.broker_timeout_s * 1000), 1000))
+        producer = AIOKafkaProducer(bootstrap_servers=self.settings.bootstrap_servers, **options)
+        try:
+            await bounded(
+                producer.start(),
+                self.settings,
+                f"starting the Kafka producer of system {self.settings.system!r}",
+                SystemProducerError,
+            )
+        except BaseException:
+            await close_quietly(producer)
+            raise
+        self._producer = producer
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._wakeup = asyncio.Event()
+        self._drained = asyncio.Event()
+        self._sender = asyncio.create_task(self._send_loop(), name=f"kafka-producer-{self.settings.system}")
+
+    async def stop(self) -> None:
+        """Flush, then disconnect (always); raises the flush's error, if any. Idempotent."""
+        if self._stopped:
+            return
+        try:
+            if self._producer is not None:
+                await self.flush("")
+        finally:
+            self._stopped = True
+            if self._sender is not None:
+                self._sender.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._sender
+            producer, self._producer = self._producer, None
+            if producer is not None:
+                try:
+                    await asyncio.wait_for(producer.stop(), self.settings.broker_timeout_s + 5.0)
+                except Exception as exc:
+                    if self._failure is None:
+                        raise SystemProducerError(
+                            f"stopping the Kafka producer of {self.settings.describe_brokers()} failed: "
+                            f"{describe(exc)}"
+                        ) from exc
+
+    # -- sending --------------------------------------------------------------------------------------
+    def send(self, source: str, envelope: OutgoingMessageEnvelope) -> None:
+        """Serialize ``envelope`` and queue it for delivery; safe from any thread. A serde error, a message
+        with neither key nor value, or an earlier failed delivery raises SystemProducerError."""
+        if self._failure is not None:
+            raise SystemProducerError(f"an earlier delivery failed: {self._failure}")
+        if self._producer is None:
+            state = "stopped" if self._stopped else "not started"
+            raise SystemProducerError(f"the Kafka producer of system {self.settings.system!r} is {state}")
+        stream = envelope.system_stream.stream
+        serdes = self._serdes.get(stream)
+        if serdes is None:
+            serdes = self._stream_serdes(stream)
+        key_serde, msg_serde = serdes
+        try:
+            key = None if envelope.key is None else key_serde.to_bytes(envelope.key)
+            value = None if envelope.message is None else msg_serde.to_bytes(envelope.message)
+            partition_key = envelope.partition_key
+            key_hash = None
+            if envelope.partition is None and partition_key is not None:
+                key_hash = murmur2(key_serde.to_bytes(partition_key)) & 0x7FFFFFFF
+        except SamzaError as exc:
+            raise SystemProducerError(f"message to {envelope.system_stream}: {exc}") from None
+        if key is None and value is None:
+            raise SystemProducerError(
+                f"message to {envelope.system_stream}: Kafka needs a key or a value (both are None)"
+            )
+        partition = envelope.partition
+        if partition is not None:
+            count = self._partitions.get(stream)
+            if not isinstance(partition, int) or partition < 0 or (count is not None and partition >= count):
+                raise SystemProducerError(
+                    f"message to {envelope.system_stream}: partition {partition!r} does not exist"
+                    + (f" (the topic has partitions 0..{count - 1})" if count else "")
+                )
+        self._queue.append((source, stream, key, value, partition, key_hash))
+        if threading.get_ident() == self._loop_thread:
+            assert self._wakeup is not None
+            self._wakeup.set()
+        elif not self._wake_pending:
+            self._wake_pending = True
+            assert self._loop is not None and self._wakeup is not None
+            self._loop.call_soon_threadsafe(self._wakeup.set)
+
+    def _stream_serdes(self, stream: str) -> tuple[Serde, Serde]:
+        check_topic_name(stream, self.settings.system)
+        serdes = (self.settings.key_serde(stream), self.settings.msg_serde(stream))
+        self._serdes[stream] = serdes
+        return serdes
+
+    async def _send_loop(self) -> None:
+        """Hand queued messages to aiokafka, in order; after a failure, drop the rest (they are reported
+        by the failure: nothing after it is checkpointed)."""
+        wakeup, drained, queue = self._wakeup, self._drained, self._queue
+        assert wakeup is not None and drained is not None
+        while True:
+            await wakeup.wait()
+            wakeup.clear()
+            self._wake_pending = False
+            self._busy = True
+            try:
+                while queue:
+                    item = queue.popleft()
+                    if self._failure is None:
+                        try:
+                            await self._hand_over(item)
+                        except asyncio.CancelledError:
+                            raise
+                        except Exception as exc:
+                            self._fail(item[1], exc)
+            finally:
+                self._busy = False
+                drained.set()
+
+    async def _hand_over(self, item: _Item) -> None:
+        _source, stream, key, value, partition, key_hash = item
+        count = self._partitions.get(stream)
+        if count is None:
+            count = await self._admin.ensure_topic(
+                stream, self.settings.partitions_for(stream), self.settings.topic_configs, exact=False
+            )
+            self._partitions[stream] = count
+        if partition is None:
+            if key_hash is not None:
+                partition = key_hash % count
+        elif partition >= count:
+            raise SystemProducerError(f"partition {partition} does not exist (partitions 0..{count - 1})")
+        assert self._producer is not None
+        future = await self._producer.send(stream, value, key=key, partition=partition)
+        in_flight = self._in_flight
+        in_flight.append((future, stream))
+        if len(in_flight) >= _PRUNE_AT:
+            self._prune()
+
+    def _prune(self) -> None:
+        """Forget delivered messages (checking them); keep the undelivered."""
+        pending = []
+        for future, stream in self._in_flight:
+            if future.done():
+                self._check(future, stream)
+            else:
+                pending.append((future, stream))
+        self._in_flight = pending
+
+    def _check(self, future: asyncio.Future[Any], stream: str) -> None:
+        if future.cancelled():
+            self._fail(stream, asyncio.CancelledError("delivery cancelled"))
+            return
+        exc = future.exception()
+        if exc is not None:
+            self._fail(stream, exc)
+
+    def _fail(self, stream: str, exc: BaseException) -> None:
+        if self._failure is None:
+            detail = str(exc) if isinstance(exc, SamzaError) else describe(exc)
+            self._failure = SystemProducerError(
+                f"delivery to Kafka topic {stream!r} on {self.settings.describe_brokers()} failed: {detail}"
+            )
+            self._failure.__cause__ = exc
+
+    # -- flushing -------------------------------------------------------------------------------------
+    async def flush(self, source: str) -> None:
+        """Return once every message queued so far (by any source) is acknowledged; SystemProducerError
+        if one failed or the broker did not acknowledge within the broker timeout."""
+        if self._producer is None:
+            if self._failure is not None:
+                raise self._failure
+            return
+        await bounded(
+            self._flush(),
+            self.settings,
+            f"flushing the Kafka producer of system {self.settings.system!r}",
+            SystemProducerError,
+        )
+
+    async def _flush(self) -> None:
+        drained = self._drained
+        assert drained is not None and self._wakeup is not None
+        while self._queue or self._busy:
+            drained.clear()
+            self._wakeup.set()
+            await drained.wait()
+        in_flight, self._in_flight = self._in_flight, []
+        if in_flight:
+            try:
+                await asyncio.wait([future for future, _ in in_flight])
+            except BaseException:  # timed out or cancelled: they stay tracked
+                self._in_flight[:0] = in_flight
+                raise
+            for future, stream in in_flight:
+                self._check(future, stream)
+        if self._failure is not None:
+            raise self._failure
+
+
+__all__ = ["KafkaSystemProducer"]

@@ -1,0 +1,193 @@
+"""Serdes at the Kafka boundary: how message keys and values become bytes and back.
+
+Kafka carries bytes. A Kafka system reads and writes bytes unchanged by default; a serde name turns them into
+Python values on the way in and back into bytes on the way out. Names: ``bytes`` (the default, no copy),
+``string`` (UTF-8), ``json`` (UTF-8 JSON, compact), ``int`` (4-byte big-endian signed, Samza's
+IntegerSerde), ``long`` (8-byte big-endian signed, Samza's LongSerde), or the dotted path of a class with
+``to_bytes(obj) -> bytes`` and ``from_bytes(data) -> obj`` (instantiated with no arguments).
+
+Config: ``systems.<system>.samza.key.serde`` / ``systems.<system>.samza.msg.serde`` for every stream of
+the system, overridden per stream by ``systems.<system>.streams.<stream>.samza.key.serde`` /
+``.samza.msg.serde``. A Kafka null (a tombstone, or a message without key) is ``None`` whatever the serde.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from typing import Any, Final, Protocol, runtime_checkable
+
+from samza_nb.errors import ConfigError, SamzaError
+
+
+@runtime_checkable
+class Serde(Protocol):
+    """Turns values into bytes and back; ``from_bytes(to_bytes(v)) == v`` for the values it accepts."""
+
+    def to_bytes(self, obj: Any) -> bytes:
+        """The bytes of ``obj``; a SamzaError when it cannot encode it."""
+        ...
+
+    def from_bytes(self, data: bytes) -> Any:
+        """The value encoded in ``data``; a SamzaError when ``data`` is not such an encoding."""
+        ...
+
+
+class BytesSerde:
+    """Bytes unchanged (bytearray and memoryview are accepted on the way out)."""
+
+    def to_bytes(self, obj: Any) -> bytes:
+        """``obj`` itself when it is bytes; a SamzaError for anything else (use string/json for those)."""
+        if isinstance(obj, bytes):
+            return obj
+        if isinstance(obj, (bytearray, memoryview)):
+            return bytes(obj)
+        raise SamzaError(
+            f"the bytes serde cannot send a {type(obj).__name__} ({_short(obj)}): send bytes, or configure "
+            "a serde such as string or json (samza.msg.serde / samza.key.serde)"
+        )
+
+    def from_bytes(self, data: bytes) -> bytes:
+        """``data`` unchanged."""
+        return data
+
+
+class StringSerde:
+    """UTF-8 text."""
+
+    def to_bytes(self, obj: Any) -> bytes:
+        """The UTF-8 bytes of a str; a SamzaError for anything else."""
+        if not isinstance(obj, str):
+            raise SamzaError(f"the string serde needs a str, got a {type(obj).__name__} ({_short(obj)})")
+        return obj.encode("utf-8")
+
+    def from_bytes(self, data: bytes) -> str:
+        """``data`` decoded as UTF-8; a SamzaError when it is not UTF-8."""
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SamzaError(f"the string serde got bytes that are not UTF-8: {exc}") from None
+
+
+class JsonSerde:
+    """Compact UTF-8 JSON."""
+
+    def to_bytes(self, obj: Any) -> bytes:
+        """``obj`` as compact JSON; a SamzaError when it is not JSON-serializable."""
+        try:
+            return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:
+            raise SamzaError(f"the json serde cannot encode {_short(obj)}: {exc}") from None
+
+    def from_bytes(self, data: bytes) -> Any:
+        """The JSON value in ``data``; a SamzaError when it is not JSON."""
+        try:
+            return json.loads(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise SamzaError(f"the json serde got bytes that are not JSON ({_short(data)}): {exc}") from None
+
+
+class _FixedIntSerde:
+    __slots__ = ("_name", "_struct")
+
+    def __init__(self, name: str, fmt: str) -> None:
+        self._name = name
+        self._struct = struct.Struct(fmt)
+
+    def to_bytes(self, obj: Any) -> bytes:
+        """The big-endian bytes of an int; a SamzaError for anything else or an int out of range."""
+        if not isinstance(obj, int) or isinstance(obj, bool):
+            raise SamzaError(
+                f"the {self._name} serde needs an int, got a {type(obj).__name__} ({_short(obj)})"
+            )
+        try:
+            return self._struct.pack(obj)
+        except struct.error:
+            raise SamzaError(f"the {self._name} serde cannot encode {obj}: out of range") from None
+
+    def from_bytes(self, data: bytes) -> int:
+        """The int in ``data``; a SamzaError unless it has exactly the serde's size."""
+        try:
+            value: int = self._struct.unpack(data)[0]
+        except struct.error:
+            raise SamzaError(
+                f"the {self._name} serde needs exactly {self._struct.size} bytes, got {len(data)}"
+            ) from None
+        return value
+
+
+class IntegerSerde(_FixedIntSerde):
+    """A 32-bit signed int, 4 bytes big-endian (Samza's IntegerSerde)."""
+
+    def __init__(self) -> None:
+        super().__init__("int", ">i")
+
+
+class LongSerde(_FixedIntSerde):
+    """A 64-bit signed int, 8 bytes big-endian (Samza's LongSerde)."""
+
+    def __init__(self) -> None:
+        super().__init__("long", ">q")
+
+
+BUILTIN_SERDES: Final[dict[str, type[Any]]] = {
+    "bytes": BytesSerde,
+    "string": StringSerde,
+    "json": JsonSerde,
+    "int": IntegerSerde,
+    "integer": IntegerSerde,
+    "long": LongSerde,
+}
+"""The serde names every Kafka system knows."""
+
+DEFAULT_SERDE: Final[str] = "bytes"
+
+
+def serde_for(name: str, key: str) -> Serde:
+    """The serde called ``name`` (a built-in name or a dotted class path); a ConfigError naming ``key``
+    when there is no such serde."""
+    text = name.strip()
+    builtin = BUILTIN_SERDES.get(text.lower())
+    if builtin is not None:
+        serde: Serde = builtin()
+        return serde
+    if "." not in text:
+        raise ConfigError(
+            f"{key}={name!r} is not a serde: expected one of {', '.join(sorted(BUILTIN_SERDES))} "
+            "or the dotted path of a class with to_bytes/from_bytes",
+            key=key,
+        )
+    from samza_nb.systems.registry import import_dotted
+
+    target = import_dotted(text, key)
+    try:
+        instance = target() if isinstance(target, type) else target
+    except Exception as exc:
+        raise ConfigError(f"{key}={name!r}: could not instantiate it: {exc!r}", key=key) from exc
+    if not isinstance(instance, Serde):
+        raise ConfigError(f"{key}={name!r} is not a serde: it lacks to_bytes/from_bytes", key=key)
+    return instance
+
+
+def is_identity(serde: Serde) -> bool:
+    """True for the bytes serde, which the consumer skips entirely (no call per message)."""
+    return type(serde) is BytesSerde
+
+
+def _short(obj: Any, limit: int = 60) -> str:
+    text = repr(obj)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+__all__ = [
+    "BUILTIN_SERDES",
+    "DEFAULT_SERDE",
+    "BytesSerde",
+    "IntegerSerde",
+    "JsonSerde",
+    "LongSerde",
+    "Serde",
+    "StringSerde",
+    "is_identity",
+    "serde_for",
+]
