@@ -37,7 +37,7 @@ class SystemStreamPartition:
     the same object, so the per-message dictionary lookups the container does compare by identity.
     """
 
-    __slots__ = ("_hash", "partition", "stream", "system")
+    __slots__ = ("partition", "stream", "system")
     __match_args__ = ("system", "stream", "partition")
 
     _interned: ClassVar[dict[tuple[str, str, int], SystemStreamPartition]] = {}
@@ -45,7 +45,6 @@ class SystemStreamPartition:
     system: str
     stream: str
     partition: int
-    _hash: int
 
     def __new__(cls, system: str, stream: str, partition: int) -> SystemStreamPartition:
         key = (system, stream, partition)
@@ -60,7 +59,6 @@ class SystemStreamPartition:
         object.__setattr__(self, "system", system)
         object.__setattr__(self, "stream", stream)
         object.__setattr__(self, "partition", partition)
-        object.__setattr__(self, "_hash", hash(key))
         return cls._interned.setdefault(key, self)
 
     def __reduce__(self) -> tuple[type[SystemStreamPartition], tuple[str, str, int]]:
@@ -78,18 +76,13 @@ class SystemStreamPartition:
     def __delattr__(self, name: str) -> None:
         raise AttributeError(f"SystemStreamPartition is immutable; cannot delete {name!r}")
 
-    def __hash__(self) -> int:
-        return self._hash
+    # Interned: equal partitions are the same object, so identity is equality and the id-based hash of
+    # ``object`` (computed in C, no Python call per dictionary lookup) is consistent with it.
+    __hash__ = object.__hash__
+    __eq__ = object.__eq__
 
     def _key(self) -> tuple[str, str, int]:
         return (self.system, self.stream, self.partition)
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, SystemStreamPartition):
-            return NotImplemented
-        return self._key() == other._key()
 
     def __lt__(self, other: SystemStreamPartition) -> bool:
         return self._key() < other._key()
