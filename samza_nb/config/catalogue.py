@@ -201,14 +201,17 @@ KEYS: tuple[KeySpec, ...] = (
     ),
     KeySpec(
         "systems.<system>.samza.key.serde",
-        "bytes",
+        None,
         "str",
-        "Kafka: key serde at the boundary (bytes, string, json, int, long or a dotted class).",
+        "Kafka: key serde at the boundary (bytes when unset; string, json, int, long, or a class).",
     ),
-    KeySpec("systems.<system>.samza.msg.serde", "bytes", "str", "Kafka: message serde at the boundary."),
     KeySpec(
-        "systems.<system>.streams.<stream>.samza.key.serde", None, "str", "Kafka: per-stream key serde."
+        "systems.<system>.samza.msg.serde",
+        None,
+        "str",
+        "Kafka: message serde at the boundary (bytes when unset).",
     ),
+    KeySpec("systems.<system>.streams.<stream>.samza.key.serde", None, "str", "Kafka: per-stream key serde."),
     KeySpec(
         "systems.<system>.streams.<stream>.samza.msg.serde", None, "str", "Kafka: per-stream message serde."
     ),
@@ -223,6 +226,53 @@ KEYS: tuple[KeySpec, ...] = (
         None,
         "int>=1",
         "Kafka checkpoints: replication of the checkpoint topic (default: the system's).",
+    ),
+    KeySpec(
+        "stores.<name>.factory",
+        None,
+        "class",
+        "Store factory, e.g. samza_nb.storage.duckdb.DuckDBStoreFactory.",
+    ),
+    KeySpec(
+        "stores.<name>.key.serde",
+        None,
+        "str",
+        "Serde of the store's keys (string, json, bytes, int, long; bytes when unset).",
+    ),
+    KeySpec("stores.<name>.msg.serde", None, "str", "Serde of the store's values (bytes when unset)."),
+    KeySpec(
+        "stores.<name>.changelog",
+        None,
+        "str",
+        "Changelog of the store: <system>.<stream> (or a stream on job.changelog.system).",
+    ),
+    KeySpec(
+        "stores.<name>.write.batch.size", "500", "int>=1", "Dirty cache entries written down in one batch."
+    ),
+    KeySpec(
+        "stores.<name>.object.cache.size",
+        "1000",
+        "int>=0",
+        "Objects in the store's LRU cache (0 = no cache; else at least write.batch.size).",
+    ),
+    KeySpec(
+        "stores.<name>.preload.max.rows",
+        "1000000",
+        "int>=0",
+        "Load a store partition into memory at start when it has at most this many rows (0 = never).",
+    ),
+    KeySpec(
+        "stores.<name>.thread.safe",
+        "false",
+        "bool",
+        "Lock every store call (on automatically with job.container.thread.pool.size > 0).",
+    ),
+    KeySpec("job.changelog.system", None, "str", "System of changelogs named without one."),
+    KeySpec(
+        "serializers.registry.<name>.class",
+        None,
+        "class",
+        "A user serde (class or factory) registered under <name>.",
     ),
     KeySpec(
         "systems.<system>.inmemory.namespace",

@@ -19,12 +19,15 @@ from samza_nb.container.collector import TaskCollector
 from samza_nb.container.consumers import SystemConsumers
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
+from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.container.task_instance import TaskInstance
 from samza_nb.coordinator.grouper import grouper_for
 from samza_nb.coordinator.job_model import JobModel, build_job_model
 from samza_nb.errors import ConfigError, ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
+from samza_nb.storage.manager import StorageManager
+from samza_nb.storage.sql import QueryResult
 from samza_nb.systems.registry import system_factory
 
 if TYPE_CHECKING:
@@ -108,11 +111,41 @@ class SamzaContainer:
         self.metadata: dict[SystemStreamPartition, SSPMetadata] = {}
         self._stop_requested = False
         self._producers: dict[str, SystemProducer] = {}
+        self._storage: StorageManager | None = None
+        self._admins: dict[str, SystemAdmin] = {}
 
     @property
     def processed(self) -> int:
         """Messages processed so far."""
         return self.run_loop.processed if self.run_loop is not None else 0
+
+    def status(self) -> ContainerStatus:
+        """A snapshot of the container and its tasks (call on the container's loop thread)."""
+        return ContainerStatus(
+            self.state.value, self.processed, tuple(task_status(ti) for ti in self.tasks.values())
+        )
+
+    async def head_offsets(self) -> dict[SystemStreamPartition, str | None]:
+        """The newest offset of every input partition, asked of the systems now (for lag)."""
+        by_system: dict[str, set[str]] = {}
+        for ssp in self.metadata:
+            by_system.setdefault(ssp.system, set()).add(ssp.stream)
+        result: dict[SystemStreamPartition, str | None] = {}
+        for system, streams in by_system.items():
+            admin = self._admins.get(system)
+            if admin is None:
+                continue
+            for stream, partitions in (await admin.get_metadata(sorted(streams))).items():
+                for partition, meta in partitions.items():
+                    result[SystemStreamPartition(system, stream, partition)] = meta.newest
+        return result
+
+    async def query_store(self, store: str, sql: str | None = None) -> QueryResult:
+        """DuckDB ``sql`` over the committed contents of ``store`` (the relation ``<store>(key, value,
+        partition)``), consistent as of each task's last commit; never blocks the running job."""
+        if self._storage is None:
+            raise SamzaError("the container has not started its stores yet")
+        return await self._storage.query(store, sql)
 
     def shutdown(self) -> None:
         """Stop gracefully (commits); safe from any thread, also before the loop started."""
@@ -136,6 +169,7 @@ class SamzaContainer:
             systems = sorted({s.system for s in inputs} | set(configured_systems(config)))
             factories = {name: system_factory(config, name) for name in systems}
             admins = {name: factories[name].get_admin(name, config) for name in systems}
+            self._admins = admins
             self.metadata = await _input_metadata(inputs, admins)
             model = self._job_model(config)
             self.job_model = model
@@ -159,8 +193,14 @@ class SamzaContainer:
             )
             settings = _settings(config, self._max_messages)
             max_concurrency = config.value("task.max.concurrency")
+            remote = {name: await checkpoints.read_last_checkpoint(name) for name in container.tasks}
+            storage = StorageManager(
+                config, container.tasks, self._producers, admins, factories, self.bus, self.clock
+            )
+            self._storage = storage
+            resume_from = await storage.start(remote)
             for name, task_model in container.tasks.items():
-                checkpoint = await checkpoints.read_last_checkpoint(name)
+                checkpoint = resume_from.get(name)
                 ssps = task_model.ssps
                 ti = TaskInstance(
                     name,
@@ -176,7 +216,7 @@ class SamzaContainer:
                 )
                 self.tasks[name] = ti
             for ti in self.tasks.values():
-                ti.init(TaskContext(ti.name, ti.ssps, config))
+                ti.init(TaskContext(ti.name, ti.ssps, config, stores=storage.stores_of(ti.name)))
                 started_tasks.append(ti)
 
             chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.per_message)
@@ -229,11 +269,16 @@ class SamzaContainer:
         return build_job_model(groups, config.get_int("job.container.count", 1))
 
     async def _commit(self, ti: TaskInstance, offsets: dict[SystemStreamPartition, str]) -> None:
-        """Commit order: flush producers, then write the checkpoint."""
+        """Commit order: flush stores, flush producers, commit the stores' state with the offsets it
+        reflects, then write the checkpoint (input and changelog offsets)."""
+        storage = self._storage
+        if storage is not None:
+            storage.flush(ti.name)
         for producer in self._producers.values():
             await producer.flush(ti.name)
+        changelog_offsets = await storage.commit(ti.name, offsets) if storage is not None else {}
         assert self._checkpoints is not None
-        await self._checkpoints.write_checkpoint(ti.name, Checkpoint(offsets))
+        await self._checkpoints.write_checkpoint(ti.name, Checkpoint(offsets, changelog_offsets))
         if self.bus.active:
             self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
 
@@ -256,6 +301,11 @@ class SamzaContainer:
                 problems.append(SamzaError(f"task {ti.name!r} failed in close(): {exc!r}"))
         if executor is not None:
             executor.shutdown(wait=error is None, cancel_futures=True)
+        if self._storage is not None:
+            try:
+                self._storage.close()
+            except Exception as exc:
+                problems.append(exc)
         for producer in self._producers.values():
             await _attempt(producer.stop(), problems)
         if self._checkpoints is not None and self.state is not ContainerState.NEW:

@@ -10,6 +10,7 @@ from samza_nb.observe.events import (
     Event,
     ProcessCompleted,
     ProcessStarted,
+    StoreRestoreProgress,
     TaskFailed,
     WindowFired,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "EventBus",
     "ProcessCompleted",
     "ProcessStarted",
+    "StoreRestoreProgress",
     "Subscriber",
     "TaskFailed",
     "WindowFired",

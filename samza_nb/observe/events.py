@@ -93,3 +93,15 @@ class TaskFailed(Event):
     ssp: SystemStreamPartition | None
     offset: str | None
     error: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreRestoreProgress(Event):
+    """A task's store is being restored from its changelog: ``restored`` records applied of about
+    ``total``; ``done`` on the last report."""
+
+    task: str
+    store: str
+    restored: int
+    total: int
+    done: bool

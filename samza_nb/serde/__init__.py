@@ -1,1 +1,25 @@
-"""samza_nb.serde."""
+"""Serdes: how keys and values become bytes and back, by name.
+
+Built-in names: ``string`` (UTF-8), ``json`` (compact, sorted keys), ``bytes`` (identity), ``int`` (4-byte
+big-endian), ``long`` (8-byte big-endian), ``double`` (8-byte IEEE 754). User serdes are configured as
+``serializers.registry.<name>.class = package.module.Class`` (a serde class instantiated with no arguments,
+or a factory with ``get_serde(name, config)``).
+"""
+
+from samza_nb.serde.base import Serde, SerdeError, SerdeFactory
+from samza_nb.serde.builtin import BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde
+from samza_nb.serde.registry import BUILTIN_SERDES, SerdeRegistry
+
+__all__ = [
+    "BUILTIN_SERDES",
+    "BytesSerde",
+    "DoubleSerde",
+    "IntSerde",
+    "JsonSerde",
+    "LongSerde",
+    "Serde",
+    "SerdeError",
+    "SerdeFactory",
+    "SerdeRegistry",
+    "StringSerde",
+]

@@ -1,1 +1,41 @@
-"""samza_nb.storage."""
+"""Key-value stores (DESIGN §6): the KeyValueStore protocol, the DuckDB engine and the layers over it.
+
+Layers, outermost first: cached (LRU object cache, batched writes) → serialized (serdes) → logged
+(changelog) → :class:`DuckDBEngine` (bytes in memory, written to DuckDB in Arrow batches at commit).
+:class:`DuckDBStoreFactory` composes them from ``stores.<name>.*``; :func:`query_store_on` /
+:func:`query_store` run SQL over a store's committed contents.
+"""
+
+from samza_nb.storage.base import KeyValueStore, StoreError
+from samza_nb.storage.cached import CachedStore
+from samza_nb.storage.duckdb import DuckDBStoreFactory
+from samza_nb.storage.engine import DuckDBEngine
+from samza_nb.storage.logged import ChangelogSend, LoggedStore
+from samza_nb.storage.registry import StoreFactory, load_store_factory
+from samza_nb.storage.serialized import SerializedStore
+from samza_nb.storage.settings import StoreSettings, configured_store_names
+from samza_nb.storage.sql import QueryResult, query_store, query_store_on, query_store_on_async, store_names
+from samza_nb.storage.synchronized import SynchronizedStore
+from samza_nb.storage.tables import table_name
+
+__all__ = [
+    "CachedStore",
+    "ChangelogSend",
+    "DuckDBEngine",
+    "DuckDBStoreFactory",
+    "KeyValueStore",
+    "LoggedStore",
+    "QueryResult",
+    "SerializedStore",
+    "StoreError",
+    "StoreFactory",
+    "StoreSettings",
+    "SynchronizedStore",
+    "configured_store_names",
+    "load_store_factory",
+    "query_store",
+    "query_store_on",
+    "query_store_on_async",
+    "store_names",
+    "table_name",
+]

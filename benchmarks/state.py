@@ -1,0 +1,82 @@
+"""A per-key count over 1M messages with a DuckDB store, as a ratio to the same task on a plain dict,
+measured in the same run (commits included: the store's writes reach DuckDB at each commit).
+
+Run: ``python benchmarks/state.py [--messages N] [--keys K] [--runs R]``; prints medians of R runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from samza_nb.testing import TestRunner
+
+
+class DictCount:
+    def init(self, context: Any) -> None:
+        self.counts: dict[str, int] = {}
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        counts, key = self.counts, envelope.message
+        counts[key] = counts.get(key, 0) + 1
+
+
+class StoreCount:
+    def init(self, context: Any) -> None:
+        self.counts = context.get_store("counts")
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        counts, key = self.counts, envelope.message
+        counts.put(key, (counts.get(key) or 0) + 1)
+
+
+def rate(task: Any, words: list[str], config: dict[str, str]) -> float:
+    runner = TestRunner.of(task).add_input("in", words).add_config(config)
+    start = time.perf_counter()
+    result = runner.run(timeout=900)
+    elapsed = time.perf_counter() - start
+    assert result.processed == len(words)
+    return len(words) / elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--commit-ms", type=int, default=1000)
+    args = parser.parse_args(argv)
+    rng = random.Random(1)
+    vocabulary = [f"key-{i}" for i in range(args.keys)]
+    words = [rng.choice(vocabulary) for _ in range(args.messages)]
+    pairs = []
+    for _ in range(args.runs):
+        with tempfile.TemporaryDirectory() as state:
+            store_config = {
+                "stores.counts.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+                "stores.counts.key.serde": "string",
+                "stores.counts.msg.serde": "long",
+                "stores.counts.object.cache.size": str(max(args.keys, 1000)),
+                "job.logged.store.base.dir": state,
+                "task.commit.ms": str(args.commit_ms),
+            }
+            pairs.append((rate(DictCount, words, {}), rate(StoreCount, words, store_config)))
+    plain = statistics.median(p for p, _ in pairs)
+    store = statistics.median(s for _, s in pairs)
+    print(f"medians of {args.runs} runs: per-key count, {args.messages:,} messages over {args.keys:,} keys")
+    print(f"{'plain dict':30} {plain:12,.0f} msgs/s")
+    ratio = statistics.median(s / p for p, s in pairs)
+    print(f"{'DuckDB store (cached)':30} {store:12,.0f} msgs/s  ratio {ratio:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
