@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     d = [
-        (passthrough(args.messages)[1], passthrough(args.messages, rare_only=True)[1]) for _ in range(args.runs)
+        (passthrough(args.messages)[1], passthrough(args.messages, rare_only=True)[1])
+        for _ in range(args.runs)
     ]
     rows.append(
         (

@@ -61,6 +61,7 @@ def load_ipython_extension(ipython: Any) -> None:
         from samza_nb.notebook.extension import load_ipython_extension as load
     except ImportError as exc:
         raise SamzaError(
-            f"the samza_nb notebook layer needs IPython and ipywidgets (pip install 'samza_nb[notebook]'): {exc}"
+            "the samza_nb notebook layer needs IPython and ipywidgets "
+            f"(pip install 'samza_nb[notebook]'): {exc}"
         ) from None
     load(ipython)
