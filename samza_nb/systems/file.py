@@ -26,12 +26,12 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.api.streams import (
-    END_OF_STREAM_OFFSET,
     IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
     SystemStreamPartition,
 )
 from samza_nb.errors import ConfigError, SamzaError, SystemConsumersError, SystemProducerError
+from samza_nb.systems.offsets import compare_integer_offsets, parse_integer_offset
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -86,25 +86,6 @@ def count_lines(path: Path) -> int:
     return count + (last != b"\n")
 
 
-def _line_offset(ssp: SystemStreamPartition, offset: str) -> int:
-    try:
-        value = int(offset)
-    except (TypeError, ValueError):
-        raise SystemConsumersError(
-            f"{ssp}: {offset!r} is not a file offset (expected a line number 0, 1, ...)"
-        ) from None
-    if value < 0:
-        raise SystemConsumersError(f"{ssp}: offset {offset!r} is negative")
-    return value
-
-
-def _compare_offsets(a: str, b: str) -> int:
-    if a == END_OF_STREAM_OFFSET or b == END_OF_STREAM_OFFSET:
-        return (a == END_OF_STREAM_OFFSET) - (b == END_OF_STREAM_OFFSET)
-    x, y = int(a), int(b)
-    return (x > y) - (x < y)
-
-
 class FileSystemAdmin:
     """Metadata from line counts; integer offset order; ``create_stream`` creates an empty file."""
 
@@ -126,7 +107,7 @@ class FileSystemAdmin:
 
     def offset_comparator(self, a: str, b: str) -> int:
         """Integer order of line numbers ("2" < "10"); end-of-stream sorts last."""
-        return _compare_offsets(a, b)
+        return compare_integer_offsets(a, b)
 
     def offset_after(self, offset: str) -> str:
         """The next line number."""
@@ -222,7 +203,9 @@ class FileSystemConsumer:
         if ssp.partition != 0:
             raise SystemConsumersError(f"{ssp}: a file stream has only partition 0")
         path = input_path(self._config, ssp.system, ssp.stream)
-        self._readers[ssp] = _Reader(ssp, path, _line_offset(ssp, offset))
+        self._readers[ssp] = _Reader(
+            ssp, path, parse_integer_offset(ssp, offset, "a file offset (expected a line number 0, 1, ...)")
+        )
 
     async def start(self) -> None:
         """Open every registered file; a missing file is a SamzaError naming its path."""

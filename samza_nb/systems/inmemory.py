@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.api.streams import (
-    END_OF_STREAM_OFFSET,
     IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
     SystemStreamPartition,
 )
 from samza_nb.errors import SamzaError, SystemConsumersError, SystemProducerError
+from samza_nb.systems.offsets import compare_integer_offsets, parse_integer_offset
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -222,25 +222,6 @@ class InMemoryBroker:
             self._waiters.append((loop, event))
 
 
-def _offset_index(ssp: SystemStreamPartition, offset: str) -> int:
-    try:
-        value = int(offset)
-    except (TypeError, ValueError):
-        raise SystemConsumersError(
-            f"{ssp}: {offset!r} is not an in-memory offset (expected 0, 1, ...)"
-        ) from None
-    if value < 0:
-        raise SystemConsumersError(f"{ssp}: offset {offset!r} is negative")
-    return value
-
-
-def _compare_offsets(a: str, b: str) -> int:
-    if a == END_OF_STREAM_OFFSET or b == END_OF_STREAM_OFFSET:
-        return (a == END_OF_STREAM_OFFSET) - (b == END_OF_STREAM_OFFSET)
-    x, y = int(a), int(b)
-    return (x > y) - (x < y)
-
-
 class InMemorySystemAdmin:
     """Admin of an in-memory system: metadata straight from the broker; integer offset order."""
 
@@ -255,7 +236,7 @@ class InMemorySystemAdmin:
 
     def offset_comparator(self, a: str, b: str) -> int:
         """Integer order ("2" < "10"); end-of-stream sorts last."""
-        return _compare_offsets(a, b)
+        return compare_integer_offsets(a, b)
 
     def offset_after(self, offset: str) -> str:
         """The next integer offset."""
@@ -278,7 +259,7 @@ class InMemorySystemConsumer:
     def register(self, ssp: SystemStreamPartition, offset: str) -> None:
         """Start ``ssp`` at ``offset``."""
         self._broker.partition_count(ssp.stream)  # unknown stream → SamzaError naming it
-        self._positions[ssp] = _offset_index(ssp, offset)
+        self._positions[ssp] = parse_integer_offset(ssp, offset, "an in-memory offset (expected 0, 1, ...)")
 
     async def start(self) -> None:
         """Nothing to connect."""

@@ -26,9 +26,9 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from samza_nb.api.metadata import SSPMetadata
-from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.errors import SamzaError
 from samza_nb.systems.kafka.clients import bounded, client_settings, close_quietly, topic_partitions
+from samza_nb.systems.offsets import compare_integer_offsets
 
 if TYPE_CHECKING:
     from samza_nb.systems.kafka.config import KafkaSystemConfig
@@ -60,12 +60,8 @@ def parse_offset(offset: str, what: object) -> int:
     return value
 
 
-def compare_offsets(a: str, b: str) -> int:
-    """Integer order of two Kafka offsets; end-of-stream sorts last."""
-    if a == END_OF_STREAM_OFFSET or b == END_OF_STREAM_OFFSET:
-        return (a == END_OF_STREAM_OFFSET) - (b == END_OF_STREAM_OFFSET)
-    x, y = int(a), int(b)
-    return (x > y) - (x < y)
+compare_offsets = compare_integer_offsets
+"""Integer order of two Kafka offsets; end-of-stream sorts last."""
 
 
 class KafkaSystemAdmin:
