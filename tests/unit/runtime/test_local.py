@@ -152,7 +152,14 @@ def test_timeout_stops_gracefully_and_commits(workdir: Path) -> None:
 def test_stop_from_another_thread_is_graceful(workdir: Path) -> None:
     pool = {"job.container.thread.pool.size": "1"}  # process runs off the loop thread: a prompt stop
     runner = LocalJobRunner(job_config(100_000, workdir, **pool), Slow)
-    threading.Timer(0.3, runner.stop).start()
+
+    def stop_once_running() -> None:
+        deadline = time.monotonic() + 20
+        while runner.processed == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        runner.stop()
+
+    threading.Thread(target=stop_once_running, daemon=True).start()
     runner.run(timeout=30)
     processed = runner.processed
     assert 0 < processed < 100_000
