@@ -12,16 +12,17 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,kafka]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,notebook,kafka]'
 	touch $(STAMP)
 
 run: $(STAMP)
 	$(BIN)/samza-nb run --config-path examples/wordcount/job.properties
 
 test: $(STAMP)
-	$(BIN)/ruff check samza_nb tests benchmarks examples
+	$(BIN)/ruff check samza_nb tests benchmarks examples extensions
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core.py

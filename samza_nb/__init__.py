@@ -65,3 +65,10 @@ def load_ipython_extension(ipython: Any) -> None:
             f"(pip install 'samza_nb[notebook]'): {exc}"
         ) from None
     load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext samza_nb``: stop the notebook session's job and remove the magics."""
+    from samza_nb.notebook.extension import unload_ipython_extension as unload
+
+    unload(ipython)

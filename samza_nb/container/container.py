@@ -142,7 +142,8 @@ class SamzaContainer:
 
     async def query_store(self, store: str, sql: str | None = None) -> QueryResult:
         """DuckDB ``sql`` over the committed contents of ``store`` (the relation ``<store>(key, value,
-        partition)``), consistent as of each task's last commit; never blocks the running job."""
+        partition)``), consistent as of each task's last commit; never blocks the running job. After the
+        container stopped, it reads the state files it left."""
         if self._storage is None:
             raise SamzaError("the container has not started its stores yet")
         return await self._storage.query(store, sql)

@@ -78,6 +78,7 @@ class LoopState:
         self._stop_requested = False
         self._stopping = False
         self._fast_stale = False
+        self._sample_last = False  # which end of a pump a sampled observer hears about next
         self._batch = 64  # messages per pump; adapted to the time a pump takes (see _adapt_batch)
         self.processed = 0
         self._next_window = math.inf

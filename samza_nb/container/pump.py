@@ -55,8 +55,13 @@ class MessagePump(LoopState):
             if budget <= 0:
                 self._stop_requested = True
                 return 0
-        # A sampled observer gets the first decision of each pump (a few ms of work apart).
+        # A sampled observer gets one decision per pump (a few ms of work apart): the first one and the
+        # last one of a pump, in turn, so that it sees more than the partition each pump starts with.
         sample = not observing and self._bus.sampled
+        sample_last = False
+        if sample:
+            sample_last = self._sample_last
+            sample = not sample_last
         fast = {} if observing else self._fast_entries()
         fast_get = fast.get
         count = 0  # messages started (budget)
@@ -73,6 +78,7 @@ class MessagePump(LoopState):
                 envelope, held = held, None
             if sample:
                 sample = False
+                self._sample_last = True
                 self._bus.publish(
                     ev.ChooserDecision(
                         self._clock.now_ms(),
@@ -190,6 +196,14 @@ class MessagePump(LoopState):
             # Taken but not run (budget, failure or stop): it waits, parked, for its task.
             route[held.ssp].pending.appendleft(held)
         self.processed += inline
+        if sample_last:
+            self._sample_last = False  # the next pump samples its first decision again
+        if sample_last and taken and envelope is not None:
+            self._bus.publish(
+                ev.ChooserDecision(
+                    self._clock.now_ms(), envelope.ssp, envelope.offset, describe_choice(chooser, envelope)
+                )
+            )
         if count:
             self._adapt_batch(count, budget, time.perf_counter() - started)
         return taken

@@ -10,6 +10,7 @@ store is restored from it, up to the checkpointed changelog offset.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import shutil
@@ -26,7 +27,7 @@ from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager, job_database_pat
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.storage.changelog import ChangelogReader
-from samza_nb.storage.sql import QueryResult, query_store_on_async
+from samza_nb.storage.sql import QueryResult, query_store, query_store_on_async
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -110,6 +111,7 @@ class StorageManager:
         self.names = store_names(config)
         self._changelogs = {name: changelog_stream(config, name) for name in self.names}
         self._storage: dict[str, TaskStorage] = {}
+        self._closed_paths: list[Path] = []
         for name, stream in self._changelogs.items():
             if stream is not None and stream.system not in admins:
                 key = f"stores.{name}.changelog"
@@ -307,8 +309,13 @@ class StorageManager:
         if store not in self.names:
             known = ", ".join(self.names) or "none"
             raise SamzaError(f"no store {store!r} in this job (stores: {known})")
-        connections = [storage.file.connection for storage in self._storage.values()]
-        return await query_store_on_async(connections, store, sql, config=self._config)
+        if self._storage:
+            connections = [storage.file.connection for storage in self._storage.values()]
+            return await query_store_on_async(connections, store, sql, config=self._config)
+        if not self._closed_paths:
+            raise SamzaError(f"store {store!r} has not been opened yet: the job has not started its tasks")
+        # Stopped: the state files are closed; read them read-only (consistent as of the last commit).
+        return await asyncio.to_thread(query_store, self._closed_paths, store, sql, self._config)
 
     # -- stop -------------------------------------------------------------------------------------------
     def close(self) -> None:
@@ -321,6 +328,7 @@ class StorageManager:
                 except Exception as exc:  # closing must go on for the others
                     log.error("closing store %s of task %s failed: %s", name, storage.task_name, exc)
             storage.file.stop_sync()
+        self._closed_paths = [storage.path for storage in self._storage.values()]
         self._storage.clear()
 
 

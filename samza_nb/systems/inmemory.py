@@ -111,6 +111,10 @@ class InMemoryBroker:
                 _Partition(SystemStreamPartition(self.system, stream, p)) for p in range(partitions)
             ]
 
+    def stream_names(self) -> list[str]:
+        """The streams of this broker."""
+        return sorted(self._streams)
+
     def has_stream(self, stream: str) -> bool:
         """True when ``stream`` exists."""
         return stream in self._streams
@@ -354,7 +358,16 @@ class InMemorySystemFactory:
     def broker(system_name: str, config: Config) -> InMemoryBroker:
         """The broker this system reads and writes."""
         namespace = config.get_str(f"systems.{system_name}.inmemory.namespace") or system_name
-        return InMemoryBroker.named(namespace, system_name)
+        broker = InMemoryBroker.named(namespace, system_name)
+        if broker.system != system_name:
+            if any(True for _ in broker.stream_names()):
+                raise SamzaError(
+                    f"in-memory system {system_name!r} reads namespace {namespace!r}, whose streams were "
+                    f"created for system {broker.system!r}: create the broker with "
+                    f"InMemoryBroker.named({namespace!r}, system={system_name!r})"
+                )
+            broker.system = system_name
+        return broker
 
     def get_admin(self, system_name: str, config: Config) -> InMemorySystemAdmin:
         """The admin of ``system_name``."""

@@ -130,3 +130,11 @@ def test_stable_partition_is_stable_and_spreads() -> None:
     assert stable_partition("apple", 8) == stable_partition("apple", 8)
     assert stable_partition(10, 4) == 2
     assert len({stable_partition(f"key-{i}", 8) for i in range(100)}) == 8
+
+
+def test_a_namespace_created_for_another_system_is_a_clear_error() -> None:
+    namespace = f"t-{uuid.uuid4().hex}"
+    InMemoryBroker.named(namespace).create_stream("s")
+    config = Config({"systems.mem.inmemory.namespace": namespace})
+    with pytest.raises(SamzaError, match=r"InMemoryBroker\.named"):
+        InMemorySystemFactory.broker("mem", config)

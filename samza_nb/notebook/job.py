@@ -1,0 +1,219 @@
+"""One run of a notebook job: a container running on the kernel's loop, or on its own thread and loop.
+
+- On the kernel's loop (``%samza_run`` in Jupyter): the container is an asyncio task of the loop the kernel
+  runs cells on. It yields to that loop after every slice of work (a few ms), so the cell returns at once
+  and later cells, comm messages (widgets) and output keep flowing while it runs.
+- On its own thread (``%samza_run --wait``, or any run where no loop is running, e.g. a terminal IPython):
+  the container runs on a new event loop in a daemon thread; the kernel thread waits for it and renders
+  the dashboard meanwhile. A synchronous cell cannot wait for a task of the loop it blocks, hence the
+  thread; and an interrupt then lands in the waiting kernel thread, never inside the container, so it
+  stops the job gracefully.
+
+Either way the outcome (finished, stopped, timed out, interrupted, failed) and the failure are kept, and the
+monitor's last view describes the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from samza_nb.container import event_loop
+from samza_nb.notebook.errors import NotebookError
+
+if TYPE_CHECKING:
+    from samza_nb.container.container import SamzaContainer
+    from samza_nb.notebook.monitor import Monitor
+    from samza_nb.notebook.views import JobView
+
+KERNEL_LOOP = "on the kernel's loop"
+OWN_THREAD = "on its own thread"
+
+DoneCallback = Callable[["JobRun"], None]
+
+
+def one_line(exc: BaseException) -> str:
+    """``TypeName: message`` on one line."""
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class JobRun:
+    """A container run with its monitor. Create with :meth:`on_loop` or :meth:`on_thread`.
+
+    ``stop()`` asks for a graceful stop from any thread (in-flight messages finish, every task commits);
+    ``timeout_s`` stops it the same way after that many seconds. ``done`` turns true once the container
+    stopped and the monitor took its last view; then ``outcome``, ``error`` and ``final_view`` are set and
+    ``on_done`` callbacks have run (on the job's loop thread). ``run_seconds`` is how long
+    ``container.run()`` took, ``run_cpu_seconds`` the CPU time the process (every thread) used meanwhile.
+    """
+
+    def __init__(
+        self, container: SamzaContainer, monitor: Monitor, mode: str, timeout_s: float | None
+    ) -> None:
+        self.container = container
+        self.monitor = monitor
+        self.mode = mode
+        self.timeout_s = timeout_s
+        self.outcome: str | None = None
+        self.error: BaseException | None = None
+        self.final_view: JobView | None = None
+        self.run_seconds: float | None = None
+        self.run_cpu_seconds: float | None = None
+        self.on_done: list[DoneCallback] = []
+        self.started_at = time.monotonic()
+        self._stop_reason: str | None = None
+        self._done = threading.Event()
+        self._done_async: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- starting ---------------------------------------------------------------------------------------
+    @classmethod
+    def on_loop(
+        cls,
+        container: SamzaContainer,
+        monitor: Monitor,
+        loop: asyncio.AbstractEventLoop,
+        timeout_s: float | None = None,
+    ) -> JobRun:
+        """Run as a task of ``loop`` (the kernel's running loop); returns at once."""
+        run = cls(container, monitor, KERNEL_LOOP, timeout_s)
+        run._loop = loop
+        run._task = loop.create_task(run._main(), name=f"samza-nb job {monitor.view.job}")
+        return run
+
+    @classmethod
+    def on_thread(cls, container: SamzaContainer, monitor: Monitor, timeout_s: float | None = None) -> JobRun:
+        """Run on a new event loop in a daemon thread; returns once the thread started."""
+        run = cls(container, monitor, OWN_THREAD, timeout_s)
+        started = threading.Event()
+
+        def target() -> None:
+            async def main() -> None:
+                run._loop = asyncio.get_running_loop()
+                run._task = asyncio.current_task()
+                started.set()
+                await run._main()
+
+            try:
+                event_loop.run(main())
+            finally:
+                started.set()
+
+        run._thread = threading.Thread(target=target, name=f"samza-nb job {monitor.view.job}", daemon=True)
+        run._thread.start()
+        started.wait()
+        return run
+
+    async def _main(self) -> None:
+        self._done_async = asyncio.Event()
+        self.monitor.start()
+        timer = None
+        if self.timeout_s is not None:
+            timer = asyncio.get_running_loop().call_later(self.timeout_s, self.stop, "timed out")
+        error: BaseException | None = None
+        started, started_cpu = time.perf_counter(), time.process_time()
+        try:
+            await self.container.run()
+        except asyncio.CancelledError as exc:
+            error = exc
+        except Exception as exc:
+            error = exc
+        finally:
+            self.run_seconds = time.perf_counter() - started
+            self.run_cpu_seconds = time.process_time() - started_cpu
+            if timer is not None:
+                timer.cancel()
+        if error is None:
+            outcome = self._stop_reason or "finished"
+        elif isinstance(error, asyncio.CancelledError):
+            outcome = "cancelled"
+        else:
+            outcome = "failed"
+        self.error = error
+        self.outcome = outcome
+        detail = one_line(error) if error is not None and outcome == "failed" else None
+        self.final_view = await self.monitor.finish(outcome, detail)
+        self._done.set()
+        self._done_async.set()
+        for callback in self.on_done:
+            callback(self)
+
+    # -- control ----------------------------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """True once the run ended and its last view was taken."""
+        return self._done.is_set()
+
+    @property
+    def view(self) -> JobView:
+        """The latest view of the job (the final one once done)."""
+        return self.final_view or self.monitor.view
+
+    def stop(self, reason: str = "stopped") -> None:
+        """Ask for a graceful stop (from any thread); ``reason`` becomes the outcome. Idempotent."""
+        if self._stop_reason is None and not self.done:
+            self._stop_reason = reason
+        self.container.shutdown()
+
+    def cancel(self) -> None:
+        """Cancel the container's task: no final commit (a restart resumes from the last checkpoint)."""
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(task.cancel)
+
+    def wait(self, tick: Callable[[], None] | None = None, tick_s: float = 0.1) -> None:
+        """Block the calling thread until the run is done, calling ``tick`` every ``tick_s`` meanwhile.
+
+        Only for a run on its own thread. An interrupt (KeyboardInterrupt) stops the job gracefully; a
+        second one cancels it; a third stops waiting and raises NotebookError (the thread is left behind).
+        """
+        if self.mode != OWN_THREAD:
+            raise NotebookError(
+                "a job on the kernel's loop cannot be waited for from a cell: "
+                "await samza.wait() in a cell instead"
+            )
+        interrupts = 0
+        while True:
+            try:
+                while not self._done.wait(tick_s):
+                    if tick is not None:
+                        tick()
+                return
+            except KeyboardInterrupt:
+                interrupts += 1
+                if interrupts == 1:
+                    self.stop("interrupted")
+                elif interrupts == 2:
+                    self.cancel()
+                else:
+                    raise NotebookError(
+                        f"job {self.view.job!r} did not stop (a task may be blocked in process()); it is "
+                        "left running on its thread"
+                    ) from None
+
+    async def wait_async(self, timeout: float | None = None) -> bool:
+        """Wait (in an ``async`` cell) until the run is done; False when ``timeout`` seconds passed."""
+        if self.done:
+            return True
+        event = self._done_async
+        if event is not None and self._loop is asyncio.get_running_loop():
+            try:
+                async with asyncio.timeout(timeout):
+                    await event.wait()
+            except TimeoutError:
+                return False
+            return True
+        return await asyncio.to_thread(self._done.wait, timeout)
+
+    def join(self, timeout: float) -> bool:
+        """Block until done (a run on its own thread) for up to ``timeout`` seconds; True when done."""
+        return self._done.wait(timeout)
+
+
+__all__ = ["KERNEL_LOOP", "OWN_THREAD", "JobRun", "one_line"]

@@ -1,0 +1,201 @@
+"""The samza_nb magics (DESIGN §11). Thin: parsing here, the work in :mod:`.session` and its helpers.
+
+Settings (``%config SamzaMagics.<name> = ...``, or in ``ipython_config.py``):
+
+- ``dashboard``: ``auto`` (widgets in a Jupyter kernel with ipywidgets, text elsewhere), ``widgets``,
+  ``text`` or ``off``;
+- ``refresh_interval``: seconds between dashboard updates (default 0.2: at most 5 per second);
+- ``interrupt_stops_job``: the kernel's interrupt stops a background job gracefully (default True).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any, NoReturn
+
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
+from IPython.display import display
+from traitlets import Bool, Enum, Float
+
+from samza_nb.notebook import cell_config, sql
+from samza_nb.notebook.checkpoints import CheckpointReport
+from samza_nb.notebook.dashboard import widgets_available
+from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
+from samza_nb.notebook.session import NotebookSession
+from samza_nb.notebook.text_status import StatusReport
+
+
+class MagicArguments(argparse.ArgumentParser):
+    """argparse for a line magic: a mistake is a NotebookError (one line), never an exit."""
+
+    def __init__(self, magic: str) -> None:
+        super().__init__(prog=magic, add_help=False, exit_on_error=False)
+
+    def error(self, message: str) -> NoReturn:
+        """Raise, instead of printing usage and exiting."""
+        raise NotebookError(f"{self.prog}: {message}")
+
+    def parse(self, line: str) -> argparse.Namespace:
+        """The options in ``line`` (shell quoting allowed)."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise NotebookError(f"{self.prog}: {exc}") from None
+        try:
+            return self.parse_args(words)
+        except argparse.ArgumentError as exc:
+            raise NotebookError(f"{self.prog}: {exc}") from None
+
+
+RUN_ARGS = MagicArguments("samza_run")
+RUN_ARGS.add_argument("--wait", action="store_true")
+RUN_ARGS.add_argument("--timeout", type=float)
+RUN_ARGS.add_argument("--max-messages", type=int)
+RUN_ARGS.add_argument("--no-dashboard", action="store_true")
+RUN_ARGS.add_argument("--trace", action="store_true")
+
+CHECKPOINT_ARGS = MagicArguments("samza_checkpoints")
+CHECKPOINT_ARGS.add_argument("--reset", action="store_true")
+
+
+@magics_class
+class SamzaMagics(Magics):
+    """``%%samza_config``, ``%%samza_task``, ``%samza_run``, ``%samza_stop``, ``%samza_status``,
+    ``%samza_checkpoints`` and ``%%samza_sql``. Each instance owns one :class:`NotebookSession`."""
+
+    dashboard = Enum(
+        ("auto", "widgets", "text", "off"),
+        default_value="auto",
+        help="How %samza_run shows a job: auto, widgets, text or off.",
+    ).tag(config=True)
+    refresh_interval = Float(
+        0.2, min=0.05, help="Seconds between dashboard updates (0.2 = at most 5 a second)."
+    ).tag(config=True)
+    interrupt_stops_job = Bool(
+        True, help="The kernel's interrupt stops a job running in the background, gracefully."
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        if shell is not None:
+            install_one_line_errors(shell)
+        self.session = NotebookSession(
+            display=display,
+            refresh_s=self.refresh_interval,
+            route_interrupts=self.interrupt_stops_job,
+        )
+
+    # -- config and task ----------------------------------------------------------------------------------
+    @line_cell_magic
+    def samza_config(self, line: str, cell: str | None = None) -> None:
+        """``%%samza_config``: the cell's properties become the job's config (replacing the previous one).
+        ``%samza_config key=value ...``: set or override keys. ``%samza_config``: show the config."""
+        with one_line_errors(self.shell):
+            session = self.session
+            if cell is not None:
+                if line.strip():
+                    raise NotebookError(
+                        "samza_config: the cell form takes no arguments: put every key in the cell"
+                    )
+                print(session.set_config(cell_config.parse_config_cell(cell), replace=True))
+            elif line.strip():
+                print(session.set_config(cell_config.parse_assignments(line), replace=False))
+            elif session.config:
+                print(cell_config.as_properties(session.config))
+                print(f"# {cell_config.summary(session.config)}")
+            else:
+                print("no job config yet: write a %%samza_config cell")
+
+    @cell_magic
+    def samza_task(self, line: str, cell: str) -> None:
+        """``%%samza_task [ClassName]``: the cell defines the task class (in the notebook's namespace).
+        Re-running it replaces the task of a stopped job; refused while the job runs."""
+        with one_line_errors(self.shell):
+            requested = line.strip() or None
+            if requested is not None and not requested.isidentifier():
+                raise NotebookError(f"samza_task: {requested!r} is not a class name")
+            shell = self.shell
+            assert shell is not None
+            # Line 1 is the %%samza_task line, as the notebook shows it: errors and tracebacks then name
+            # the cell's lines as the user sees them.
+            source = "\n" + cell
+            filename = shell.compile.cache(source, shell.execution_count, raw_code=source)
+            print(self.session.define_task(source, shell.user_ns, requested, filename))
+
+    # -- running ------------------------------------------------------------------------------------------
+    @line_magic
+    def samza_run(self, line: str) -> None:
+        """``%samza_run [--wait] [--timeout S] [--max-messages N] [--no-dashboard] [--trace]``
+
+        Run the job in the background on the kernel's asyncio loop (the cell returns at once and the
+        notebook stays usable), or with ``--wait`` until every input reached end-of-stream. ``--timeout S``
+        stops it gracefully after S seconds, ``--max-messages N`` after N messages; ``--no-dashboard``
+        shows one line of text; ``--trace`` records every chooser decision in ``samza.decisions`` (it
+        slows the job: for small demonstrations)."""
+        with one_line_errors(self.shell):
+            args = RUN_ARGS.parse(line)
+            if args.timeout is not None and args.timeout <= 0:
+                raise NotebookError("samza_run: --timeout must be a positive number of seconds")
+            if args.max_messages is not None and args.max_messages <= 0:
+                raise NotebookError("samza_run: --max-messages must be a positive integer")
+            self.session.refresh_s = self.refresh_interval
+            self.session.route_interrupts = self.interrupt_stops_job
+            self.session.start(
+                wait=args.wait,
+                timeout=args.timeout,
+                max_messages=args.max_messages,
+                ui=self._ui(args.no_dashboard),
+                trace=args.trace,
+            )
+
+    @line_magic
+    def samza_stop(self, line: str) -> None:
+        """Stop the running job gracefully: in-flight messages finish, every task commits."""
+        with one_line_errors(self.shell):
+            message = self.session.stop()
+            if message:
+                print(message)
+
+    # -- reports ------------------------------------------------------------------------------------------
+    @line_magic
+    def samza_status(self, line: str) -> StatusReport:
+        """The job's state, tasks, partitions (offsets, lag, end-of-stream), decisions and checkpoints."""
+        with one_line_errors(self.shell):
+            return self.session.status()
+
+    @line_magic
+    def samza_checkpoints(self, line: str) -> CheckpointReport | None:
+        """``%samza_checkpoints [--reset]``: the last checkpoint of every task, and the checkpoints the
+        latest run wrote. ``--reset`` forgets the job's in-memory checkpoints (the next run starts from
+        the offset default)."""
+        with one_line_errors(self.shell):
+            args = CHECKPOINT_ARGS.parse(line)
+            report = self.session.checkpoints(reset=args.reset)
+            if isinstance(report, str):
+                print(report)
+                return None
+            return report
+
+    @cell_magic
+    def samza_sql(self, line: str, cell: str) -> Any:
+        """``%%samza_sql <store>``: DuckDB SQL over the store's committed contents (a relation named after
+        the store: key, value, partition), as a DataFrame."""
+        with one_line_errors(self.shell):
+            run = self.session.run
+            return sql.query(run.container if run is not None else None, line, cell)
+
+    # -- helpers ------------------------------------------------------------------------------------------
+    def _ui(self, no_dashboard: bool) -> str:
+        if no_dashboard:
+            return "off"
+        mode = str(self.dashboard)
+        if mode == "auto":
+            in_kernel = getattr(self.shell, "kernel", None) is not None
+            return "widgets" if in_kernel and widgets_available() else "text"
+        if mode == "widgets" and not widgets_available():
+            return "text"
+        return mode
+
+
+__all__ = ["SamzaMagics"]

@@ -1,0 +1,289 @@
+"""The monitor of a notebook job: listens on the observe bus and samples the container into JobViews.
+
+It costs the container next to nothing, so the notebook can watch a job at full speed:
+
+- of the per-message events it takes only chooser decisions, *sampled* (about one per slice of work);
+  the rare events (commits, end-of-stream, failures, restores) it appends to bounded buffers;
+- a timer on the job's own loop samples ``container.status()`` (a cheap snapshot) ``refresh_s`` apart
+  and asks the systems for head offsets (for lag) about once a second, in the background;
+- each sample becomes an immutable :class:`JobView` in ``view`` (readable from any thread) and is handed
+  to ``listeners`` on the loop thread (the dashboard renders there, throttled by the same timer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.notebook.views import (
+    CommitView,
+    DecisionView,
+    JobView,
+    PartitionView,
+    TaskView,
+    offset_lag,
+)
+from samza_nb.observe import events as ev
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import SystemStreamPartition
+    from samza_nb.container.container import SamzaContainer
+    from samza_nb.container.status import TaskStatus
+
+log = logging.getLogger(__name__)
+
+RARE_EVENTS = (
+    ev.ContainerStarted,
+    ev.ContainerStopped,
+    ev.Committed,
+    ev.EndOfStreamReached,
+    ev.TaskFailed,
+    ev.WindowFired,
+    ev.StoreRestoreProgress,
+)
+"""The events the monitor takes in full: a few per commit or per partition, never per message."""
+
+Listener = Callable[[JobView], None]
+
+DECISION_SPACING_MS = 50.0
+"""The dashboard keeps a sampled decision when this long passed since the last one it kept, or when the
+decision differs in kind (another partition, tier, or bootstrap state)."""
+
+
+def _same_kind(a: ev.ChooserDecision, b: ev.ChooserDecision) -> bool:
+    ta, tb = a.trace, b.trace
+    return (
+        a.ssp == b.ssp
+        and getattr(ta, "tier", None) == getattr(tb, "tier", None)
+        and getattr(ta, "gated_by_bootstrap", False) == getattr(tb, "gated_by_bootstrap", False)
+    )
+
+
+def decision_reason(trace: Any) -> str:
+    """Why the chooser chose what it did, from a ChoiceTrace (or a custom chooser's decision)."""
+    if trace is None:
+        return "chosen"
+    reasons = []
+    if getattr(trace, "gated_by_bootstrap", False):
+        lagging = ", ".join(str(stream) for stream in getattr(trace, "lagging_streams", ()))
+        reasons.append(f"bootstrapping ({lagging or 'bootstrap streams'} not caught up)")
+    if getattr(trace, "held_by_batching", False):
+        reasons.append("continues a batch")
+    tier = getattr(trace, "tier", None)
+    if tier is not None:
+        reasons.append(f"priority tier {tier}")
+    reason = "; ".join(reasons) or "round robin"
+    candidates = getattr(trace, "candidates", ())
+    return f"{reason} (1 of {len(candidates)} waiting)" if candidates else reason
+
+
+def _phase(task: TaskStatus) -> str:
+    if task.done:
+        return "done"
+    if task.end_of_stream:
+        return "end-of-stream"
+    if task.need_commit:
+        return "commit due"
+    if task.need_window:
+        return "window due"
+    return "processing" if task.in_flight else "waiting"
+
+
+class Monitor:
+    """Watches one container; create it before the container runs (it subscribes at once).
+
+    ``trace_all`` records every chooser decision in ``decisions`` (each one costs the container: for
+    small demonstrations only); otherwise decisions are sampled for the dashboard.
+    """
+
+    def __init__(
+        self,
+        container: SamzaContainer,
+        *,
+        job: str,
+        mode: str,
+        refresh_s: float = 0.2,
+        heads_every_s: float = 1.0,
+        trace_all: bool = False,
+        keep_decisions: int = 12,
+        keep_commits: int = 20,
+    ) -> None:
+        self._container = container
+        self._job = job
+        self._mode = mode
+        self._refresh_s = refresh_s
+        self._heads_every_s = heads_every_s
+        self.listeners: list[Listener] = []
+        self.view = JobView(job, mode, "new")
+        self.decisions: list[ev.ChooserDecision] = []
+        self._trace_all = trace_all
+        self._recent_decisions: deque[ev.ChooserDecision] = deque(maxlen=keep_decisions)
+        self._last_decision: ev.ChooserDecision | None = None
+        self._commits: deque[ev.Committed] = deque(maxlen=keep_commits)
+        self._commit_count = 0
+        self._restores: dict[tuple[str, str], ev.StoreRestoreProgress] = {}
+        self._failure: str | None = None
+        self._started_ms: float | None = None
+        self._t0 = time.monotonic()
+        self._rates: deque[tuple[float, int]] = deque(maxlen=64)
+        self._heads: dict[SystemStreamPartition, str | None] = {}
+        self._heads_due = 0.0
+        self._heads_task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        bus = container.bus
+        self._unsubscribe = [
+            bus.subscribe(self._on_event, RARE_EVENTS),
+            bus.subscribe(self._on_decision, [ev.ChooserDecision], sampled=not trace_all),
+        ]
+
+    # -- lifecycle (on the job's loop thread) ---------------------------------------------------------------
+    def start(self) -> None:
+        """Start sampling on the running loop (the job's)."""
+        self._loop = asyncio.get_running_loop()
+        self._t0 = time.monotonic()
+        self._timer = self._loop.call_later(self._refresh_s, self._tick)
+
+    async def finish(self, outcome: str, error: str | None) -> JobView:
+        """The run ended: stop sampling, take the last sample (with fresh head offsets), stop listening."""
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._heads_task is not None and not self._heads_task.done():
+            self._heads_task.cancel()
+        try:
+            async with asyncio.timeout(1.0):
+                await self._refresh_heads()
+        except Exception:  # the systems may be gone after a failure: the view shows what it had
+            log.debug("head offsets after the run are not available", exc_info=True)
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._failure = error or self._failure
+        view = self._sample(outcome, done=True)
+        self._publish(view)
+        return view
+
+    def _tick(self) -> None:
+        self._timer = None
+        view = self._sample(self._container.state.value, done=False)
+        self._publish(view)
+        now = time.monotonic()
+        if now >= self._heads_due and (self._heads_task is None or self._heads_task.done()):
+            self._heads_due = now + self._heads_every_s
+            self._heads_task = asyncio.ensure_future(self._refresh_heads())
+        if self._loop is not None and not self._loop.is_closed():
+            self._timer = self._loop.call_later(self._refresh_s, self._tick)
+
+    def _publish(self, view: JobView) -> None:
+        self.view = view
+        for listener in list(self.listeners):
+            try:
+                listener(view)
+            except Exception:
+                log.exception("a job view listener failed; removing it")
+                self.listeners.remove(listener)
+
+    async def _refresh_heads(self) -> None:
+        if self._container.metadata:
+            self._heads = await self._container.head_offsets()
+
+    # -- events (on the job's loop thread; must be quick) -------------------------------------------------
+    def _on_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Committed):
+            self._commits.append(event)
+            self._commit_count += 1
+        elif isinstance(event, ev.ContainerStarted):
+            self._started_ms = event.at_ms
+        elif isinstance(event, ev.TaskFailed):
+            where = f" at {event.ssp} offset {event.offset}" if event.ssp is not None else ""
+            self._failure = f"task {event.task!r} failed{where}: {event.error}"
+        elif isinstance(event, ev.StoreRestoreProgress):
+            self._restores[(event.task, event.store)] = event
+
+    def _on_decision(self, event: ev.Event) -> None:
+        assert isinstance(event, ev.ChooserDecision)
+        if self._trace_all:
+            self.decisions.append(event)
+        last = self._last_decision
+        if last is not None and event.at_ms - last.at_ms < DECISION_SPACING_MS and _same_kind(event, last):
+            return  # several samples of one burst: keep the list a history, not one instant
+        self._last_decision = event
+        self._recent_decisions.append(event)
+
+    # -- sampling ---------------------------------------------------------------------------------------
+    def _sample(self, state: str, done: bool) -> JobView:
+        status = self._container.status()
+        now = time.monotonic()
+        elapsed = now - self._t0
+        rates = self._rates
+        rates.append((now, status.processed))
+        while len(rates) > 2 and now - rates[1][0] >= 1.0:
+            rates.popleft()
+        first_t, first_n = rates[0]
+        if done:
+            rate = status.processed / elapsed if elapsed > 0 else 0.0
+        else:
+            rate = (status.processed - first_n) / (now - first_t) if now > first_t else 0.0
+        heads = self._heads
+        tasks = tuple(
+            TaskView(
+                task.name,
+                task.in_flight,
+                task.max_concurrency,
+                task.processed,
+                _phase(task),
+                tuple(
+                    PartitionView(
+                        p.ssp,
+                        p.processed_offset,
+                        p.committed_offset,
+                        heads.get(p.ssp),
+                        offset_lag(heads.get(p.ssp), p.processed_offset, p.ended),
+                        p.ended,
+                    )
+                    for p in task.partitions
+                ),
+            )
+            for task in status.tasks
+        )
+        return JobView(
+            job=self._job,
+            mode=self._mode,
+            state=state,
+            processed=status.processed,
+            elapsed_s=elapsed,
+            rate=rate,
+            tasks=tasks,
+            decisions=tuple(self._decision_view(d) for d in reversed(self._recent_decisions)),
+            commits=tuple(
+                CommitView(self._since_start(c.at_ms), c.task, tuple(sorted(c.offsets.items())))
+                for c in reversed(self._commits)
+            ),
+            commit_count=self._commit_count,
+            restores=tuple(
+                f"{task}/{store}: {r.restored:,} of ~{r.total:,} restored" + (" (done)" if r.done else "")
+                for (task, store), r in sorted(self._restores.items())
+            ),
+            error=self._failure,
+            done=done,
+        )
+
+    def _since_start(self, at_ms: float) -> float:
+        start = self._started_ms
+        return (at_ms - start) / 1000.0 if start is not None else 0.0
+
+    def _decision_view(self, event: ev.ChooserDecision) -> DecisionView:
+        trace = event.trace
+        return DecisionView(
+            self._since_start(event.at_ms),
+            event.ssp,
+            event.offset,
+            getattr(trace, "tier", None),
+            decision_reason(trace),
+        )
+
+
+__all__ = ["RARE_EVENTS", "Monitor", "decision_reason"]

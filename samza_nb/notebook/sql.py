@@ -1,0 +1,52 @@
+"""``%%samza_sql <store>``: DuckDB SQL over a store of the notebook's job, as a DataFrame.
+
+The store is read through the job's container (``container.query_store(store, sql)``, awaited when it is a
+coroutine, on a helper thread's loop while the kernel's loop is blocked by the cell): its committed contents,
+as a relation named after the store with columns ``key``, ``value`` and ``partition``. The result
+is a pandas DataFrame when pandas is installed, else the container's result (``columns`` and ``rows``).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.errors import SamzaError
+from samza_nb.notebook.blocking import run_blocking
+from samza_nb.notebook.errors import NotebookError
+
+if TYPE_CHECKING:
+    from samza_nb.container.container import SamzaContainer
+
+
+def query(container: SamzaContainer | None, store: str, sql: str) -> Any:
+    """Run ``sql`` over ``store`` of ``container``'s job; every problem is one NotebookError line."""
+    store = store.strip()
+    if not store:
+        raise NotebookError("samza_sql: name the store: %%samza_sql <store>, then the SQL in the cell")
+    if not sql.strip():
+        raise NotebookError(f"samza_sql: the cell has no SQL (e.g. SELECT * FROM {store} LIMIT 10)")
+    if container is None:
+        raise NotebookError("samza_sql: no job has run yet: %samza_run the job, then query its stores")
+    query_store = getattr(container, "query_store", None)
+    if not callable(query_store):
+        raise NotebookError("samza_sql: this version of samza_nb cannot query stores (no query_store)")
+    try:
+        result = query_store(store, sql)
+        if inspect.isawaitable(result):
+            result = run_blocking(result)
+    except SamzaError as exc:
+        raise NotebookError(f"samza_sql: {exc}") from None
+    except Exception as exc:  # DuckDB's own errors (syntax, unknown column) are the user's SQL mistakes
+        text = " ".join(str(exc).split())
+        raise NotebookError(f"samza_sql: {type(exc).__name__}: {text}") from None
+    to_pandas = getattr(result, "to_pandas", None)
+    if callable(to_pandas):
+        try:
+            return to_pandas()
+        except ImportError:
+            return result
+    return result
+
+
+__all__ = ["query"]

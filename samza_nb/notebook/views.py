@@ -1,0 +1,180 @@
+"""What the notebook shows of a job: frozen snapshots (JobView) and their rows as plain strings.
+
+A :class:`JobView` is built on the job's loop thread a few times a second and read from any thread; the
+text status, the reports and the dashboard all render the same rows, so they always agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import SystemStreamPartition
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    """One input partition: last processed (released) offset, last committed offset, the partition's
+    newest offset (head) and the lag between head and processed; whether it reached end-of-stream."""
+
+    ssp: SystemStreamPartition
+    processed: str | None
+    committed: str | None
+    head: str | None
+    lag: int | None
+    ended: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TaskView:
+    """One task: callbacks in flight against ``task.max.concurrency``, messages processed, its phase."""
+
+    name: str
+    in_flight: int
+    max_concurrency: int
+    processed: int
+    phase: str
+    partitions: tuple[PartitionView, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionView:
+    """A chooser decision (sampled: about one per slice of work) and why it was made."""
+
+    at_s: float
+    ssp: SystemStreamPartition
+    offset: str
+    tier: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CommitView:
+    """A checkpoint written for a task, with the offsets it holds."""
+
+    at_s: float
+    task: str
+    offsets: tuple[tuple[SystemStreamPartition, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class JobView:
+    """A snapshot of a notebook job.
+
+    ``state`` is the container's lifecycle state while it runs, then the run's outcome: ``finished``
+    (every input reached end-of-stream, or the tasks asked to stop), ``stopped`` (``%samza_stop``),
+    ``timed out``, ``interrupted`` or ``failed`` (``error`` says why). ``rate`` is the recent throughput
+    in messages per second. ``decisions`` and ``commits`` are newest first.
+    """
+
+    job: str
+    mode: str
+    state: str
+    processed: int = 0
+    elapsed_s: float = 0.0
+    rate: float = 0.0
+    tasks: tuple[TaskView, ...] = ()
+    decisions: tuple[DecisionView, ...] = ()
+    commits: tuple[CommitView, ...] = ()
+    commit_count: int = 0
+    restores: tuple[str, ...] = ()
+    error: str | None = None
+    done: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def in_flight(self) -> int:
+        """Callbacks in flight over all tasks."""
+        return sum(task.in_flight for task in self.tasks)
+
+    @property
+    def partitions(self) -> tuple[PartitionView, ...]:
+        """Every input partition of every task, in task order."""
+        return tuple(p for task in self.tasks for p in task.partitions)
+
+
+def offset_lag(head: str | None, processed: str | None, ended: bool) -> int | None:
+    """Messages between the processed offset and the head, for integer offsets (in-memory, Kafka)."""
+    if ended:
+        return 0
+    if head is None or processed is None:
+        return None
+    try:
+        return max(int(head) - int(processed), 0)
+    except ValueError:
+        return None
+
+
+# -- rows -----------------------------------------------------------------------------------------------
+TASK_HEADERS = ("task", "in flight", "processed", "phase")
+PARTITION_HEADERS = ("partition", "processed", "committed", "head", "lag", "end-of-stream")
+DECISION_HEADERS = ("t (s)", "chosen", "tier", "why")
+COMMIT_HEADERS = ("t (s)", "task", "offsets")
+
+
+def _text(value: object) -> str:
+    return "—" if value is None else str(value)
+
+
+def header_line(view: JobView) -> str:
+    """``job 'x' — running on the kernel's loop · 1,234 processed · 5,678 msg/s · 1.2 s``."""
+    parts = [f"{view.processed:,} processed", f"{view.rate:,.0f} msg/s", f"{view.elapsed_s:.1f} s"]
+    if view.in_flight:
+        parts.insert(1, f"{view.in_flight} in flight")
+    return f"job {view.job!r} — {view.state} ({view.mode}) · " + " · ".join(parts)
+
+
+def task_rows(view: JobView) -> list[tuple[str, ...]]:
+    """One row per task."""
+    return [
+        (task.name, f"{task.in_flight}/{task.max_concurrency}", f"{task.processed:,}", task.phase)
+        for task in view.tasks
+    ]
+
+
+def partition_rows(view: JobView) -> list[tuple[str, ...]]:
+    """One row per input partition."""
+    return [
+        (
+            str(p.ssp),
+            _text(p.processed),
+            _text(p.committed),
+            _text(p.head),
+            _text(p.lag),
+            "yes" if p.ended else "no",
+        )
+        for p in view.partitions
+    ]
+
+
+def decision_rows(view: JobView) -> list[tuple[str, ...]]:
+    """One row per recent chooser decision, newest first."""
+    return [(f"{d.at_s:.3f}", f"{d.ssp}@{d.offset}", _text(d.tier), d.reason) for d in view.decisions]
+
+
+def commit_rows(view: JobView) -> list[tuple[str, ...]]:
+    """One row per recent checkpoint, newest first."""
+    return [
+        (f"{c.at_s:.3f}", c.task, ", ".join(f"{ssp}={offset}" for ssp, offset in c.offsets) or "(none)")
+        for c in view.commits
+    ]
+
+
+__all__ = [
+    "COMMIT_HEADERS",
+    "DECISION_HEADERS",
+    "PARTITION_HEADERS",
+    "TASK_HEADERS",
+    "CommitView",
+    "DecisionView",
+    "JobView",
+    "PartitionView",
+    "TaskView",
+    "commit_rows",
+    "decision_rows",
+    "header_line",
+    "offset_lag",
+    "partition_rows",
+    "task_rows",
+]

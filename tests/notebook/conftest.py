@@ -1,0 +1,50 @@
+"""Fixtures for the notebook layer: a real IPython shell with fresh samza_nb magics per test, and a private
+in-memory broker namespace per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+# jupyter_core warns (DeprecationWarning, an error under this suite's filterwarnings) unless told to use
+# the platformdirs locations it is migrating to.
+os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
+
+pytest.importorskip("IPython", reason="the notebook layer needs IPython (samza_nb[notebook])")
+
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.testing import globalipapp
+
+from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.systems.inmemory import InMemoryBroker
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The ``browser`` marker (also declared in pyproject.toml once it lists it: harmless twice)."""
+    config.addinivalue_line("markers", "browser: drives JupyterLab in headless Chromium (needs chromium)")
+
+
+@pytest.fixture
+def shell() -> InteractiveShell:
+    """IPython's testing shell (a TerminalInteractiveShell, shared by the test session)."""
+    return globalipapp.get_ipython()
+
+
+@pytest.fixture
+def magics(shell: InteractiveShell) -> Iterator[SamzaMagics]:
+    """Fresh samza_nb magics (and so a fresh session) registered on the shell; text output."""
+    instance = SamzaMagics(shell, dashboard="text", interrupt_stops_job=False)
+    shell.register_magics(instance)
+    yield instance
+    instance.session.close()
+
+
+@pytest.fixture
+def broker() -> Iterator[InMemoryBroker]:
+    """An in-memory broker of its own namespace (dropped after the test)."""
+    namespace = f"nb-{uuid.uuid4().hex[:8]}"
+    yield InMemoryBroker.named(namespace)
+    InMemoryBroker.drop(namespace)

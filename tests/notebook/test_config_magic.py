@@ -1,0 +1,77 @@
+"""%%samza_config and %samza_config key=value in a real IPython shell."""
+
+from __future__ import annotations
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from samza_nb.notebook.magics import SamzaMagics
+
+from .helpers import error_line, run
+
+
+def test_config_cell_replaces_the_config_and_says_what_it_is(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "%%samza_config\njob.name = first\ntask.inputs = mem.a\nextra.key = 1\n")
+    result = run(shell, "%%samza_config\n# comment\njob.name = clicks\ntask.inputs = mem.clicks\n")
+    assert result.success
+    assert magics.session.config == {"job.name": "clicks", "task.inputs": "mem.clicks"}
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[-1]
+        == "job 'clicks': 2 keys; inputs mem.clicks; in-memory checkpoints kept for this kernel's lifetime"
+    )
+
+
+def test_line_form_sets_and_overrides_keys(shell: InteractiveShell, magics: SamzaMagics) -> None:
+    run(shell, "%%samza_config\njob.name = j\ntask.max.concurrency = 2\n")
+    assert run(shell, '%samza_config task.max.concurrency=8 job.id="run 2"').success
+    assert magics.session.config == {"job.name": "j", "task.max.concurrency": "8", "job.id": "run 2"}
+
+
+def test_bare_line_shows_the_config_as_properties(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "%samza_config")
+    assert "no job config yet" in capsys.readouterr().out
+    run(shell, "%samza_config job.name=x task.inputs=mem.in")
+    capsys.readouterr()
+    run(shell, "%samza_config")
+    assert capsys.readouterr().out.startswith("job.name = x\ntask.inputs = mem.in\n")
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        (
+            "%%samza_config\njob.name = j\nthis line has no separator\n",
+            "samza_config cell:3: expected 'key = value'",
+        ),
+        ("%%samza_config\ntask.max.concurrency = many\n", "task.max.concurrency"),
+        ("%samza_config task.max.concurrency", "is not key=value"),
+        ("%%samza_config extra\njob.name = j\n", "the cell form takes no arguments"),
+        ("%samza_config 'unclosed", "cannot split"),
+    ],
+)
+def test_mistakes_are_one_line_usage_errors(
+    shell: InteractiveShell,
+    magics: SamzaMagics,
+    capsys: pytest.CaptureFixture[str],
+    cell: str,
+    message: str,
+) -> None:
+    assert message in error_line(run(shell, cell), capsys)
+    assert magics.session.config == {}
+
+
+def test_config_change_while_running_says_it_applies_next_time(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    class Running:
+        done = False
+
+    magics.session.run = Running()  # type: ignore[assignment]
+    run(shell, "%samza_config job.name=x")
+    assert "applies to the next %samza_run" in capsys.readouterr().out
+    magics.session.run = None

@@ -1,0 +1,136 @@
+"""The dashboard's widget state, headless (ipywidgets' DummyComm: no front-end), during and after runs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.systems.inmemory import InMemoryBroker
+
+from .helpers import config_cell, fill, run
+
+pytest.importorskip("ipywidgets", reason="the dashboard needs ipywidgets (samza_nb[notebook])")
+
+HOLDING = """%%samza_task
+class Holding:
+    held = []
+    def process_async(self, envelope, collector, coordinator, callback):
+        Holding.held.append(callback)
+"""
+
+
+@pytest.fixture
+def widget_magics(shell: InteractiveShell) -> Iterator[SamzaMagics]:
+    instance = SamzaMagics(shell, dashboard="widgets", interrupt_stops_job=False, refresh_interval=0.05)
+    shell.register_magics(instance)
+    yield instance
+    instance.session.close()
+
+
+def test_widget_state_after_a_run(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 2, 100)
+    run(shell, config_cell(broker, "in", task_max_concurrency=3))
+    run(shell, "%%samza_task\nclass Pass:\n    async def process(self, e, c, k):\n        pass\n")
+    assert run(shell, "%samza_run --wait").success
+    dashboard = widget_magics.session.dashboard
+    assert dashboard is not None
+    assert sorted(dashboard.task_rows) == ["Partition 0", "Partition 1"]
+    for row in dashboard.task_rows.values():
+        assert (row.in_flight, row.max_concurrency, row.processed, row.phase) == (0, 3, 50, "done")
+    body = dashboard.body.value
+    assert body.count("<div class='samza-task-row'") == 2
+    assert "data-task='Partition 1'" in body and "style='display:block;width:0%;" in body
+    assert body.count("<span class='samza-task-detail'>0/3 in flight · 50 processed · done</span>") == 2
+    assert "samza-body" in dashboard.body._dom_classes
+    header = dashboard.header.value
+    assert "<span class='samza-processed'><b>100</b> processed</span>" in header
+    assert ">finished</span>" in header and "msg/s" in header
+    partitions = body[body.index("samza-partitions") : body.index("samza-decisions")]
+    for partition in (0, 1):
+        assert f"<td style='padding:0 8px'>{broker.namespace}.in#{partition}</td>" in partitions
+    assert partitions.count("<td style='padding:0 8px'>49</td>") == 6  # processed, committed, head x 2
+    assert partitions.count("<td style='padding:0 8px'>yes</td>") == 2  # end-of-stream
+    assert "checkpoints (2 written" in body
+    assert "recent chooser decisions" in body
+    assert "samza-error" not in header
+    assert dashboard.stop_button is None  # --wait: an interrupt stops the job, not a button
+    bundle = dashboard._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"].startswith("job 'nbjob' — finished (on its own thread) · 100 processed")
+
+
+def test_in_flight_callbacks_against_max_concurrency_live(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 1, 10, end=False)
+    run(shell, config_cell(broker, "in", task_max_concurrency=4))
+    run(shell, HOLDING)
+    session = widget_magics.session
+    held: list[Any] = shell.user_ns["Holding"].held
+
+    async def notebook() -> None:
+        assert run(shell, "%samza_run").success
+        assert await session.until(lambda view: view.in_flight == 4, timeout=10)
+        await asyncio.sleep(0.15)  # the monitor renders on its timer
+        dashboard = session.dashboard
+        assert dashboard is not None
+        assert dashboard.task_rows["Partition 0"].in_flight == 4
+        assert "width:100%;" in dashboard.body.value
+        assert "<span class='samza-task-detail'>4/4 in flight · " in dashboard.body.value
+        while held:
+            held.pop(0).complete()
+            await asyncio.sleep(0)
+        assert await session.until(lambda view: view.processed == 10, timeout=10)
+        await asyncio.sleep(0.15)
+        assert "width:0%;" in dashboard.body.value and "0/4 in flight · 10 processed" in dashboard.body.value
+        assert dashboard.stop_button is not None
+        dashboard.stop_button.click()
+        assert dashboard.stop_button.disabled
+        await session.wait(timeout=10)
+
+    asyncio.run(notebook())
+    assert session.run is not None and session.run.outcome == "stopped"
+    dashboard = session.dashboard
+    assert dashboard is not None
+    assert ">stopped</span>" in dashboard.header.value
+    assert "<span class='samza-processed'><b>10</b> processed</span>" in dashboard.header.value
+
+
+def test_failure_shows_one_red_line(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 1, 3)
+    run(shell, config_cell(broker, "in"))
+    run(
+        shell,
+        "%%samza_task\nclass Boom:\n    def process(self, e, c, k):\n        raise KeyError('no user')\n",
+    )
+    run(shell, "%samza_run --wait")
+    dashboard = widget_magics.session.dashboard
+    assert dashboard is not None
+    assert ">failed</span>" in dashboard.header.value
+    assert "<div class='samza-error' style='color:#b00'>" in dashboard.header.value
+    assert "no user" in dashboard.header.value
+
+
+def test_text_mode_prints_the_final_status(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 4)
+    run(shell, config_cell(broker, "in"))
+    run(shell, "%%samza_task\nclass Pass:\n    def process(self, e, c, k):\n        pass\n")
+    capsys.readouterr()
+    run(shell, "%samza_run --wait")
+    out = capsys.readouterr().out
+    assert "task         in flight  processed  phase\nPartition 0  0/1        4          done" in out
+    assert f"{broker.namespace}.in#0  3          3          3     0    yes" in out
+    capsys.readouterr()
+    run(shell, "%samza_run --wait --no-dashboard")
+    assert capsys.readouterr().out.count("\n") == 1  # --no-dashboard: the outcome line only

@@ -1,0 +1,107 @@
+"""%samza_status and %samza_checkpoints: what they return and how they render."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from samza_nb import SystemStreamPartition
+from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.notebook.monitor import decision_reason
+from samza_nb.systems.inmemory import InMemoryBroker
+
+from .helpers import config_cell, error_line, fill, run
+
+PASS = "%%samza_task\nclass Pass:\n    def process(self, e, c, k):\n        pass\n"
+
+
+def test_status_before_any_run_says_what_is_missing(shell: InteractiveShell, magics: SamzaMagics) -> None:
+    status = shell.run_line_magic("samza_status", "")
+    assert status.state == "no job" and status.processed == 0
+    assert str(status) == (
+        "no job has run yet in this notebook\nconfig: none (%%samza_config)\n"
+        "task: none (%%samza_task, or task.class)"
+    )
+
+
+def test_status_after_a_run(shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker) -> None:
+    fill(broker, "in", 3, 30)
+    run(shell, config_cell(broker, "in", job="stat"))
+    run(shell, PASS)
+    run(shell, "%samza_run --wait")
+    status = shell.run_line_magic("samza_status", "")
+    assert status.state == "finished" and status.processed == 30
+    text = str(status)
+    assert text.startswith("job 'stat' — finished (on its own thread) · 30 processed")
+    assert "Partition 2  0/1        10         done" in text
+    html = status._repr_html_()
+    assert html.count("<table") >= 2 and "Partition 1" in html
+
+
+def test_checkpoints_in_memory_with_history(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 2, 6)
+    run(shell, config_cell(broker, "in", job="cp"))
+    run(shell, PASS)
+    run(shell, "%samza_run --wait")
+    report = shell.run_line_magic("samza_checkpoints", "")
+    ssp0 = SystemStreamPartition(broker.namespace, "in", 0)
+    assert report.offset("Partition 0", ssp0) == "2"
+    assert report.source == "in memory, kept for this kernel"
+    assert len(report.history) == 2
+    text = str(report)
+    assert f"Partition 0  {broker.namespace}.in#0  2" in text
+    assert "written by the latest run (newest first):" in text
+    assert "<table" in report._repr_html_()
+
+
+def test_checkpoints_from_a_configured_factory(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, tmp_path: Path
+) -> None:
+    fill(broker, "in", 1, 5)
+    cell = (
+        config_cell(
+            broker,
+            "in",
+            job="durable",
+            task_checkpoint_factory="samza_nb.checkpoint.duckdb.DuckDBCheckpointManagerFactory",
+        )
+        + f"job.logged.store.base.dir = {tmp_path}\n"
+    )
+    run(shell, cell)
+    run(shell, PASS)
+    assert shell.run_line_magic("samza_checkpoints", "").note == "no run yet: its tasks are not known"
+    run(shell, "%samza_run --wait")
+    report = shell.run_line_magic("samza_checkpoints", "")
+    assert report.source == "samza_nb.checkpoint.duckdb.DuckDBCheckpointManagerFactory"
+    assert report.offsets == {"Partition 0": {SystemStreamPartition(broker.namespace, "in", 0): "4"}}
+
+
+def test_reset_while_running_is_refused(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 3, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, PASS)
+    run(shell, "%samza_run")
+    capsys.readouterr()
+    result = run(shell, "%samza_checkpoints --reset")
+    assert "the job is running: %samza_stop it before --reset" in error_line(result, capsys)
+    run(shell, "%samza_stop")
+
+
+def test_decision_reasons() -> None:
+    from samza_nb.api.streams import SystemStream
+    from samza_nb.chooser.trace import ChoiceTrace
+
+    ssp = SystemStreamPartition("s", "a", 0)
+    assert decision_reason(None) == "chosen"
+    assert decision_reason(ChoiceTrace(ssp, "1", None, (), False, False)) == "round robin"
+    assert decision_reason(ChoiceTrace(ssp, "1", 2, ((ssp, 2), (ssp, 1)), False, True)) == (
+        "continues a batch; priority tier 2 (1 of 2 waiting)"
+    )
+    lagging = ChoiceTrace(ssp, "1", 0, (), True, False, (SystemStream("s", "boot"),))
+    assert decision_reason(lagging) == "bootstrapping (s.boot not caught up); priority tier 0"

@@ -1,0 +1,255 @@
+"""%samza_run, %samza_stop and the job's outcomes in a real IPython shell.
+
+With no event loop running (a terminal IPython, these tests) a background job runs on its own thread; inside
+a running loop (a Jupyter kernel; here ``asyncio.run``) it runs as a task of that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+import time
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from samza_nb.notebook.job import KERNEL_LOOP, OWN_THREAD
+from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.systems.inmemory import InMemoryBroker
+
+from . import sample_tasks
+from .helpers import config_cell, error_line, fill, run
+
+COLLECT = """%%samza_task
+class Collect:
+    seen = []
+    def process(self, envelope, collector, coordinator):
+        Collect.seen.append(envelope.message)
+"""
+
+FAIL_AT_3 = """%%samza_task
+class FailAt3:
+    def process(self, envelope, collector, coordinator):
+        if envelope.offset == "3":
+            raise ValueError("bad message " + repr(envelope.message))
+"""
+
+
+def wait_until(predicate: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "condition not reached in time"
+        time.sleep(0.01)
+
+
+def test_wait_runs_to_end_of_stream_on_its_own_thread(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 2, 100)
+    run(shell, config_cell(broker, "in", task_max_concurrency=2))
+    run(shell, COLLECT)
+    result = run(shell, "%samza_run --wait --timeout 20")
+    assert result.success
+    assert sorted(shell.user_ns["Collect"].seen) == list(range(100))
+    session = magics.session
+    assert session.run is not None and session.run.mode == OWN_THREAD and session.run.outcome == "finished"
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("job 'nbjob' finished: 100 messages in ")
+    assert "every input reached end-of-stream; 2 checkpoints written" in last
+
+
+@pytest.mark.parametrize(
+    ("cells", "message"),
+    [
+        ([], "samza_run: no job config: write a %%samza_config cell"),
+        (["%samza_config job.name=x task.inputs=nb.in"], "no task: define one in a %%samza_task cell"),
+        (["%samza_config job.name=x", COLLECT], "missing required config task.inputs"),
+        (["%samza_config task.inputs=ghost.in", COLLECT], "systems.ghost.samza.factory"),
+        (["%samza_config task.inputs=nb.in task.class=no.such.Task"], "task.class='no.such.Task'"),
+    ],
+)
+def test_mistakes_before_running_are_one_line(
+    shell: InteractiveShell,
+    magics: SamzaMagics,
+    capsys: pytest.CaptureFixture[str],
+    cells: list[str],
+    message: str,
+) -> None:
+    for cell in cells:
+        run(shell, cell)
+    capsys.readouterr()
+    assert message in error_line(run(shell, "%samza_run --wait"), capsys)
+    assert magics.session.run is None
+
+
+@pytest.mark.parametrize("args", ["--timeout 0", "--max-messages -1", "--nope", "--timeout soon"])
+def test_bad_options_are_one_line(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str], args: str
+) -> None:
+    assert error_line(run(shell, f"%samza_run {args}"), capsys).startswith("NotebookError: samza_run: ")
+
+
+def test_task_class_from_config(shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker) -> None:
+    fill(broker, "in", 1, 5)
+    sample_tasks.SEEN.clear()
+    run(shell, config_cell(broker, "in", task_class="tests.notebook.sample_tasks.Collect"))
+    assert run(shell, "%samza_run --wait --no-dashboard").success
+    assert sample_tasks.SEEN == [0, 1, 2, 3, 4]
+
+
+def test_background_job_already_running_then_stop_waits_and_commits(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 2, 10, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    assert run(shell, "%samza_run").success
+    assert "started in the background on its own thread" in capsys.readouterr().out
+    session = magics.session
+    wait_until(lambda: session.view is not None and session.view.processed == 10)
+    result = run(shell, "%samza_run")
+    assert "job 'nbjob' is already running (10 processed): %samza_stop it first" in error_line(result, capsys)
+    assert run(shell, "%samza_stop").success
+    assert session.run is not None and session.run.done and session.run.outcome == "stopped"
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("job 'nbjob' stopped: 10 messages")
+    report = shell.run_line_magic("samza_checkpoints", "")
+    assert {
+        task: {str(ssp): o for ssp, o in offsets.items()} for task, offsets in report.offsets.items()
+    } == {
+        "Partition 0": {f"{broker.namespace}.in#0": "4"},
+        "Partition 1": {f"{broker.namespace}.in#1": "4"},
+    }
+    run(shell, "%samza_stop")
+    assert capsys.readouterr().out.strip() == "no job is running (the last run stopped)"
+
+
+def test_timeout_stops_gracefully(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 3, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    started = time.monotonic()
+    assert run(shell, "%samza_run --wait --timeout 0.3").success
+    assert 0.3 <= time.monotonic() - started < 5
+    assert magics.session.run is not None and magics.session.run.outcome == "timed out"
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("job 'nbjob' timed out: 3 messages")
+    assert shell.run_line_magic("samza_checkpoints", "").offsets["Partition 0"]
+
+
+def test_max_messages(shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker) -> None:
+    fill(broker, "in", 1, 50)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    assert run(shell, "%samza_run --wait --max-messages 10").success
+    assert magics.session.view is not None and magics.session.view.processed == 10
+
+
+def test_rerun_resumes_after_the_checkpoint_and_reset_starts_over(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 30)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    run(shell, "%samza_run --wait --max-messages 10")
+    run(shell, "%samza_run --wait")
+    assert shell.user_ns["Collect"].seen == list(range(30))
+    assert magics.session.view is not None and magics.session.view.processed == 20
+    capsys.readouterr()
+    run(shell, "%samza_checkpoints --reset")
+    assert "checkpoints of job 'nbjob' forgotten" in capsys.readouterr().out
+    run(shell, "%samza_run --wait")
+    assert magics.session.view is not None and magics.session.view.processed == 30
+
+
+def test_replacing_the_task_after_a_run_says_so(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 3)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    run(shell, "%samza_run --wait")
+    capsys.readouterr()
+    run(shell, FAIL_AT_3)
+    assert capsys.readouterr().out.strip() == (
+        "task FailAt3 replaces task Collect for the next %samza_run "
+        "(the previous run of job 'nbjob' has finished)"
+    )
+
+
+def test_failure_while_waiting_is_one_line_and_fails_the_cell(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 10)
+    run(shell, config_cell(broker, "in"))
+    run(shell, FAIL_AT_3)
+    capsys.readouterr()
+    error = error_line(run(shell, "%samza_run --wait"), capsys)
+    assert error.startswith("NotebookError: job 'nbjob' failed after 3 messages: ")
+    assert "Partition 0" in error and "offset 3" in error and "bad message 3" in error
+    assert magics.session.run is not None and magics.session.run.outcome == "failed"
+    # The failed message's offset is never checkpointed.
+    assert shell.run_line_magic("samza_checkpoints", "").offsets == {}
+
+
+def test_failure_in_the_background_shows_in_the_status(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 1, 10)
+    run(shell, config_cell(broker, "in"))
+    run(shell, FAIL_AT_3)
+    assert run(shell, "%samza_run").success
+    assert magics.session.run is not None and magics.session.run.join(10)
+    status = shell.run_line_magic("samza_status", "")
+    assert status.state == "failed"
+    assert status.view.error is not None and "bad message 3" in status.view.error
+    assert "error: " in str(status)
+
+
+def test_interrupt_while_waiting_stops_the_job_gracefully(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 5, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    main = threading.main_thread().ident
+    assert main is not None
+
+    def interrupt() -> None:
+        wait_until(lambda: magics.session.view is not None and magics.session.view.processed == 5)
+        time.sleep(0.1)
+        signal.pthread_kill(main, signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    assert run(shell, "%samza_run --wait").success
+    assert magics.session.run is not None and magics.session.run.outcome == "interrupted"
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("job 'nbjob' interrupted: 5 messages")
+    assert shell.run_line_magic("samza_checkpoints", "").offsets["Partition 0"]
+
+
+def test_background_job_on_a_running_loop_returns_at_once(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 4, 20_000, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    session = magics.session
+
+    async def notebook() -> None:
+        started = time.perf_counter()
+        assert run(shell, "%samza_run").success  # like a cell in a kernel: this thread runs a loop
+        assert time.perf_counter() - started < 0.5
+        assert session.run is not None and session.run.mode == KERNEL_LOOP
+        assert await session.until(lambda view: view.processed == 20_000, timeout=20)
+        run(shell, "%samza_stop")
+        assert "is stopping" in capsys.readouterr().out
+        await session.wait(timeout=10)
+
+    asyncio.run(notebook())
+    assert session.run is not None and session.run.outcome == "stopped"
+    assert len(shell.user_ns["Collect"].seen) == 20_000
+    report = shell.run_line_magic("samza_checkpoints", "")
+    assert sorted(report.offsets) == ["Partition 0", "Partition 1", "Partition 2", "Partition 3"]
+    assert all(offset == "4999" for offsets in report.offsets.values() for offset in offsets.values())

@@ -1,0 +1,137 @@
+"""%%samza_sql <store>: DuckDB SQL over a store of the notebook's job, as a DataFrame."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from samza_nb.errors import SamzaError
+from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.systems.inmemory import InMemoryBroker
+
+from .helpers import config_cell, error_line, run
+
+COUNTER = """%%samza_task
+class Counter:
+    def init(self, context):
+        self.counts = context.get_store("counts")
+    def process(self, envelope, collector, coordinator):
+        for word in envelope.message.split():
+            self.counts.put(word, (self.counts.get(word) or 0) + 1)
+"""
+
+
+@dataclass
+class FakeResult:
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+    def to_pandas(self) -> Any:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=list(self.columns))
+
+
+@dataclass
+class FakeContainer:
+    """Stands in for SamzaContainer.query_store's contract: (store, sql) -> result with to_pandas()."""
+
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def query_store(self, store: str, sql: str) -> FakeResult:
+        self.calls.append((store, sql))
+        if store != "counts":
+            raise SamzaError(f"no store {store!r} in the job database (stores: counts)")
+        if "nonsense" in sql:
+            raise RuntimeError('Parser Error: syntax error at or near "nonsense"')
+        return FakeResult(("key", "value"), [("a", 2), ("b", 1)])
+
+
+@dataclass
+class FakeRun:
+    container: FakeContainer
+    done: bool = True
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ("%%samza_sql\nSELECT 1\n", "name the store: %%samza_sql <store>"),
+        ("%%samza_sql counts\n\n", "the cell has no SQL (e.g. SELECT * FROM counts LIMIT 10)"),
+        ("%%samza_sql counts\nSELECT * FROM counts\n", "no job has run yet"),
+    ],
+)
+def test_mistakes_are_one_line(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str], cell: str, message: str
+) -> None:
+    assert message in error_line(run(shell, cell), capsys)
+
+
+def test_query_returns_a_dataframe_through_the_container(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pd = pytest.importorskip("pandas")
+    container = FakeContainer()
+    magics.session.run = FakeRun(container)  # type: ignore[assignment]
+    frame = shell.run_cell_magic("samza_sql", " counts ", "SELECT key, value FROM counts ORDER BY key\n")
+    assert isinstance(frame, pd.DataFrame)
+    assert frame.to_dict("records") == [{"key": "a", "value": 2}, {"key": "b", "value": 1}]
+    assert container.calls == [("counts", "SELECT key, value FROM counts ORDER BY key\n")]
+    assert "no store 'ghost'" in error_line(run(shell, "%%samza_sql ghost\nSELECT 1\n"), capsys)
+    error = error_line(run(shell, "%%samza_sql counts\nnonsense\n"), capsys)
+    assert 'RuntimeError: Parser Error: syntax error at or near "nonsense"' in error
+
+
+def store_config(broker: InMemoryBroker, job: str) -> str:
+    return config_cell(broker, "lines", job=job) + (
+        "stores.counts.factory = samza_nb.storage.duckdb.DuckDBStoreFactory\n"
+        "stores.counts.key.serde = string\nstores.counts.msg.serde = int\ntask.commit.ms = 50\n"
+    )
+
+
+def test_sql_over_the_store_of_a_running_job(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    pytest.importorskip("pandas")
+    broker.create_stream("lines", 2)
+    for i, line in enumerate(["a b a", "b c", "a"]):
+        broker.send("lines", line, partition=i % 2)
+    run(shell, store_config(broker, "live-sql"))
+    run(shell, COUNTER)
+    assert run(shell, "%samza_run").success  # no loop runs here: the job runs on its own thread
+    try:
+        deadline = time.monotonic() + 10
+        while not (
+            magics.session.view
+            and magics.session.view.processed == 3
+            and magics.session.view.commit_count >= 4
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        frame = shell.run_cell_magic(
+            "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
+        )
+        assert frame.to_dict("records") == [{"key": "a", "n": 3}, {"key": "b", "n": 2}, {"key": "c", "n": 1}]
+    finally:
+        run(shell, "%samza_stop")
+
+
+def test_sql_over_a_duckdb_store_of_a_finished_job(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    pytest.importorskip("pandas")
+    broker.create_stream("lines", 2)
+    for i, line in enumerate(["a b a", "b c", "a"]):
+        broker.send("lines", line, partition=i % 2)
+    broker.end_stream("lines")
+    run(shell, store_config(broker, "sqljob"))
+    run(shell, COUNTER)
+    assert run(shell, "%samza_run --wait").success
+    frame = shell.run_cell_magic(
+        "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
+    )
+    assert frame.to_dict("records") == [{"key": "a", "n": 3}, {"key": "b", "n": 2}, {"key": "c", "n": 1}]
