@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import select
 import selectors
-from collections.abc import Coroutine
+import threading
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -44,3 +45,32 @@ def run(coroutine: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run`` on a precise-timer loop."""
     with asyncio.Runner(loop_factory=new_event_loop) as runner:
         return runner.run(coroutine)
+
+
+def run_blocking(awaitable: Awaitable[T]) -> T:
+    """Run ``awaitable`` to its end from synchronous code: on a new precise-timer loop here, or, when this
+    thread already runs a loop (a cell in a Jupyter kernel, whose loop is blocked while the cell runs), on
+    a new loop in a helper thread. The awaitable must not need the blocked loop."""
+
+    async def wait() -> T:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return run(wait())
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["value"] = run(wait())
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="samza-nb blocking call")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.base import load_checkpoint_manager
-from samza_nb.notebook.blocking import run_blocking
+from samza_nb.container.event_loop import run_blocking
 from samza_nb.notebook.text_status import html_table, text_table
 from samza_nb.notebook.views import COMMIT_HEADERS, CommitView, JobView, commit_rows
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.container.event_loop import run_blocking
 from samza_nb.errors import SamzaError
-from samza_nb.notebook.blocking import run_blocking
 from samza_nb.notebook.errors import NotebookError
 
 if TYPE_CHECKING:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -186,22 +185,4 @@ class TestRunner:
     def run(self, timeout: float = 30.0) -> TestResult:
         """Run to the end (see :meth:`run_async`). Inside a running event loop (a notebook) the job runs
         on its own thread and loop, and this call blocks until it is done."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return event_loop.run(self.run_async(timeout))
-        outcome: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                outcome["result"] = event_loop.run(self.run_async(timeout))
-            except BaseException as exc:
-                outcome["error"] = exc
-
-        thread = threading.Thread(target=target, name="samza-testrunner")
-        thread.start()
-        thread.join()
-        if "error" in outcome:
-            raise outcome["error"]
-        result: TestResult = outcome["result"]
-        return result
+        return event_loop.run_blocking(self.run_async(timeout))
