@@ -247,13 +247,16 @@ KEYS: tuple[KeySpec, ...] = (
         "Changelog of the store: <system>.<stream> (or a stream on job.changelog.system).",
     ),
     KeySpec(
-        "stores.<name>.write.batch.size", "500", "int>=1", "Dirty cache entries written down in one batch."
+        "stores.<name>.write.batch.size",
+        "100000",
+        "int>=1",
+        "Most changes held as objects before they are written down early (else once per commit).",
     ),
     KeySpec(
         "stores.<name>.object.cache.size",
         "1000",
         "int>=0",
-        "Objects in the store's LRU cache (0 = no cache; else at least write.batch.size).",
+        "Clean objects in the store's LRU cache (0 = no cache: every write is serialized at once).",
     ),
     KeySpec(
         "stores.<name>.preload.max.rows",

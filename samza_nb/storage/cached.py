@@ -1,17 +1,22 @@
-"""CachedStore: an LRU object cache with a dirty list that batches writes (Samza's CachedStore).
+"""CachedStore: a write-behind object cache over a serialized store (Samza's CachedStore, made cheap).
 
-The rules (DESIGN §6, as in Samza):
+Two maps, both of Python objects:
 
-- ``get`` serves hits from the cache; a miss reads the store below and caches the answer (absence too).
-- ``put``/``delete`` only touch the cache and mark the key dirty; repeated writes of a key between two
-  batches write only its latest value.
-- The dirty entries are written below with one ``put_all`` (and one ``delete_all`` for deletes) when their
-  count reaches ``write_batch_size``, when a dirty entry is about to be evicted, and before ``range``,
-  ``all``, ``snapshot``, ``flush`` and ``close``.
-- The cache holds at most ``cache_size`` entries; inserting one more evicts the least recently used.
+- the **dirty map** holds every change since the last write below (``None`` marks a delete). It is not
+  bounded by the cache size: changes are written below (serialized, then sent to the changelog and the
+  engine) once, when the store is flushed before each commit, or early when the map reaches
+  ``write_batch_size`` entries (a memory bound, default 100,000). Repeated writes of a key between two
+  writes below cost one entry and write only the latest value.
+- the **clean cache** is an LRU of at most ``cache_size`` values read from below (absence too). Evicting
+  from it never writes anything. When the dirty map is written below, its entries become the most
+  recently used clean entries.
 
-Values are cached by reference: an object read back is the object that was put, so do not modify it
-afterwards (the store below holds its serialized form). Keys must be hashable.
+``get`` looks at the dirty map, then the clean cache, then the store below. ``range``, ``all``,
+``snapshot``, ``flush`` and ``close`` write the dirty map below first.
+
+So a task that reads and updates its keys pays two dictionary operations per call, and serialization is
+paid once per key per commit rather than once per write. Values are cached by reference: an object read
+back is the object that was put, so do not modify it afterwards. Keys must be hashable.
 """
 
 from __future__ import annotations
@@ -27,16 +32,16 @@ _MISSING: Final[Any] = object()
 
 
 class CachedStore:
-    """A write-behind LRU cache of ``cache_size`` entries over ``inner``, writing dirty entries in batches
-    of ``write_batch_size``.
+    """A write-behind cache over ``inner``: changes as objects until the next flush (or until
+    ``write_batch_size`` of them wait), and an LRU of ``cache_size`` clean values.
 
-    ``0 < cache_size < write_batch_size`` (or a size below 1) is a :class:`ConfigError` naming
-    ``stores.<store_name>.object.cache.size`` (or ``.write.batch.size``). Not thread-safe by itself: wrap it
-    in :class:`~samza_nb.storage.synchronized.SynchronizedStore` when several threads use the store.
+    A size below 1 is a :class:`ConfigError` naming ``stores.<store_name>.object.cache.size`` (or
+    ``.write.batch.size``). Not thread-safe by itself: wrap it in
+    :class:`~samza_nb.storage.synchronized.SynchronizedStore` when several threads use the store.
 
-    When writing a batch fails with a :class:`StoreError` naming a key (a value its serde cannot encode),
-    that key's unwritten change is dropped from the cache and the other dirty entries stay dirty; the error
-    propagates from whichever call triggered the batch.
+    When writing the changes below fails with a :class:`StoreError` naming a key (a value its serde cannot
+    encode), that key's change is dropped and the other changes stay dirty; the error propagates from
+    whichever call wrote them (a flush, or the write that filled the batch).
     """
 
     def __init__(
@@ -50,24 +55,14 @@ class CachedStore:
             raise ConfigError(
                 f"{key}={cache_size} is not valid for a cache: expected >= 1 (0 turns the cache off)", key=key
             )
-        if cache_size < write_batch_size:
-            key = f"stores.{store_name}.object.cache.size"
-            raise ConfigError(
-                f"{key}={cache_size} is smaller than "
-                f"stores.{store_name}.write.batch.size={write_batch_size}: "
-                "the cache must hold a whole batch of dirty entries (raise the cache size, lower the batch "
-                "size, or set the cache size to 0 to turn the cache off)",
-                key=key,
-            )
         self._inner = inner
         self._name = store_name
         self._size = cache_size
         self._batch = write_batch_size
-        self._cache: OrderedDict[Any, Any] = OrderedDict()  # key -> value, or None for a known absence
-        self._dirty: dict[Any, Any] = {}  # key -> latest unwritten value (None = delete), oldest first
-        self._dirty_deletes = False  # whether `_dirty` may hold a delete
+        self._clean: OrderedDict[Any, Any] = OrderedDict()  # key -> value read below, None = known absent
+        self._dirty: dict[Any, Any] = {}  # key -> latest unwritten value, None = delete; oldest first
         self.batch_writes = 0
-        """How many dirty batches were written below (for metrics and tests)."""
+        """How many times the changes were written below (for metrics and tests)."""
 
     @property
     def inner(self) -> KeyValueStore[Any, Any]:
@@ -76,93 +71,87 @@ class CachedStore:
 
     @property
     def cache_size(self) -> int:
-        """The most entries the cache holds."""
+        """The most clean entries the cache keeps."""
         return self._size
 
     @property
     def write_batch_size(self) -> int:
-        """The dirty count that triggers a batched write."""
+        """The number of waiting changes that makes the store write them below before the next flush."""
         return self._batch
 
     def cached_count(self) -> int:
-        """Entries in the cache now."""
-        return len(self._cache)
+        """Clean entries in the cache now."""
+        return len(self._clean)
 
     def dirty_count(self) -> int:
-        """Entries written to the cache but not yet below."""
+        """Changes not yet written below."""
         return len(self._dirty)
 
     # -- reads -----------------------------------------------------------------------------------------
     def get(self, key: Any) -> Any:
-        cache = self._cache
         try:
-            value = cache.get(key, _MISSING)
+            value = self._dirty.get(key, _MISSING)
+            if value is not _MISSING:
+                return value
+            clean = self._clean
+            value = clean.get(key, _MISSING)
         except TypeError as exc:
             raise self._unhashable(key, exc) from None
         if value is _MISSING:
             if key is None:
                 raise none_error(self._name, "key", "get")
             value = self._inner.get(key)
-            self._insert(key, value)
+            self._remember(key, value)
             return value
-        cache.move_to_end(key)
+        clean.move_to_end(key)
         return value
 
     def get_all(self, keys: Iterable[Any]) -> dict[Any, Any]:
         if keys is None:
             raise none_error(self._name, "keys", "get_all")
-        cache = self._cache
+        dirty, clean = self._dirty, self._clean
         result: dict[Any, Any] = {}
         misses: list[Any] = []
         for key in keys:
             if key is None:
                 raise none_error(self._name, "key", "get_all")
             try:
-                value = cache.get(key, _MISSING)
+                value = dirty.get(key, _MISSING)
+                if value is _MISSING:
+                    value = clean.get(key, _MISSING)
+                    if value is _MISSING:
+                        misses.append(key)
+                        continue
+                    clean.move_to_end(key)
             except TypeError as exc:
                 raise self._unhashable(key, exc) from None
-            if value is _MISSING:
-                misses.append(key)
-                continue
-            cache.move_to_end(key)
             if value is not None:
                 result[key] = value
         if misses:
             found = self._inner.get_all(misses)
             for key in misses:
                 value = found.get(key)
-                self._insert(key, value)
+                self._remember(key, value)
                 if value is not None:
                     result[key] = value
         return result
 
-    def _insert(self, key: Any, value: Any) -> None:
-        """Cache a clean entry read from below."""
-        cache = self._cache
-        cache[key] = value
-        if len(cache) > self._size:
-            self._evict()
-
-    def _evict(self) -> None:
-        eldest = next(iter(self._cache))
-        if eldest in self._dirty:
-            self._write_dirty()  # an unwritten entry must reach the store before it leaves the cache
-        self._cache.popitem(last=False)
+    def _remember(self, key: Any, value: Any) -> None:
+        """Cache a clean value read from below, evicting the least recently used beyond the size."""
+        clean = self._clean
+        clean[key] = value
+        if len(clean) > self._size:
+            clean.popitem(last=False)
 
     # -- writes ----------------------------------------------------------------------------------------
     def put(self, key: Any, value: Any) -> None:
         if key is None or value is None:
             raise none_error(self._name, "key" if key is None else "value", "put")
-        cache = self._cache
+        dirty = self._dirty
         try:
-            cache[key] = value
+            dirty[key] = value
         except TypeError as exc:
             raise self._unhashable(key, exc) from None
-        cache.move_to_end(key)
-        dirty = self._dirty
-        dirty[key] = value
-        if len(cache) > self._size:
-            self._evict()
         if len(dirty) >= self._batch:
             self._write_dirty()
 
@@ -179,17 +168,11 @@ class CachedStore:
     def delete(self, key: Any) -> None:
         if key is None:
             raise none_error(self._name, "key", "delete")
-        cache = self._cache
+        dirty = self._dirty
         try:
-            cache[key] = None
+            dirty[key] = None
         except TypeError as exc:
             raise self._unhashable(key, exc) from None
-        cache.move_to_end(key)
-        dirty = self._dirty
-        dirty[key] = None
-        self._dirty_deletes = True
-        if len(cache) > self._size:
-            self._evict()
         if len(dirty) >= self._batch:
             self._write_dirty()
 
@@ -203,36 +186,41 @@ class CachedStore:
             self.delete(key)
 
     def _write_dirty(self) -> None:
-        """Write every dirty entry below, oldest first: puts in one batch, deletes in another."""
+        """Write every change below, oldest first (puts in one batch, deletes in another); the written
+        entries become the most recently used clean entries."""
         dirty = self._dirty
         if not dirty:
             return
         self._dirty = {}
-        if self._dirty_deletes:
-            puts = [(key, value) for key, value in dirty.items() if value is not None]
-            deletes = [key for key, value in dirty.items() if value is None]
-        else:
-            puts, deletes = list(dirty.items()), []
-        self._dirty_deletes = False
+        puts = [(key, value) for key, value in dirty.items() if value is not None]
+        deletes = [key for key, value in dirty.items() if value is None] if len(puts) < len(dirty) else []
         try:
             if puts:
                 self._inner.put_all(puts)
             if deletes:
                 self._inner.delete_all(deletes)
         except BaseException as exc:
-            dirty.update(self._dirty)
-            self._dirty = dirty
-            self._dirty_deletes = True
-            culprit = getattr(exc, "key", _MISSING) if isinstance(exc, StoreError) else _MISSING
-            if culprit is not _MISSING and culprit is not None:
-                try:
-                    if culprit in dirty:
-                        del dirty[culprit]
-                        self._cache.pop(culprit, None)
-                except TypeError:
-                    pass
+            self._keep_unwritten(dirty, exc)
             raise
         self.batch_writes += 1
+        clean, size = self._clean, self._size
+        for key, value in dirty.items():
+            clean[key] = value
+            clean.move_to_end(key)
+        while len(clean) > size:
+            clean.popitem(last=False)
+
+    def _keep_unwritten(self, dirty: dict[Any, Any], exc: BaseException) -> None:
+        """After a failed write below: the changes stay dirty (under newer ones), except the culprit's."""
+        dirty.update(self._dirty)
+        self._dirty = dirty
+        culprit = exc.key if isinstance(exc, StoreError) else None
+        if culprit is not None:
+            try:
+                dirty.pop(culprit, None)
+                self._clean.pop(culprit, None)
+            except TypeError:  # an unhashable culprit cannot be in either map
+                pass
 
     # -- iteration and lifecycle -----------------------------------------------------------------------
     def range(self, from_key: Any, to_key: Any) -> Iterator[tuple[Any, Any]]:

@@ -28,8 +28,9 @@ class DuckDBStoreFactory:
     """Builds a store partition on the job's DuckDB database, its layers chosen by ``stores.<name>.*``.
 
     Config: ``key.serde``/``msg.serde`` (serde names; unset = ``bytes``), ``changelog`` (turns the logged
-    layer on), ``write.batch.size`` (500), ``object.cache.size`` (1000; 0 = no cache), ``preload.max.rows``
-    (1,000,000), ``thread.safe`` (default: ``job.container.thread.pool.size`` > 0).
+    layer on), ``write.batch.size`` (100,000 waiting changes), ``object.cache.size`` (1000 clean objects;
+    0 = no cache), ``preload.max.rows`` (1,000,000), ``thread.safe`` (default:
+    ``job.container.thread.pool.size`` > 0).
     """
 
     def get_store(

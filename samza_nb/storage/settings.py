@@ -11,7 +11,7 @@ from samza_nb.serde.base import Serde
 from samza_nb.serde.builtin import BytesSerde
 from samza_nb.serde.registry import SerdeRegistry
 
-DEFAULT_WRITE_BATCH_SIZE: Final = 500
+DEFAULT_WRITE_BATCH_SIZE: Final = 100_000
 DEFAULT_OBJECT_CACHE_SIZE: Final = 1000
 DEFAULT_PRELOAD_MAX_ROWS: Final = 1_000_000
 DEFAULT_SERDE: Final = "bytes"
@@ -65,13 +65,6 @@ class StoreSettings:
         cache_key = store_key(name, "object.cache.size")
         batch = _int(config, batch_key, DEFAULT_WRITE_BATCH_SIZE, minimum=1)
         cache = _int(config, cache_key, DEFAULT_OBJECT_CACHE_SIZE, minimum=0)
-        if 0 < cache < batch:
-            raise ConfigError(
-                f"{cache_key}={cache} is smaller than {batch_key}={batch}: the cache must hold a whole batch "
-                "of dirty entries (raise the cache size, lower the batch size, or set the cache size to 0 "
-                "to turn the cache off)",
-                key=cache_key,
-            )
         key_serde = _text(config, store_key(name, "key.serde"))
         msg_serde = _text(config, store_key(name, "msg.serde"))
         pool = _int(config, "job.container.thread.pool.size", 0, minimum=0)

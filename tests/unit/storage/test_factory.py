@@ -59,7 +59,7 @@ def test_layers_follow_config(conn: duckdb.DuckDBPyConnection) -> None:
     store, engine = open_store(conn, config())
     assert layers(store) == [CachedStore, SerializedStore, DuckDBEngine]
     assert isinstance(engine, DuckDBEngine)
-    assert (store.cache_size, store.write_batch_size) == (1000, 500)
+    assert (store.cache_size, store.write_batch_size) == (1000, 100_000)
 
     sent: list[Any] = []
     cfg = config(
@@ -131,7 +131,6 @@ def test_an_unencodable_value_surfaces_naming_store_and_key(conn: duckdb.DuckDBP
     [
         ({"stores__counts__key__serde": "avro"}, "stores.counts.key.serde"),
         ({"stores__counts__msg__serde": "nope"}, "stores.counts.msg.serde"),
-        ({"stores__counts__object__cache__size": "100"}, "stores.counts.object.cache.size"),
         ({"stores__counts__write__batch__size": "0"}, "stores.counts.write.batch.size"),
         ({"stores__counts__object__cache__size": "-1"}, "stores.counts.object.cache.size"),
         ({"stores__counts__write__batch__size": "many"}, "stores.counts.write.batch.size"),
