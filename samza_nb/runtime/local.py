@@ -8,9 +8,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.base import load_checkpoint_manager
+from samza_nb.config.plugins import import_dotted
 from samza_nb.container.container import SamzaContainer
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
-from samza_nb.systems.registry import import_dotted
 from samza_nb.testing.runner import task_factory
 
 if TYPE_CHECKING:

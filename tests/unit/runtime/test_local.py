@@ -108,8 +108,8 @@ def test_missing_task_class_is_a_config_error_naming_the_key(workdir: Path) -> N
 @pytest.mark.parametrize(
     ("path", "why"),
     [
-        ("no_such_module_xyz.Task", "cannot import module"),
-        ("json.NoSuchTask", "has no 'NoSuchTask'"),
+        ("no_such_module_xyz.Task", "module 'no_such_module_xyz' not found"),
+        ("json.NoSuchTask", "has no attribute 'NoSuchTask'"),
         ("NotDotted", "dotted path"),
     ],
 )
