@@ -256,7 +256,7 @@ def _progress_bar(runner: LocalJobRunner, *, enabled: bool) -> Any:
     from tqdm import tqdm
 
     return tqdm(
-        desc=runner.config.get_str("job.name", "job"),
+        desc=runner.config.job_name(),
         unit="msg",
         unit_scale=True,
         file=sys.stderr,
@@ -279,7 +279,7 @@ def _summary(
 ) -> str:
     processed = runner.processed
     rate = processed / elapsed if elapsed > 0 else 0.0
-    job = runner.config.get_str("job.name", "job")
+    job = runner.config.job_name()
     text = f"{PROG}: {job}: processed {processed} messages in {elapsed:.2f} s ({rate:,.0f} msgs/s)"
     if checkpoints is None:
         return text + "; checkpoints: unavailable"
