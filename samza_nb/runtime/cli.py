@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from samza_nb.config import Config, load_config
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
-from samza_nb.runtime.dev_broker import add_dev_broker_command
+from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
 from samza_nb.runtime.local import LocalJobRunner
 
 if TYPE_CHECKING:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import os
 import re
 import signal
@@ -18,26 +16,9 @@ from samza_nb.runtime.dev_broker import DevBroker, DevBrokerError, port_accepts
 
 from .helpers import create_topic, produce, read_topic
 
-# Until the command is wired into samza_nb.runtime.cli, run it through a two-line harness.
-HARNESS = """
-import argparse, sys
-from samza_nb.runtime.dev_broker import add_dev_broker_command
-parser = argparse.ArgumentParser(prog="samza-nb")
-add_dev_broker_command(parser.add_subparsers())
-args = parser.parse_args(sys.argv[1:])
-sys.exit(args.handler(args))
-"""
-
 
 def dev_broker_command(*args: str) -> list[str]:
-    """``samza-nb dev-broker ARGS`` once the CLI has the command; the harness until then."""
-    from samza_nb.runtime import cli
-
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            cli.build_parser().parse_args(["dev-broker", *args])
-    except SystemExit:
-        return [sys.executable, "-c", HARNESS, "dev-broker", *args]
+    """The command line of ``samza-nb dev-broker ARGS``."""
     return [sys.executable, "-m", "samza_nb", "dev-broker", *args]
 
 
