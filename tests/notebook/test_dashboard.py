@@ -11,10 +11,11 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.systems.inmemory import InMemoryBroker
+from tests.requirements import require
 
 from .helpers import config_cell, fill, run
 
-pytest.importorskip("ipywidgets", reason="the dashboard needs ipywidgets (samza_nb[notebook])")
+require("ipywidgets", "the dashboard needs ipywidgets (samza_nb[notebook])")
 
 HOLDING = """%%samza_task
 class Holding:

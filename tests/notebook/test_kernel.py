@@ -15,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.requirements import require
+
 from .kernel import Kernel
 
-pytest.importorskip("ipykernel", reason="needs ipykernel (samza_nb[notebook])")
-pytest.importorskip("ipywidgets", reason="needs ipywidgets (samza_nb[notebook])")
+require("ipykernel", "a kernel needs ipykernel (samza_nb[notebook])")
+require("ipywidgets", "the dashboard needs ipywidgets (samza_nb[notebook])")
 
 pytestmark = pytest.mark.slow
 
