@@ -8,11 +8,11 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from samza_nb.runtime.dev_broker import DevBroker, DevBrokerError, port_accepts
+from tests.eventually import eventually
 
 from .helpers import create_topic, produce, read_topic
 
@@ -48,10 +48,11 @@ def test_dev_broker_command_prints_its_address_serves_kafka_and_stops_on_ctrl_c(
             process.communicate()
     assert process.returncode == 0, stderr
     assert "stopping the dev broker" in stderr
-    deadline = time.monotonic() + 5
-    while port_accepts(match[1], int(match[2])):
-        assert time.monotonic() < deadline, "the broker still listens after the command ended"
-        time.sleep(0.05)
+    eventually(
+        lambda: not port_accepts(match[1], int(match[2])),
+        timeout=10,
+        message="the broker still listens after the command ended",
+    )
 
 
 def test_a_busy_port_is_a_clear_error(kafka_broker: DevBroker) -> None:
