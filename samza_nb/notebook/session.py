@@ -101,6 +101,11 @@ class NotebookSession:
         """True while a run has not ended."""
         return self.run is not None and not self.run.done
 
+    @property
+    def interrupts_routed(self) -> bool:
+        """True while the kernel's interrupt (SIGINT) stops the background job running on its loop."""
+        return self._route is not None and self._route.installed
+
     def start(
         self,
         *,

@@ -18,7 +18,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 import uuid
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.eventually import eventually
 from tests.requirements import unavailable
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -151,18 +151,17 @@ def front_end(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[
         command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     try:
-        deadline = time.monotonic() + 60
         status = f"http://127.0.0.1:{port}/api/status?token={token}"
-        while True:
+
+        def serving() -> bool:
             assert server.poll() is None, (tmp_path / "jupyter-server.log").read_text()[-3000:]
             try:
                 with urllib.request.urlopen(status, timeout=1) as response:
-                    if response.status == 200:
-                        break
+                    return bool(response.status == 200)
             except OSError:
-                pass
-            assert time.monotonic() < deadline, f"{server_command} did not start within 60 s"
-            time.sleep(0.25)
+                return False
+
+        eventually(serving, timeout=60, message=f"{server_command} serving {status}")
         yield name, f"http://127.0.0.1:{port}{path}?token={token}"
     finally:
         try:
