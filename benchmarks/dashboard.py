@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 
-from tests.notebook.kernel import Kernel
+from tests.notebook.kernel import Kernel  # noqa: E402 (after the path and environment are set)
 
 SETUP = """
 %load_ext samza_nb
