@@ -27,3 +27,4 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core.py
 	$(BIN)/python benchmarks/choosers.py
+	$(BIN)/python benchmarks/dashboard.py

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ def load_checkpoint_manager(config: Config) -> CheckpointManager:
     """
     raw = config.get_str(CHECKPOINT_FACTORY_KEY, DEFAULT_CHECKPOINT_FACTORY)
     path = (raw or "").strip() or DEFAULT_CHECKPOINT_FACTORY
-    target = _import_dotted(path)
+    target = import_dotted(path, CHECKPOINT_FACTORY_KEY)
     if not callable(target):
         raise ConfigError(
             f"{CHECKPOINT_FACTORY_KEY}={path!r}: {target!r} is not a class that can be instantiated",
@@ -99,45 +99,6 @@ def load_checkpoint_manager(config: Config) -> CheckpointManager:
             key=CHECKPOINT_FACTORY_KEY,
         )
     return manager
-
-
-def _import_dotted(path: str) -> object:
-    """Import ``package.module.Name`` (or ``package.module.Outer.Inner``); ConfigError if impossible."""
-    parts = path.split(".")
-    if len(parts) < 2 or not all(part.isidentifier() for part in parts):
-        raise ConfigError(
-            f"{CHECKPOINT_FACTORY_KEY}={path!r} is not a dotted path such as package.module.ClassName",
-            key=CHECKPOINT_FACTORY_KEY,
-        )
-    first_problem: str | None = None
-    for split in range(len(parts) - 1, 0, -1):
-        module_name = ".".join(parts[:split])
-        attrs = ".".join(parts[split:])
-        try:
-            obj: object = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            missing_prefix = exc.name is not None and (
-                module_name == exc.name or module_name.startswith(exc.name + ".")
-            )
-            if not missing_prefix:
-                # A missing import *inside* an existing module is the real problem.
-                first_problem = first_problem or f"importing {module_name} failed: {exc!r}"
-                break
-            first_problem = first_problem or f"no module named {exc.name!r}"
-            continue  # maybe a nested class: try a shorter module prefix
-        except Exception as exc:
-            first_problem = first_problem or f"importing {module_name} failed: {exc!r}"
-            break
-        try:
-            for attr in parts[split:]:
-                obj = getattr(obj, attr)
-        except AttributeError:
-            first_problem = first_problem or f"module {module_name} has no attribute {attrs!r}"
-            break
-        return obj
-    raise ConfigError(
-        f"{CHECKPOINT_FACTORY_KEY}={path!r} cannot be imported: {first_problem}", key=CHECKPOINT_FACTORY_KEY
-    )
 
 
 __all__ = [

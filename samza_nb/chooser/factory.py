@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.chooser.base import MessageChooser, integer_offset_comparator
 from samza_nb.chooser.default import DefaultChooser
 from samza_nb.chooser.settings import CHOOSER_CLASS_KEY
+from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def load_chooser_factory(dotted_path: str) -> ChooserFactory:
     ``task.chooser.class`` and the path. A factory that returns something other than a MessageChooser
     raises a ConfigError when called.
     """
-    target = _import(dotted_path)
+    target = import_dotted(dotted_path, CHOOSER_CLASS_KEY)
     build: Any
     if hasattr(target, "from_config"):
         build = target.from_config
@@ -106,30 +106,6 @@ def create_chooser(
     if path is not None and path.strip():
         return load_chooser_factory(path.strip())(config, bootstrap_metadata, inputs, offset_comparator)
     return DefaultChooser.from_config(config, bootstrap_metadata, inputs, offset_comparator)
-
-
-def _import(dotted_path: str) -> Any:
-    module_name, _, attribute = dotted_path.strip().rpartition(".")
-    if not module_name or not attribute:
-        raise ConfigError(
-            f"{CHOOSER_CLASS_KEY}={dotted_path!r} is not valid: expected a dotted path such as "
-            "package.module.Name",
-            key=CHOOSER_CLASS_KEY,
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"{CHOOSER_CLASS_KEY}={dotted_path!r} cannot be imported: {exc}", key=CHOOSER_CLASS_KEY
-        ) from exc
-    try:
-        return getattr(module, attribute)
-    except AttributeError:
-        raise ConfigError(
-            f"{CHOOSER_CLASS_KEY}={dotted_path!r} cannot be imported: module {module_name!r} has no "
-            f"attribute {attribute!r}",
-            key=CHOOSER_CLASS_KEY,
-        ) from None
 
 
 def _instantiate(cls: type, dotted_path: str) -> Any:

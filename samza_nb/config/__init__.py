@@ -1,7 +1,17 @@
 """Configuration: the immutable Config, the catalogue of known keys, and loaders."""
 
-from samza_nb.config.catalogue import KEYS, KeySpec, spec_for
+from samza_nb.config.catalogue import KEYS, KeySpec, default_of, job_id, job_name, spec_for
 from samza_nb.config.config import Config
 from samza_nb.config.loaders import load_config, parse_properties
 
-__all__ = ["KEYS", "Config", "KeySpec", "load_config", "parse_properties", "spec_for"]
+__all__ = [
+    "KEYS",
+    "Config",
+    "KeySpec",
+    "default_of",
+    "job_id",
+    "job_name",
+    "load_config",
+    "parse_properties",
+    "spec_for",
+]

@@ -8,7 +8,7 @@ checked against this catalogue by a test.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -338,6 +338,31 @@ def spec_for(key: str) -> KeySpec | None:
         if spec.matches(key):
             return spec
     return None
+
+
+def default_of(key: str) -> str | None:
+    """The catalogue default of ``key`` (None when the key is unknown or has no default)."""
+    spec = spec_for(key)
+    return spec.default if spec is not None else None
+
+
+def job_name(config: Mapping[str, str]) -> str:
+    """The job's ``job.name``: as set in ``config``, else the catalogue default."""
+    return _job_key(config, "job.name")
+
+
+def job_id(config: Mapping[str, str]) -> str:
+    """The job's ``job.id``: as set in ``config``, else the catalogue default."""
+    return _job_key(config, "job.id")
+
+
+def _job_key(config: Mapping[str, str], key: str) -> str:
+    value = config.get(key)
+    if value is not None:
+        return value
+    default = default_of(key)
+    assert default is not None, f"the catalogue has a default for {key}"
+    return default
 
 
 def describe_keys(keys: tuple[KeySpec, ...] = KEYS, formatter: Callable[[KeySpec], str] | None = None) -> str:

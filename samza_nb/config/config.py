@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, overload
 
-from samza_nb.config.catalogue import KEYS, parse_bool, parse_int, parse_list, spec_for
+from samza_nb.config.catalogue import KEYS, job_id, job_name, parse_bool, parse_int, parse_list, spec_for
 from samza_nb.errors import ConfigError
 
 _MISSING: Any = object()
@@ -115,6 +115,14 @@ class Config(Mapping[str, str]):
         if raw is None:
             return list(default or [])
         return parse_list(raw)
+
+    def job_name(self) -> str:
+        """``job.name`` (the catalogue default when unset); it names the job's checkpoints and state."""
+        return job_name(self)
+
+    def job_id(self) -> str:
+        """``job.id`` (the catalogue default when unset); the job instance beside ``job.name``."""
+        return job_id(self)
 
     def value(self, key: str) -> Any:
         """The typed value of a catalogued key (its default when unset)."""

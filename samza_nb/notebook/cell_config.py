@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from samza_nb.config import Config
+from samza_nb.config import Config, job_name
 from samza_nb.config.loaders import parse_properties
 from samza_nb.errors import ConfigError
 from samza_nb.notebook.errors import NotebookError
@@ -64,7 +64,7 @@ def as_properties(config: Mapping[str, str]) -> str:
 
 def summary(config: Mapping[str, str]) -> str:
     """One line describing a job config: name, inputs, keys, and where its checkpoints go."""
-    name = config.get("job.name", "samza-nb-job")
+    name = job_name(config)
     inputs = config.get("task.inputs", "").strip() or "(task.inputs not set yet)"
     factory = config.get(CHECKPOINT_FACTORY_KEY, "").strip()
     checkpoints = f"checkpoints from {factory}" if factory else NOTEBOOK_CHECKPOINTS

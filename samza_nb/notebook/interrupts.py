@@ -44,6 +44,11 @@ class InterruptRoute:
         """True where a route can be made: the loop runs in the main thread, on a POSIX system."""
         return threading.current_thread() is threading.main_thread() and hasattr(loop, "add_signal_handler")
 
+    @property
+    def installed(self) -> bool:
+        """True while SIGINT goes to ``on_interrupt``."""
+        return self._installed
+
     def start(self) -> None:
         """Install the route as soon as the kernel is idle (checked a few times a second)."""
         self._retry = self._loop.call_soon(self._try_install)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
-from samza_nb.config import Config
+from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer, input_streams
 from samza_nb.errors import SamzaError
 from samza_nb.notebook import cell_config, checkpoints
@@ -101,6 +101,11 @@ class NotebookSession:
         """True while a run has not ended."""
         return self.run is not None and not self.run.done
 
+    @property
+    def interrupts_routed(self) -> bool:
+        """True while the kernel's interrupt (SIGINT) stops the background job running on its loop."""
+        return self._route is not None and self._route.installed
+
     def start(
         self,
         *,
@@ -167,7 +172,7 @@ class NotebookSession:
                 system_factory(config, stream.system)
             manager = None
             if cell_config.uses_notebook_checkpoints(config):
-                key = (config.get_str("job.name", "samza-nb-job"), config.get_str("job.id", "1"))
+                key = (config.job_name(), config.job_id())
                 manager = InMemoryCheckpointManager(self._stores.setdefault(key, {}))
             return SamzaContainer(config, factory, checkpoint_manager=manager, max_messages=max_messages)
         except NotebookError:
@@ -290,8 +295,8 @@ class NotebookSession:
     def checkpoints(self, reset: bool = False) -> checkpoints.CheckpointReport | str:
         """``%samza_checkpoints``: the last checkpoint of every task, and the latest run's history."""
         config = self.run.container.config if self.run is not None else Config(self.config)
-        job = config.get_str("job.name", "samza-nb-job")
-        key = (job, config.get_str("job.id", "1"))
+        job = config.job_name()
+        key = (job, config.job_id())
         if reset:
             if self.running:
                 raise NotebookError("samza_checkpoints: the job is running: %samza_stop it before --reset")
@@ -315,7 +320,7 @@ class NotebookSession:
 
     # -- plumbing -----------------------------------------------------------------------------------------
     def _job_name(self) -> str:
-        return self.config.get("job.name", "samza-nb-job")
+        return job_name(self.config)
 
     def _state_directory(self) -> str:
         if self._state_dir is None:

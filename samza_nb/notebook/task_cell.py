@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from samza_nb.api.task_factory import is_task_class
+
 
 @dataclass(frozen=True)
 class TaskDefinition:
@@ -26,13 +28,6 @@ class TaskDefinition:
     def factory(self) -> Callable[[], Any]:
         """The zero-argument task factory the container calls once per task instance."""
         return self.cls
-
-
-def is_task_class(obj: object) -> bool:
-    """True for a class whose instances are tasks (a ``process`` or ``process_async`` method)."""
-    return isinstance(obj, type) and (
-        callable(getattr(obj, "process", None)) or callable(getattr(obj, "process_async", None))
-    )
 
 
 def define_task(

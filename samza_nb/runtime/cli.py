@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from samza_nb.config import Config, load_config
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
-from samza_nb.runtime.dev_broker import add_dev_broker_command
+from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
 from samza_nb.runtime.local import LocalJobRunner
 
 if TYPE_CHECKING:
@@ -256,7 +256,7 @@ def _progress_bar(runner: LocalJobRunner, *, enabled: bool) -> Any:
     from tqdm import tqdm
 
     return tqdm(
-        desc=runner.config.get_str("job.name", "job"),
+        desc=runner.config.job_name(),
         unit="msg",
         unit_scale=True,
         file=sys.stderr,
@@ -279,7 +279,7 @@ def _summary(
 ) -> str:
     processed = runner.processed
     rate = processed / elapsed if elapsed > 0 else 0.0
-    job = runner.config.get_str("job.name", "job")
+    job = runner.config.job_name()
     text = f"{PROG}: {job}: processed {processed} messages in {elapsed:.2f} s ({rate:,.0f} msgs/s)"
     if checkpoints is None:
         return text + "; checkpoints: unavailable"

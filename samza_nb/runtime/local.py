@@ -7,11 +7,11 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.api.task_factory import task_factory
 from samza_nb.checkpoint.base import load_checkpoint_manager
+from samza_nb.config.plugins import import_dotted
 from samza_nb.container.container import SamzaContainer
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
-from samza_nb.systems.registry import import_dotted
-from samza_nb.testing.runner import task_factory
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -30,14 +30,7 @@ def load_task_factory(config: Config) -> Callable[[], Any]:
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
-    try:
-        target = import_dotted(path, TASK_CLASS_KEY)
-    except SamzaError:
-        raise
-    except Exception as exc:  # the module itself failed (SyntaxError, an error at import time, ...)
-        raise ConfigError(
-            f"{TASK_CLASS_KEY}={path!r}: importing it failed: {type(exc).__name__}: {exc}", key=TASK_CLASS_KEY
-        ) from exc
+    target = import_dotted(path, TASK_CLASS_KEY)
     try:
         return task_factory(target)
     except SamzaError as exc:

@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from samza_nb.config import Config
+from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
 from samza_nb.serde.base import Serde, SerdeFactory
 from samza_nb.serde.builtin import BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde
-from samza_nb.systems.registry import import_dotted
 
 REGISTRY_PREFIX: Final = "serializers.registry."
 

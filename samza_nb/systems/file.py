@@ -31,7 +31,7 @@ from samza_nb.api.streams import (
     SystemStreamPartition,
 )
 from samza_nb.errors import ConfigError, SamzaError, SystemConsumersError, SystemProducerError
-from samza_nb.systems.offsets import compare_integer_offsets, parse_integer_offset
+from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -86,6 +86,10 @@ def count_lines(path: Path) -> int:
     return count + (last != b"\n")
 
 
+FILE_OFFSET = "a file offset (expected a line number 0, 1, ...)"
+"""What an offset of this system is, for errors about one."""
+
+
 class FileSystemAdmin:
     """Metadata from line counts; integer offset order; ``create_stream`` creates an empty file."""
 
@@ -111,10 +115,7 @@ class FileSystemAdmin:
 
     def offset_after(self, offset: str) -> str:
         """The next line number."""
-        try:
-            return str(int(offset) + 1)
-        except ValueError:
-            raise SamzaError(f"{offset!r} is not a file offset (expected a line number 0, 1, ...)") from None
+        return integer_offset_after(f"system {self._system!r}", offset, FILE_OFFSET)
 
     async def create_stream(self, stream: str, partitions: int) -> None:
         """Create the stream's file (empty) if it does not exist; a file has exactly one partition."""
@@ -203,9 +204,7 @@ class FileSystemConsumer:
         if ssp.partition != 0:
             raise SystemConsumersError(f"{ssp}: a file stream has only partition 0")
         path = input_path(self._config, ssp.system, ssp.stream)
-        self._readers[ssp] = _Reader(
-            ssp, path, parse_integer_offset(ssp, offset, "a file offset (expected a line number 0, 1, ...)")
-        )
+        self._readers[ssp] = _Reader(ssp, path, parse_integer_offset(ssp, offset, FILE_OFFSET))
 
     async def start(self) -> None:
         """Open every registered file; a missing file is a SamzaError naming its path."""

@@ -22,7 +22,7 @@ from samza_nb.api.streams import (
     SystemStreamPartition,
 )
 from samza_nb.errors import SamzaError, SystemConsumersError, SystemProducerError
-from samza_nb.systems.offsets import compare_integer_offsets, parse_integer_offset
+from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -226,6 +226,10 @@ class InMemoryBroker:
             self._waiters.append((loop, event))
 
 
+INMEMORY_OFFSET = "an in-memory offset (expected 0, 1, ...)"
+"""What an offset of this system is, for errors about one."""
+
+
 class InMemorySystemAdmin:
     """Admin of an in-memory system: metadata straight from the broker; integer offset order."""
 
@@ -244,7 +248,7 @@ class InMemorySystemAdmin:
 
     def offset_after(self, offset: str) -> str:
         """The next integer offset."""
-        return str(int(offset) + 1)
+        return integer_offset_after(f"system {self._system!r}", offset, INMEMORY_OFFSET)
 
     async def create_stream(self, stream: str, partitions: int) -> None:
         """Create ``stream`` if missing."""
@@ -263,7 +267,7 @@ class InMemorySystemConsumer:
     def register(self, ssp: SystemStreamPartition, offset: str) -> None:
         """Start ``ssp`` at ``offset``."""
         self._broker.partition_count(ssp.stream)  # unknown stream → SamzaError naming it
-        self._positions[ssp] = parse_integer_offset(ssp, offset, "an in-memory offset (expected 0, 1, ...)")
+        self._positions[ssp] = parse_integer_offset(ssp, offset, INMEMORY_OFFSET)
 
     async def start(self) -> None:
         """Nothing to connect."""

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.errors import SystemConsumersError
-
-if TYPE_CHECKING:
-    from samza_nb.api.streams import SystemStreamPartition
 
 
 def compare_integer_offsets(a: str, b: str) -> int:
@@ -19,13 +14,18 @@ def compare_integer_offsets(a: str, b: str) -> int:
     return (x > y) - (x < y)
 
 
-def parse_integer_offset(ssp: SystemStreamPartition, offset: str, kind: str) -> int:
-    """``offset`` as a position >= 0; a SystemConsumersError naming ``ssp`` and ``kind`` (e.g. "a file
-    offset (expected a line number 0, 1, ...)") otherwise."""
+def parse_integer_offset(what: object, offset: str, kind: str) -> int:
+    """``offset`` as a position >= 0; a SystemConsumersError naming ``what`` (an SSP, a system) and
+    ``kind`` (e.g. "a file offset (expected a line number 0, 1, ...)") otherwise."""
     try:
         value = int(offset)
     except (TypeError, ValueError):
-        raise SystemConsumersError(f"{ssp}: {offset!r} is not {kind}") from None
+        raise SystemConsumersError(f"{what}: {offset!r} is not {kind}") from None
     if value < 0:
-        raise SystemConsumersError(f"{ssp}: offset {offset!r} is negative")
+        raise SystemConsumersError(f"{what}: offset {offset!r} is negative")
     return value
+
+
+def integer_offset_after(what: object, offset: str, kind: str) -> str:
+    """The offset after ``offset`` (one more); the errors of :func:`parse_integer_offset` otherwise."""
+    return str(parse_integer_offset(what, offset, kind) + 1)

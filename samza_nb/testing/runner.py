@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.api.task_factory import task_factory
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config
 from samza_nb.container import event_loop
@@ -29,24 +30,6 @@ class Message:
     value: Any
     key: Any = None
     timestamp: int | None = None
-
-
-def task_factory(task: Any) -> Callable[[], Any]:
-    """A zero-arg factory for ``task``: a class or factory is called per task; an instance is shared."""
-    if isinstance(task, type) or (callable(task) and not _looks_like_task(task)):
-        return task  # type: ignore[no-any-return]
-    if _looks_like_task(task):
-        return lambda: task
-    raise SamzaError(
-        f"{task!r} is not a task: give a task class, a zero-argument factory or a task instance "
-        "(StreamApplication support comes with the high-level API)"
-    )
-
-
-def _looks_like_task(obj: Any) -> bool:
-    return not isinstance(obj, type) and (
-        callable(getattr(obj, "process", None)) or callable(getattr(obj, "process_async", None))
-    )
 
 
 class TestResult:

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.requirements import require
+
 SNIPPET = Path(__file__).resolve().parents[2] / "extensions" / "ipython_config.py"
 
 
 def test_the_snippet_loads_the_extension_in_a_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("ipykernel", reason="needs ipykernel (samza_nb[notebook])")
+    require("ipykernel", "a kernel needs ipykernel (samza_nb[notebook])")
     os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
     import jupyter_client
 

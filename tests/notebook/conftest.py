@@ -9,17 +9,20 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.requirements import require
+
 # jupyter_core warns (DeprecationWarning, an error under this suite's filterwarnings) unless told to use
 # the platformdirs locations it is migrating to.
 os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")
 
-pytest.importorskip("IPython", reason="the notebook layer needs IPython (samza_nb[notebook])")
+require("IPython", "the notebook layer needs IPython (samza_nb[notebook])")
 
-from IPython.core.interactiveshell import InteractiveShell
-from IPython.testing import globalipapp
+# (Imported only once the requirement is checked.)
+from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.testing import globalipapp  # noqa: E402
 
-from samza_nb.notebook.magics import SamzaMagics
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.notebook.magics import SamzaMagics  # noqa: E402
+from samza_nb.systems.inmemory import InMemoryBroker  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:

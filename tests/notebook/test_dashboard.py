@@ -11,10 +11,12 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.systems.inmemory import InMemoryBroker
+from tests.eventually import aeventually
+from tests.requirements import require
 
 from .helpers import config_cell, fill, run
 
-pytest.importorskip("ipywidgets", reason="the dashboard needs ipywidgets (samza_nb[notebook])")
+require("ipywidgets", "the dashboard needs ipywidgets (samza_nb[notebook])")
 
 HOLDING = """%%samza_task
 class Holding:
@@ -78,17 +80,18 @@ def test_in_flight_callbacks_against_max_concurrency_live(
     async def notebook() -> None:
         assert run(shell, "%samza_run").success
         assert await session.until(lambda view: view.in_flight == 4, timeout=10)
-        await asyncio.sleep(0.15)  # the monitor renders on its timer
         dashboard = session.dashboard
         assert dashboard is not None
-        assert dashboard.task_rows["Partition 0"].in_flight == 4
+        # The monitor renders on its timer: wait until it rendered what the job shows.
+        await aeventually(lambda: dashboard.task_rows["Partition 0"].in_flight == 4, timeout=10)
+        await aeventually(lambda: "4/4 in flight" in dashboard.body.value, timeout=10)
         assert "width:100%;" in dashboard.body.value
         assert "<span class='samza-task-detail'>4/4 in flight · " in dashboard.body.value
         while held:
             held.pop(0).complete()
             await asyncio.sleep(0)
         assert await session.until(lambda view: view.processed == 10, timeout=10)
-        await asyncio.sleep(0.15)
+        await aeventually(lambda: "0/4 in flight · 10 processed" in dashboard.body.value, timeout=10)
         assert "width:0%;" in dashboard.body.value and "0/4 in flight · 10 processed" in dashboard.body.value
         assert dashboard.stop_button is not None
         dashboard.stop_button.click()

@@ -6,11 +6,11 @@ import re
 import uuid
 from pathlib import Path
 
-import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.systems.inmemory import InMemoryBroker
+from tests.requirements import require
 
 from .helpers import run
 
@@ -18,7 +18,7 @@ README = Path(__file__).parents[2] / "README.md"
 
 
 def test_the_notebook_quickstart_counts_pages(shell: InteractiveShell, magics: SamzaMagics) -> None:
-    pytest.importorskip("pandas")
+    require("pandas", "DataFrames need pandas (samza_nb[notebook])")
     section = README.read_text().split("## Notebook quickstart", 1)[1].split("\n## ", 1)[0]
     cells = re.findall(r"```python\n(.*?)```", section, re.S)
     namespace = f"readme-{uuid.uuid4().hex[:8]}"

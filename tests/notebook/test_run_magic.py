@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 import threading
 import time
-from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from samza_nb.notebook import job
 from samza_nb.notebook.job import KERNEL_LOOP, OWN_THREAD
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.systems.inmemory import InMemoryBroker
+from tests.eventually import eventually
 
 from . import sample_tasks
 from .helpers import config_cell, error_line, fill, run
@@ -37,11 +39,15 @@ class FailAt3:
 """
 
 
-def wait_until(predicate: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached in time"
-        time.sleep(0.01)
+def main_thread_waits_for_the_job(main: int) -> bool:
+    """True while the thread ``main`` blocks inside JobRun.wait (where an interrupt stops the job)."""
+    frame = sys._current_frames().get(main)
+    while frame is not None and frame.f_back is not None:
+        caller = frame.f_back.f_code
+        if frame.f_code.co_name == "wait" and caller.co_name == "wait" and caller.co_filename == job.__file__:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def test_wait_runs_to_end_of_stream_on_its_own_thread(
@@ -108,7 +114,7 @@ def test_background_job_already_running_then_stop_waits_and_commits(
     assert run(shell, "%samza_run").success
     assert "started in the background on its own thread" in capsys.readouterr().out
     session = magics.session
-    wait_until(lambda: session.view is not None and session.view.processed == 10)
+    eventually(lambda: session.view is not None and session.view.processed == 10, timeout=10)
     result = run(shell, "%samza_run")
     assert "job 'nbjob' is already running (10 processed): %samza_stop it first" in error_line(result, capsys)
     assert run(shell, "%samza_stop").success
@@ -218,8 +224,10 @@ def test_interrupt_while_waiting_stops_the_job_gracefully(
     assert main is not None
 
     def interrupt() -> None:
-        wait_until(lambda: magics.session.view is not None and magics.session.view.processed == 5)
-        time.sleep(0.1)
+        eventually(lambda: magics.session.view is not None and magics.session.view.processed == 5, timeout=10)
+        eventually(
+            lambda: main_thread_waits_for_the_job(main), timeout=10, message="%samza_run --wait waiting"
+        )
         signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=interrupt, daemon=True).start()
@@ -238,10 +246,10 @@ def test_background_job_on_a_running_loop_returns_at_once(
     session = magics.session
 
     async def notebook() -> None:
-        started = time.perf_counter()
         assert run(shell, "%samza_run").success  # like a cell in a kernel: this thread runs a loop
-        assert time.perf_counter() - started < 0.5
         assert session.run is not None and session.run.mode == KERNEL_LOOP
+        # It returned before the loop ran the job at all: nothing is processed until this cell awaits.
+        assert session.run.view.processed == 0
         assert await session.until(lambda view: view.processed == 20_000, timeout=20)
         run(shell, "%samza_stop")
         assert "is stopping" in capsys.readouterr().out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +11,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.systems.inmemory import InMemoryBroker
+from tests.eventually import eventually
+from tests.requirements import require
 
 from .helpers import config_cell, error_line, run
 
@@ -74,7 +75,7 @@ def test_mistakes_are_one_line(
 def test_query_returns_a_dataframe_through_the_container(
     shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pd = pytest.importorskip("pandas")
+    pd = require("pandas", "DataFrames need pandas (samza_nb[notebook])")
     container = FakeContainer()
     magics.session.run = FakeRun(container)  # type: ignore[assignment]
     frame = shell.run_cell_magic("samza_sql", " counts ", "SELECT key, value FROM counts ORDER BY key\n")
@@ -96,7 +97,7 @@ def store_config(broker: InMemoryBroker, job: str) -> str:
 def test_sql_over_the_store_of_a_running_job(
     shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
 ) -> None:
-    pytest.importorskip("pandas")
+    require("pandas", "DataFrames need pandas (samza_nb[notebook])")
     broker.create_stream("lines", 2)
     for i, line in enumerate(["a b a", "b c", "a"]):
         broker.send("lines", line, partition=i % 2)
@@ -104,14 +105,15 @@ def test_sql_over_the_store_of_a_running_job(
     run(shell, COUNTER)
     assert run(shell, "%samza_run").success  # no loop runs here: the job runs on its own thread
     try:
-        deadline = time.monotonic() + 10
-        while not (
-            magics.session.view
-            and magics.session.view.processed == 3
-            and magics.session.view.commit_count >= 4
-        ):
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        eventually(
+            lambda: (
+                magics.session.view
+                and magics.session.view.processed == 3
+                and magics.session.view.commit_count >= 4
+            ),
+            timeout=10,
+            message="3 messages processed and 4 commits",
+        )
         frame = shell.run_cell_magic(
             "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
         )
@@ -123,7 +125,7 @@ def test_sql_over_the_store_of_a_running_job(
 def test_sql_over_a_duckdb_store_of_a_finished_job(
     shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
 ) -> None:
-    pytest.importorskip("pandas")
+    require("pandas", "DataFrames need pandas (samza_nb[notebook])")
     broker.create_stream("lines", 2)
     for i, line in enumerate(["a b a", "b c", "a"]):
         broker.send("lines", line, partition=i % 2)

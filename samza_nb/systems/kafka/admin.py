@@ -28,7 +28,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.errors import SamzaError
 from samza_nb.systems.kafka.clients import bounded, client_settings, close_quietly, topic_partitions
-from samza_nb.systems.offsets import compare_integer_offsets
+from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after
 
 if TYPE_CHECKING:
     from samza_nb.systems.kafka.config import KafkaSystemConfig
@@ -49,15 +49,8 @@ def check_topic_name(stream: str, system: str) -> None:
         )
 
 
-def parse_offset(offset: str, what: object) -> int:
-    """A Kafka offset string as an int; a SamzaError naming ``what`` when it is not one."""
-    try:
-        value = int(offset)
-    except (TypeError, ValueError):
-        raise SamzaError(f"{what}: {offset!r} is not a Kafka offset (expected 0, 1, ...)") from None
-    if value < 0:
-        raise SamzaError(f"{what}: offset {offset!r} is negative")
-    return value
+KAFKA_OFFSET: Final = "a Kafka offset (expected 0, 1, ...)"
+"""What a Kafka offset is, for errors about one."""
 
 
 compare_offsets = compare_integer_offsets
@@ -146,7 +139,7 @@ class KafkaSystemAdmin:
 
     def offset_after(self, offset: str) -> str:
         """The next offset (Kafka offsets are consecutive; a compacted gap is skipped by the fetch)."""
-        return str(parse_offset(offset, f"system {self.system!r}") + 1)
+        return integer_offset_after(f"system {self.system!r}", offset, KAFKA_OFFSET)
 
     # -- streams --------------------------------------------------------------------------------------
     async def create_stream(self, stream: str, partitions: int) -> None:
@@ -241,5 +234,4 @@ __all__ = [
     "KafkaSystemAdmin",
     "check_topic_name",
     "compare_offsets",
-    "parse_offset",
 ]

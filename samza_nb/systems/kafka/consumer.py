@@ -32,10 +32,11 @@ from aiokafka import AIOKafkaClient
 
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import SamzaError, SystemConsumersError
-from samza_nb.systems.kafka.admin import parse_offset
+from samza_nb.systems.kafka.admin import KAFKA_OFFSET
 from samza_nb.systems.kafka.clients import bounded, client_settings, close_quietly, describe, topic_partitions
 from samza_nb.systems.kafka.fetcher import Fetcher, PartitionState
 from samza_nb.systems.kafka.serdes import is_identity
+from samza_nb.systems.offsets import parse_integer_offset
 
 if TYPE_CHECKING:
     from samza_nb.systems.kafka.config import KafkaSystemConfig
@@ -56,10 +57,7 @@ class KafkaSystemConsumer:
         """Read ``ssp`` from ``offset`` (a Kafka offset string; the first message to return)."""
         if self._client is not None:
             raise SystemConsumersError(f"{ssp} registered after the Kafka consumer started")
-        try:
-            position = parse_offset(offset, ssp)
-        except SamzaError as exc:
-            raise SystemConsumersError(str(exc)) from None
+        position = parse_integer_offset(ssp, offset, KAFKA_OFFSET)
         key_serde = self.settings.key_serde(ssp.stream)
         msg_serde = self.settings.msg_serde(ssp.stream)
         self._parts[ssp] = PartitionState(

@@ -17,6 +17,7 @@ import json
 import struct
 from typing import Any, Final, Protocol, runtime_checkable
 
+from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError, SamzaError
 
 
@@ -157,8 +158,6 @@ def serde_for(name: str, key: str) -> Serde:
             "or the dotted path of a class with to_bytes/from_bytes",
             key=key,
         )
-    from samza_nb.systems.registry import import_dotted
-
     target = import_dotted(text, key)
     try:
         instance = target() if isinstance(target, type) else target

@@ -14,6 +14,8 @@ from typing import Any
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from tests.eventually import aeventually
+
 FACTORY = "samza_nb.systems.kafka.KafkaSystemFactory"
 CHECKPOINTS = "samza_nb.checkpoint.kafka.KafkaCheckpointManagerFactory"
 
@@ -62,20 +64,19 @@ async def read_topic(bootstrap: str, topic: str, partitions: int) -> dict[int, l
         for tp in tps:
             consumer.seek(tp, 0)
         result: dict[int, list[tuple[Any, Any]]] = {p: [] for p in range(partitions)}
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 20
-        while True:
+
+        async def read_to_the_high_watermark() -> bool:
             batches = await consumer.getmany(timeout_ms=100)
             for tp, records in batches.items():
                 result[tp.partition].extend((r.key, r.value) for r in records)
-            done = True
             for tp in tps:
                 high = consumer.highwater(tp)
                 if high is None or await consumer.position(tp) < high:
-                    done = False
-            if done:
-                return result
-            assert loop.time() < deadline, "reading the topic took too long"
+                    return False
+            return True
+
+        await aeventually(read_to_the_high_watermark, timeout=20, message=f"reading topic {topic}")
+        return result
     finally:
         await consumer.stop()
 

@@ -24,6 +24,7 @@ from samza_nb.checkpoint import load_checkpoint_manager
 from samza_nb.errors import SystemConsumersError
 from samza_nb.runtime.dev_broker import DevBroker, free_port
 from samza_nb.runtime.local import LocalJobRunner
+from tests.eventually import eventually
 
 from .helpers import Forwarder, create_topic, kafka_config, produce, read_topic, write_properties
 
@@ -74,11 +75,11 @@ def processed(workdir: Path) -> list[int]:
 
 
 def wait_for_progress(workdir: Path, job: subprocess.Popen[str], count: int) -> None:
-    deadline = time.monotonic() + 60
-    while len(processed(workdir)) < count:
+    def progressed() -> bool:
         assert job.poll() is None, f"the job ended early: {job.communicate()}"
-        assert time.monotonic() < deadline, "the job made no progress"
-        time.sleep(0.05)
+        return len(processed(workdir)) >= count
+
+    eventually(progressed, timeout=60, message=f"the job processing {count} messages")
 
 
 def prepare(bootstrap: str, topic: str, workdir: Path) -> dict[str, str]:
@@ -230,8 +231,7 @@ def test_a_frozen_broker_mid_run_fails_the_consumer_naming_it(
     runner = LocalJobRunner(config, Counting)
 
     def freeze() -> None:
-        while Counting.count < 100:
-            time.sleep(0.01)
+        eventually(lambda: Counting.count >= 100, timeout=60, message="100 messages processed")
         own_kafka_broker.pause()
 
     freezer = threading.Thread(target=freeze, daemon=True)

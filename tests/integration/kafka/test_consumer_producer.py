@@ -16,6 +16,7 @@ from samza_nb.api.streams import IncomingMessageEnvelope
 from samza_nb.errors import ConfigError, SystemConsumersError, SystemProducerError
 from samza_nb.runtime.dev_broker import DevBroker, free_port
 from samza_nb.systems.kafka import KafkaSystemConsumer, KafkaSystemFactory, KafkaSystemProducer
+from tests.eventually import aeventually
 
 from .helpers import create_topic, produce, read_topic
 
@@ -29,14 +30,17 @@ async def poll_until(
 ) -> dict[SystemStreamPartition, list[IncomingMessageEnvelope]]:
     """Poll ``ssps`` until ``count`` envelopes arrived in all."""
     got: dict[SystemStreamPartition, list[IncomingMessageEnvelope]] = {ssp: [] for ssp in ssps}
-    deadline = time.monotonic() + timeout
-    while sum(map(len, got.values())) < count:
-        assert time.monotonic() < deadline, f"only {sum(map(len, got.values()))} of {count} arrived"
+
+    async def all_arrived() -> bool:
         batches: Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]] = await consumer.poll(
             ssps, 0.2
         )
         for ssp, envelopes in batches.items():
             got.setdefault(ssp, []).extend(envelopes)
+        return sum(map(len, got.values())) >= count
+
+    if count > 0:
+        await aeventually(all_arrived, timeout=timeout, message=f"{count} envelopes from {list(ssps)}")
     return got
 
 

@@ -3,41 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import os
 import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from samza_nb.runtime.dev_broker import DevBroker, DevBrokerError, port_accepts
+from tests.eventually import eventually
 
 from .helpers import create_topic, produce, read_topic
 
-# Until the command is wired into samza_nb.runtime.cli, run it through a two-line harness.
-HARNESS = """
-import argparse, sys
-from samza_nb.runtime.dev_broker import add_dev_broker_command
-parser = argparse.ArgumentParser(prog="samza-nb")
-add_dev_broker_command(parser.add_subparsers())
-args = parser.parse_args(sys.argv[1:])
-sys.exit(args.handler(args))
-"""
-
 
 def dev_broker_command(*args: str) -> list[str]:
-    """``samza-nb dev-broker ARGS`` once the CLI has the command; the harness until then."""
-    from samza_nb.runtime import cli
-
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            cli.build_parser().parse_args(["dev-broker", *args])
-    except SystemExit:
-        return [sys.executable, "-c", HARNESS, "dev-broker", *args]
+    """The command line of ``samza-nb dev-broker ARGS``."""
     return [sys.executable, "-m", "samza_nb", "dev-broker", *args]
 
 
@@ -67,10 +48,11 @@ def test_dev_broker_command_prints_its_address_serves_kafka_and_stops_on_ctrl_c(
             process.communicate()
     assert process.returncode == 0, stderr
     assert "stopping the dev broker" in stderr
-    deadline = time.monotonic() + 5
-    while port_accepts(match[1], int(match[2])):
-        assert time.monotonic() < deadline, "the broker still listens after the command ended"
-        time.sleep(0.05)
+    eventually(
+        lambda: not port_accepts(match[1], int(match[2])),
+        timeout=10,
+        message="the broker still listens after the command ended",
+    )
 
 
 def test_a_busy_port_is_a_clear_error(kafka_broker: DevBroker) -> None:

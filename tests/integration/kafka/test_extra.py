@@ -3,11 +3,11 @@ and this test says why."""
 
 from __future__ import annotations
 
-import pytest
+from tests.requirements import require
 
 
 def test_the_kafka_extra_is_installed() -> None:
-    pytest.importorskip("aiokafka", reason="the kafka extra is not installed: pip install -e '.[dev,kafka]'")
+    require("aiokafka", "the kafka extra is not installed: pip install -e '.[dev,kafka]'")
     from samza_nb.runtime.dev_broker import broker_binary
 
     assert broker_binary()

@@ -117,3 +117,13 @@ def test_every_catalogued_key_is_in_the_readme() -> None:
     readme = (Path(__file__).parents[3] / "README.md").read_text()
     missing = [spec.pattern for spec in KEYS if f"`{spec.pattern}`" not in readme]
     assert missing == []
+
+
+def test_job_name_and_id_come_from_the_catalogue_when_unset() -> None:
+    from samza_nb.config import default_of, job_id, job_name
+
+    assert Config({}).job_name() == default_of("job.name") == job_name({})
+    assert Config({}).job_id() == default_of("job.id") == job_id({})
+    assert Config({"job.name": "clicks", "job.id": "7"}).job_name() == "clicks"
+    assert job_id({"job.id": "7"}) == "7"
+    assert default_of("no.such.key") is None

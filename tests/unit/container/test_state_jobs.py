@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 
 from samza_nb import RequestScope
 from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager
+from tests.eventually import eventually
 
 from .harness import Job
 
@@ -48,12 +48,42 @@ import time
 class CountTask:
     def init(self, context):
         self.counts = context.get_store("counts")
+        self.progress = open("progress.log", "a")
 
     def process(self, envelope, collector, coordinator):
         word = envelope.message
         self.counts.put(word, (self.counts.get(word) or 0) + 1)
+        self.progress.write(envelope.offset + "\\n")
+        self.progress.flush()
         time.sleep(0.0001)
+
+    def close(self):
+        self.progress.close()
 """
+
+
+def furthest_offset(tmp_path: Path) -> int:
+    """The highest input offset any run has processed so far (-1: none), from the task's progress log."""
+    path = tmp_path / "progress.log"
+    complete = path.read_text().split("\n")[:-1] if path.exists() else []  # a last partial line waits
+    return max((int(line) for line in complete), default=-1)
+
+
+KILLS = 10
+
+
+def kill_9_once_past(process: subprocess.Popen[bytes], tmp_path: Path, target: int) -> None:
+    """SIGKILL ``process`` as soon as the progress log shows offset ``target`` processed."""
+    try:
+
+        def reached() -> bool:
+            assert process.poll() is None, f"the run ended before offset {target}: {process.returncode}"
+            return furthest_offset(tmp_path) >= target
+
+        eventually(reached, timeout=60, message=f"a run processing offset {target}")
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait()
 
 
 @pytest.mark.slow
@@ -83,25 +113,26 @@ def test_counts_are_exact_after_kill_9_at_random_moments(tmp_path: Path) -> None
     )
     command = [sys.executable, "-m", "samza_nb", "run", "--config-path", "job.properties", "--no-progress"]
     log_path = tmp_path / "runs.log"
-    kills = 0
-    finished = False
+    kill_points = []
     with log_path.open("wb") as log:
-        for _ in range(40):
-            process = subprocess.Popen(command, cwd=tmp_path, stdout=log, stderr=log)
-            try:
-                if kills < 12:
-                    time.sleep(rng.uniform(0.2, 1.5))
-                    if process.poll() is None:
-                        os.kill(process.pid, signal.SIGKILL)
-                        kills += 1
-                        continue
-                process.wait(timeout=120)
-                assert process.returncode == 0, log_path.read_text()
-                finished = True
-                break
-            finally:
-                process.wait()
-    assert finished and kills >= 10
+        # Ten runs are killed, each once it has processed a seeded random stretch past the furthest point
+        # of the runs before it (so every run makes progress, wherever its checkpoint left it), always
+        # well before the end of the input; the eleventh run finishes.
+        for _ in range(KILLS):
+            target = furthest_offset(tmp_path) + rng.randint(300, 900)
+            kill_9_once_past(
+                subprocess.Popen(command, cwd=tmp_path, stdout=log, stderr=log), tmp_path, target
+            )
+            kill_points.append(furthest_offset(tmp_path))
+        process = subprocess.Popen(command, cwd=tmp_path, stdout=log, stderr=log)
+        try:
+            assert process.wait(timeout=120) == 0, log_path.read_text()
+        finally:
+            process.wait()
+    assert process.returncode == 0
+    # Every kill came after progress past the previous one, and before the input's end.
+    assert kill_points == sorted(set(kill_points)) and kill_points[-1] < len(lines) - 1, kill_points
+    assert furthest_offset(tmp_path) == len(lines) - 1
     state = tmp_path / "state" / "faults-1" / "stores"
     assert store_contents(state) == dict(collections.Counter(lines))
 

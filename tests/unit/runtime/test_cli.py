@@ -14,14 +14,13 @@ import struct
 import subprocess
 import sys
 import termios
-import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from samza_nb.runtime.cli import main
+from tests.eventually import eventually
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "wordcount"
@@ -122,13 +121,6 @@ def checkpoint(stdout: str) -> int:
     return int(match.group(1))
 
 
-def wait_for(condition: Any, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.02)
-
-
 def one_error_line(stderr: str) -> str:
     lines = stderr.strip().splitlines()
     assert len(lines) == 1, stderr
@@ -191,7 +183,7 @@ def test_sigterm_stops_gracefully_commits_and_the_rerun_continues(tmp_path: Path
     config = make_job(tmp_path, 100_000, **{"test.delay.s": "0.001"})
     job = start(tmp_path, "run", "--config-path", str(config))
     try:
-        wait_for(lambda: len(processed_log(tmp_path)) >= 50)
+        eventually(lambda: len(processed_log(tmp_path)) >= 50, message="50 messages processed")
         job.send_signal(signal.SIGTERM)
         stdout, stderr = job.communicate(timeout=30)
     finally:
@@ -214,11 +206,17 @@ def test_second_interrupt_forces_the_stop(tmp_path: Path) -> None:
     config = make_job(tmp_path, 10, **{"task.class": "jobtask.Stuck", "task.shutdown.ms": "60000"})
     job = start(tmp_path, "run", "--config-path", str(config))
     try:
-        wait_for(lambda: (tmp_path / "started").exists())
+        eventually(lambda: (tmp_path / "started").exists(), message="the stuck task started")
         job.send_signal(signal.SIGINT)
-        time.sleep(0.3)
+        assert job.stderr is not None
+        first = ""
+        while "stopping gracefully" not in first:  # the first interrupt is handled: the next one forces
+            line = job.stderr.readline()
+            assert line, f"the job ended before saying it stops gracefully: {first}"
+            first += line
         job.send_signal(signal.SIGINT)
-        _, stderr = job.communicate(timeout=20)
+        _, rest = job.communicate(timeout=20)
+        stderr = first + rest
     finally:
         job.kill()
     assert job.returncode == 130, stderr

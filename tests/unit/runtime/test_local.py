@@ -16,6 +16,7 @@ import pytest
 from samza_nb import Config, ConfigError, SamzaError, SystemStreamPartition
 from samza_nb.errors import JobTimeoutError
 from samza_nb.runtime import LocalJobRunner
+from tests.eventually import aeventually, eventually
 
 SSP = SystemStreamPartition("file", "lines", 0)
 
@@ -108,8 +109,8 @@ def test_missing_task_class_is_a_config_error_naming_the_key(workdir: Path) -> N
 @pytest.mark.parametrize(
     ("path", "why"),
     [
-        ("no_such_module_xyz.Task", "cannot import module"),
-        ("json.NoSuchTask", "has no 'NoSuchTask'"),
+        ("no_such_module_xyz.Task", "module 'no_such_module_xyz' not found"),
+        ("json.NoSuchTask", "has no attribute 'NoSuchTask'"),
         ("NotDotted", "dotted path"),
     ],
 )
@@ -154,10 +155,10 @@ def test_stop_from_another_thread_is_graceful(workdir: Path) -> None:
     runner = LocalJobRunner(job_config(100_000, workdir, **pool), Slow)
 
     def stop_once_running() -> None:
-        deadline = time.monotonic() + 20
-        while runner.processed == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        runner.stop()
+        try:
+            eventually(lambda: runner.processed > 0, message="the first message processed")
+        finally:
+            runner.stop()
 
     threading.Thread(target=stop_once_running, daemon=True).start()
     runner.run(timeout=30)
@@ -179,7 +180,7 @@ def test_cancelling_run_async_cancels_the_container(workdir: Path) -> None:
 
     async def go() -> None:
         job = asyncio.ensure_future(runner.run_async())
-        await asyncio.sleep(0.3)
+        await aeventually(lambda: runner.processed > 0, message="the job running")
         job.cancel()
         with pytest.raises(asyncio.CancelledError):
             await job

@@ -89,7 +89,7 @@ def test_unknown_name_names_the_referencing_key() -> None:
 @pytest.mark.parametrize(
     ("path", "needle"),
     [
-        ("no_such_module_xyz.Serde", "cannot import"),
+        ("no_such_module_xyz.Serde", "module 'no_such_module_xyz' not found"),
         (f"{__name__}.Missing", "has no"),
         (f"{__name__}.NotASerde", "is not a serde"),
     ],

@@ -209,7 +209,7 @@ def test_load_store_factory() -> None:
     assert info.value.key == "stores.missing.factory"
     for path, needle in (
         ("samza_nb.storage.duckdb.NoSuchFactory", "has no"),
-        ("no_such_pkg.Factory", "cannot import"),
+        ("no_such_pkg.Factory", "module 'no_such_pkg' not found"),
         (f"{__name__}.NotAFactory", "not a store factory"),
     ):
         with pytest.raises(ConfigError, match=needle) as info:

@@ -175,9 +175,23 @@ _COMMITTED = ("none", "none-unmirrored", "full", "full-unmirrored", "factory")
 _CASES = [(name, "buffered") for name in VARIANTS] + [(name, "committed") for name in _COMMITTED]
 
 
+# Only these stacks may be shared between threads (the others are used from one thread at a time).
+_THREAD_SAFE_CASES = [(name, mode) for name, mode in _CASES if VARIANTS[name][2]]
+
+
 @pytest.fixture(params=_CASES, ids=[f"{name}-{mode}" for name, mode in _CASES])
 def variant(request: pytest.FixtureRequest, conn: duckdb.DuckDBPyConnection) -> Iterator[Variant]:
-    name, commit_mode = request.param
+    yield from _variant(request.param, conn)
+
+
+@pytest.fixture(params=_THREAD_SAFE_CASES, ids=[f"{name}-{mode}" for name, mode in _THREAD_SAFE_CASES])
+def shared_variant(request: pytest.FixtureRequest, conn: duckdb.DuckDBPyConnection) -> Iterator[Variant]:
+    """A store stack that is safe to use from several threads at once."""
+    yield from _variant(request.param, conn)
+
+
+def _variant(case: tuple[str, str], conn: duckdb.DuckDBPyConnection) -> Iterator[Variant]:
+    name, commit_mode = case
     builder, cache, thread_safe = VARIANTS[name]
     log: list[tuple[bytes, bytes | None]] = []
     store, engine = builder(conn, next(_partitions), log)
@@ -368,10 +382,8 @@ def test_random_read_write_remove(variant: Variant) -> None:
         assert expected == {}
 
 
-def test_parallel_read_write_diff_keys(variant: Variant) -> None:
-    if not variant.thread_safe:
-        pytest.skip("this stack is used from one thread at a time (SynchronizedStore makes it shareable)")
-    store = variant.store
+def test_parallel_read_write_diff_keys(shared_variant: Variant) -> None:
+    store = shared_variant.store
 
     def writer(key: bytes, value: bytes) -> None:
         store.put(key, value)
@@ -396,10 +408,8 @@ def test_parallel_read_write_diff_keys(variant: Variant) -> None:
     store.flush()
 
 
-def test_parallel_iterator_and_write(variant: Variant) -> None:
-    if not variant.thread_safe:
-        pytest.skip("this stack is used from one thread at a time (SynchronizedStore makes it shareable)")
-    store = variant.store
+def test_parallel_iterator_and_write(shared_variant: Variant) -> None:
+    store = shared_variant.store
     store.put(b("key1"), b("val1"))
     store.put(b("key2"), b("val2"))
     failures: list[BaseException] = []

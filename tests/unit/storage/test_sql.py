@@ -19,6 +19,7 @@ from samza_nb.storage import (
     query_store_on_async,
     store_names,
 )
+from tests.requirements import require
 
 from .conftest import commit
 
@@ -215,7 +216,7 @@ def test_result_conversions(conn: duckdb.DuckDBPyConnection) -> None:
         {"key": "b", "value": 2, "partition": 0},
     ]
     assert "<td>a</td>" in result._repr_html_()
-    pandas = pytest.importorskip("pandas")
+    pandas = require("pandas", "DataFrames need pandas (samza_nb[notebook])")
     frame = result.to_pandas()
     assert isinstance(frame, pandas.DataFrame)
     assert list(frame["value"]) == [1, 2]
