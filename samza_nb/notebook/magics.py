@@ -1,4 +1,4 @@
-"""The samza_nb magics (DESIGN §11). Thin: parsing here, the work in :mod:`.session` and its helpers.
+"""The samza_nb magics. Thin: parsing here, the work in :mod:`.session` and its helpers.
 
 Settings (``%config SamzaMagics.<name> = ...``, or in ``ipython_config.py``):
 

@@ -1,4 +1,4 @@
-"""The public names of DESIGN §3 are a promise: pinned here."""
+"""The public names are a promise to users and to tests outside the project: pinned here."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TestRunner as DESIGN §3 promises, also from inside a running event loop."""
+"""TestRunner as promised to users, also from inside a running event loop."""
 
 from __future__ import annotations
 
