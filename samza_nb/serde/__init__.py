@@ -6,7 +6,7 @@ big-endian), ``long`` (8-byte big-endian), ``double`` (8-byte IEEE 754). User se
 or a factory with ``get_serde(name, config)``).
 """
 
-from samza_nb.serde.base import Serde, SerdeError, SerdeFactory
+from samza_nb.serde.base import FastSerde, Serde, SerdeError, SerdeFactory
 from samza_nb.serde.builtin import BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde
 from samza_nb.serde.registry import BUILTIN_SERDES, SerdeRegistry
 
@@ -14,6 +14,7 @@ __all__ = [
     "BUILTIN_SERDES",
     "BytesSerde",
     "DoubleSerde",
+    "FastSerde",
     "IntSerde",
     "JsonSerde",
     "LongSerde",

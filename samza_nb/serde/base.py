@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from samza_nb.config import Config
@@ -27,6 +28,18 @@ class Serde(Protocol):
 
 
 @runtime_checkable
+class FastSerde(Serde, Protocol):
+    """A serde that also offers a faster encoder for batches.
+
+    ``fast_to_bytes(obj)`` returns the same bytes as ``to_bytes(obj)`` for every object ``to_bytes``
+    accepts, and raises (any exception) where ``to_bytes`` refuses; callers then redo the call with
+    ``to_bytes`` for its exact error.
+    """
+
+    fast_to_bytes: Callable[[Any], bytes]
+
+
+@runtime_checkable
 class SerdeFactory(Protocol):
     """What ``serializers.registry.<name>.class`` may name instead of a serde (Samza's SerdeFactory)."""
 
@@ -39,4 +52,4 @@ class SerdeError(SamzaError):
     """An object could not be encoded, or bytes could not be decoded, by a serde."""
 
 
-__all__ = ["Serde", "SerdeError", "SerdeFactory"]
+__all__ = ["FastSerde", "Serde", "SerdeError", "SerdeFactory"]

@@ -11,10 +11,12 @@ from samza_nb.storage.cached import CachedStore
 from samza_nb.storage.duckdb import DuckDBStoreFactory
 from samza_nb.storage.engine import DuckDBEngine
 from samza_nb.storage.logged import ChangelogSend, LoggedStore
-from samza_nb.storage.registry import StoreFactory, load_store_factory
+from samza_nb.storage.registry import StoreFactory, StorePartition, load_store_factory
+from samza_nb.storage.results import QueryResult
 from samza_nb.storage.serialized import SerializedStore
-from samza_nb.storage.settings import StoreSettings, configured_store_names
-from samza_nb.storage.sql import QueryResult, query_store, query_store_on, query_store_on_async, store_names
+from samza_nb.storage.settings import StoreSettings, changelog_stream, configured_store_names
+from samza_nb.storage.sql import query_store, query_store_on, query_store_on_async, store_names
+from samza_nb.storage.state_file import StateFile, StateTransaction, TaskOffsets
 from samza_nb.storage.synchronized import SynchronizedStore
 from samza_nb.storage.tables import table_name
 
@@ -27,10 +29,15 @@ __all__ = [
     "LoggedStore",
     "QueryResult",
     "SerializedStore",
+    "StateFile",
+    "StateTransaction",
     "StoreError",
     "StoreFactory",
+    "StorePartition",
     "StoreSettings",
     "SynchronizedStore",
+    "TaskOffsets",
+    "changelog_stream",
     "configured_store_names",
     "load_store_factory",
     "query_store",

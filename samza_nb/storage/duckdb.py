@@ -1,6 +1,6 @@
 """DuckDBStoreFactory: the store of ``stores.<name>.factory = samza_nb.storage.duckdb.DuckDBStoreFactory``.
 
-Each store partition is a table of the job's DuckDB file (the file the DuckDB checkpoint manager uses), so
+Each store partition is a table of its task's state file (see :mod:`samza_nb.storage.state_file`), so
 that store writes and input offsets commit in one transaction. The layers, outermost first:
 ``[synchronized] → [cached] → serialized → [logged] → DuckDBEngine``.
 """
@@ -11,13 +11,14 @@ from typing import Any
 
 import duckdb
 
-from samza_nb.checkpoint.duckdb import ensure_schema
 from samza_nb.config import Config
 from samza_nb.serde.registry import SerdeRegistry
 from samza_nb.storage.base import KeyValueStore, StoreError
 from samza_nb.storage.cached import CachedStore
 from samza_nb.storage.engine import DuckDBEngine, database_path
+from samza_nb.storage.job_files import ensure_schema, job_identity
 from samza_nb.storage.logged import ChangelogSend, LoggedStore
+from samza_nb.storage.registry import StorePartition
 from samza_nb.storage.serialized import SerializedStore
 from samza_nb.storage.settings import StoreSettings, store_key
 from samza_nb.storage.synchronized import SynchronizedStore
@@ -40,9 +41,7 @@ class DuckDBStoreFactory:
         config: Config,
         connection: duckdb.DuckDBPyConnection,
         send: ChangelogSend | None = None,
-        *,
-        serdes: SerdeRegistry | None = None,
-    ) -> tuple[KeyValueStore[Any, Any], DuckDBEngine]:
+    ) -> StorePartition:
         """Open partition ``partition`` of store ``store_name``: ``(the layered store, its engine)``.
 
         ``connection`` is a connection (or cursor) to the job database, not inside a transaction. The
@@ -52,9 +51,7 @@ class DuckDBStoreFactory:
         and restore; the task uses the store.
         """
         settings = StoreSettings.from_config(config, store_name)
-        key_serde, msg_serde = settings.serdes(
-            serdes if serdes is not None else SerdeRegistry.from_config(config)
-        )
+        key_serde, msg_serde = settings.serdes(SerdeRegistry.from_config(config))
         if settings.changelog is not None and send is None:
             raise StoreError(
                 f"store {store_name!r} has a changelog ({store_key(store_name, 'changelog')}="
@@ -89,7 +86,7 @@ class DuckDBStoreFactory:
             store = CachedStore(store, settings.object_cache_size, settings.write_batch_size, store_name)
         if settings.thread_safe:
             store = SynchronizedStore(store)
-        return store, engine
+        return StorePartition(store, engine)
 
 
 def _prepare_database(connection: duckdb.DuckDBPyConnection, config: Config, store_name: str) -> None:
@@ -102,8 +99,7 @@ def _prepare_database(connection: duckdb.DuckDBPyConnection, config: Config, sto
         ) from exc
     try:
         path = database_path(cur)
-        job_name = config.get_str("job.name") or "samza-nb-job"
-        job_id = config.get_str("job.id") or "1"
+        job_name, job_id = job_identity(config)
         ensure_schema(cur, path, job_name, job_id)
         try:
             ensure_catalogue(cur)

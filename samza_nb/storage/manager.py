@@ -11,7 +11,6 @@ store is restored from it, up to the checkpointed changelog offset.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import shutil
 from collections.abc import Callable, Mapping
@@ -19,59 +18,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
-from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStream, SystemStreamPartition
-from samza_nb.checkpoint.checkpoint import Checkpoint
-from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager, job_database_path
+from samza_nb.api.checkpoint import Checkpoint
+from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.observe import events as ev
-from samza_nb.storage.changelog import ChangelogReader
-from samza_nb.storage.sql import QueryResult, query_store, query_store_on_async
+from samza_nb.storage.engine import DuckDBEngine
+from samza_nb.storage.job_files import job_identity, partition_state_path
+from samza_nb.storage.job_files import state_directory as state_directory
+from samza_nb.storage.restore import Restorer, TimeSource
+from samza_nb.storage.results import QueryResult
+from samza_nb.storage.settings import changelog_stream, configured_store_names
+from samza_nb.storage.sql import query_store, query_store_on_async
+from samza_nb.storage.state_file import StateFile, TaskOffsets
+from samza_nb.systems.base import ChangelogStreamAdmin
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
-    from samza_nb.container.clock import Clock
     from samza_nb.coordinator.job_model import TaskModel
     from samza_nb.observe.bus import EventBus
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 
 log = logging.getLogger(__name__)
-
-
-def store_names(config: Config) -> list[str]:
-    """The stores configured with ``stores.<name>.factory``."""
-    names = {
-        key[len("stores.") : -len(".factory")]
-        for key in config
-        if key.startswith("stores.") and key.endswith(".factory")
-    }
-    return sorted(name for name in names if name and "." not in name)
-
-
-def changelog_stream(config: Config, store: str) -> SystemStream | None:
-    """The changelog of ``store`` (``stores.<name>.changelog``: "system.stream", or a stream on
-    ``job.changelog.system``), if it has one."""
-    key = f"stores.{store}.changelog"
-    raw = config.get_str(key)
-    if not raw or not raw.strip():
-        return None
-    raw = raw.strip()
-    if "." in raw:
-        system, _, stream = raw.partition(".")
-        if system and stream:
-            return SystemStream(system, stream)
-    default_system = config.get_str("job.changelog.system") or config.get_str("job.default.system")
-    if not default_system:
-        raise ConfigError(
-            f"{key}={raw!r} names no system: write <system>.<stream> or set job.changelog.system", key=key
-        )
-    return SystemStream(default_system, raw)
-
-
-def state_directory(config: Config) -> Path:
-    """The directory holding the job's store files."""
-    return job_database_path(config).parent / "stores"
 
 
 @dataclass
@@ -81,9 +47,9 @@ class TaskStorage:
     task_name: str
     partition: int
     path: Path
-    file: DuckDBCheckpointManager
+    file: StateFile
     stores: dict[str, Any] = field(default_factory=dict)
-    engines: dict[str, Any] = field(default_factory=dict)
+    engines: dict[str, DuckDBEngine] = field(default_factory=dict)
     changelogs: dict[str, SystemStreamPartition] = field(default_factory=dict)
     checkpoint: Checkpoint | None = None
 
@@ -99,16 +65,14 @@ class StorageManager:
         admins: Mapping[str, SystemAdmin],
         factories: Mapping[str, SystemFactory],
         bus: EventBus,
-        clock: Clock,
+        clock: TimeSource,
     ) -> None:
         self._config = config
         self._tasks = tasks
         self._producers = producers
         self._admins = admins
-        self._factories = factories
-        self._bus = bus
-        self._clock = clock
-        self.names = store_names(config)
+        self._restorer = Restorer(config, admins, factories, bus, clock)
+        self.names = configured_store_names(config)
         self._changelogs = {name: changelog_stream(config, name) for name in self.names}
         self._storage: dict[str, TaskStorage] = {}
         self._closed_paths: list[Path] = []
@@ -146,20 +110,19 @@ class StorageManager:
         for changelog in {s for s in self._changelogs.values() if s is not None}:
             admin = self._admins[changelog.system]
             # A system may create changelogs specially (Kafka: compacted, partition count checked).
-            create = getattr(admin, "create_changelog_stream", admin.create_stream)
-            await create(changelog.stream, partitions)
-        directory = state_directory(self._config)
-        job_name = self._config.get_str("job.name", "samza-nb-job")
-        job_id = self._config.get_str("job.id", "1")
+            if isinstance(admin, ChangelogStreamAdmin):
+                await admin.create_changelog_stream(changelog.stream, partitions)
+            else:
+                await admin.create_stream(changelog.stream, partitions)
+        job_name, job_id = job_identity(self._config)
         for task_name, model in self._tasks.items():
-            path = directory / f"partition-{model.changelog_partition}.duckdb"
+            path = partition_state_path(self._config, model.changelog_partition)
             existed = path.exists()
-            file = DuckDBCheckpointManager(path, job_name, job_id)
-            file.register(task_name)
-            file.start_sync()
+            file = StateFile(path, job_name, job_id)
+            file.open()
             storage = TaskStorage(task_name, model.changelog_partition, path, file)
             self._storage[task_name] = storage
-            local = file.read_last_checkpoint_sync(task_name) if existed else None
+            local = _as_checkpoint(file.read_offsets(task_name)) if existed else None
             for name in self.names:
                 send = self._changelog_sender(task_name, name, model.changelog_partition)
                 store, engine = factories[name].get_store(
@@ -172,74 +135,13 @@ class StorageManager:
                     storage.changelogs[name] = SystemStreamPartition(
                         stream.system, stream.stream, model.changelog_partition
                     )
-            effective[task_name] = await self._reconcile(storage, local, checkpoints.get(task_name))
-            storage.checkpoint = effective[task_name]
+            resume = await self._restorer.reconcile(
+                task_name, self.names, storage.changelogs, storage.engines, local, checkpoints.get(task_name)
+            )
+            if resume.commit:
+                self._commit_state(storage, resume.checkpoint or Checkpoint())
+            effective[task_name] = storage.checkpoint = resume.checkpoint
         return effective
-
-    async def _reconcile(
-        self, storage: TaskStorage, local: Checkpoint | None, remote: Checkpoint | None
-    ) -> Checkpoint | None:
-        """Decide where the task resumes and bring its stores there."""
-        restore_to: dict[str, tuple[str | None, str]] = {}
-        if remote is not None:
-            for name, ssp in storage.changelogs.items():
-                target = remote.changelog_offsets.get(name)
-                if target is None:
-                    continue
-                have = local.changelog_offsets.get(name) if local is not None else None
-                admin = self._admins[ssp.system]
-                if have is None or admin.offset_comparator(have, target) < 0:
-                    restore_to[name] = (have, target)
-        if local is not None and not restore_to:
-            if remote is not None and local != remote:
-                log.info(
-                    "task %s resumes from its state file's offsets (newer than the checkpoint)",
-                    storage.task_name,
-                )
-            return local
-        if local is None and remote is not None:
-            lost = [name for name in self.names if name not in storage.changelogs]
-            if lost:
-                log.warning(
-                    "task %s has a checkpoint but no local state, and stores %s have no changelog: "
-                    "they start empty",
-                    storage.task_name,
-                    ", ".join(lost),
-                )
-        for name, (have, target) in restore_to.items():
-            await self._restore(storage, name, have, target)
-        if remote is not None or restore_to:
-            self._commit_state(storage, remote or Checkpoint())
-        return remote
-
-    async def _restore(self, storage: TaskStorage, store: str, after: str | None, target: str) -> None:
-        ssp = storage.changelogs[store]
-        admin = self._admins[ssp.system]
-        engine = storage.engines[store]
-        metadata = (await admin.get_metadata([ssp.stream])).get(ssp.stream, {}).get(ssp.partition)
-        if metadata is None or metadata.newest is None:
-            raise SamzaError(
-                f"cannot restore store {store!r} of task {storage.task_name!r}: changelog {ssp} is empty, "
-                f"but the checkpoint says it reached offset {target}"
-            )
-        start = admin.offset_after(after) if after is not None else (metadata.oldest or "0")
-        total = _distance(start, target)
-        reader = ChangelogReader(self._factories[ssp.system], ssp, self._config, admin)
-        restored = 0
-        async for batch in reader.read(start, target):
-            engine.restore_batch(batch)
-            restored += len(batch)
-            if self._bus.active:
-                self._bus.publish(
-                    ev.StoreRestoreProgress(
-                        self._clock.now_ms(), storage.task_name, store, restored, total, False
-                    )
-                )
-        if self._bus.active:
-            self._bus.publish(
-                ev.StoreRestoreProgress(self._clock.now_ms(), storage.task_name, store, restored, total, True)
-            )
-        log.info("restored store %s of task %s: %d changelog records", store, storage.task_name, restored)
 
     def _changelog_sender(
         self, task_name: str, store: str, partition: int
@@ -280,27 +182,10 @@ class StorageManager:
         return changelog_offsets
 
     def _commit_state(self, storage: TaskStorage, checkpoint: Checkpoint) -> None:
-        cursor = storage.file.connection.cursor()
-        try:
-            cursor.begin()
+        with storage.file.transaction() as tx:
             for engine in storage.engines.values():
-                engine.write_pending(cursor)
-            storage.file.write_checkpoint_in(cursor, storage.task_name, checkpoint)
-            cursor.commit()
-        except BaseException:
-            try:
-                # A failed COMMIT has already ended the transaction: a rollback would then fail and
-                # hide the real error.
-                with contextlib.suppress(duckdb.Error):
-                    cursor.rollback()
-            finally:
-                for engine in storage.engines.values():
-                    engine.discard_pending_failed()
-            raise
-        finally:
-            cursor.close()
-        for engine in storage.engines.values():
-            engine.mark_committed()
+                tx.write_store(engine)
+            tx.write_offsets(storage.task_name, checkpoint.offsets, checkpoint.changelog_offsets)
 
     # -- reading ----------------------------------------------------------------------------------------
     async def query(self, store: str, sql: str | None = None) -> QueryResult:
@@ -327,16 +212,13 @@ class StorageManager:
                     engine.close()
                 except Exception as exc:  # closing must go on for the others
                     log.error("closing store %s of task %s failed: %s", name, storage.task_name, exc)
-            storage.file.stop_sync()
+            storage.file.close()
         self._closed_paths = [storage.path for storage in self._storage.values()]
         self._storage.clear()
 
 
-def _distance(start: str, target: str) -> int:
-    try:
-        return max(int(target) - int(start) + 1, 0)
-    except ValueError:
-        return 0
+def _as_checkpoint(offsets: TaskOffsets | None) -> Checkpoint | None:
+    return None if offsets is None else Checkpoint(offsets.offsets, offsets.changelog_offsets)
 
 
 def delete_local_state(config: Config) -> None:

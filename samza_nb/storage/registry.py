@@ -1,8 +1,9 @@
-"""Finding a store's factory from config (``stores.<name>.factory``)."""
+"""The store plug-in point: what ``stores.<name>.factory`` names, and finding it from config."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import duckdb
 
@@ -15,19 +16,29 @@ from samza_nb.storage.logged import ChangelogSend
 from samza_nb.storage.settings import store_key
 
 
+class StorePartition(NamedTuple):
+    """One opened partition of a store: what the task uses, and the engine the commit and restore drive."""
+
+    store: KeyValueStore[Any, Any]
+    engine: DuckDBEngine
+
+
+OpenStorePartition = Callable[
+    [str, int, Config, duckdb.DuckDBPyConnection, "ChangelogSend | None"], StorePartition
+]
+"""``(store_name, partition, config, connection, send) -> StorePartition``: open partition ``partition`` of
+store ``store_name`` on ``connection`` (a connection to the task's state file, not inside a transaction);
+``send`` receives the store's changelog records (None when the store has no changelog)."""
+
+
 @runtime_checkable
 class StoreFactory(Protocol):
-    """What ``stores.<name>.factory`` names: builds one partition of a store."""
+    """What ``stores.<name>.factory`` names: builds one partition of a store (see
+    :data:`OpenStorePartition` for the parameters of ``get_store``)."""
 
-    def get_store(
-        self,
-        store_name: str,
-        partition: int,
-        config: Config,
-        connection: duckdb.DuckDBPyConnection,
-        send: ChangelogSend | None = None,
-    ) -> tuple[KeyValueStore[Any, Any], DuckDBEngine]:
-        """``(the layered store, its engine)`` for partition ``partition`` of store ``store_name``."""
+    @property
+    def get_store(self) -> OpenStorePartition:
+        """Opens one partition of a store: ``get_store(store_name, partition, config, connection, send)``."""
         ...
 
 
@@ -47,10 +58,9 @@ def load_store_factory(config: Config, name: str) -> StoreFactory:
         raise ConfigError(
             f"{key}={path!r}: creating the factory failed: {type(exc).__name__}: {exc}", key=key
         ) from exc
-    if not callable(getattr(factory, "get_store", None)):
+    if not isinstance(factory, StoreFactory) or not callable(factory.get_store):
         raise ConfigError(f"{key}={path!r} is not a store factory: it has no get_store()", key=key)
-    result: StoreFactory = factory
-    return result
+    return factory
 
 
-__all__ = ["StoreFactory", "load_store_factory"]
+__all__ = ["OpenStorePartition", "StoreFactory", "StorePartition", "load_store_factory"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from samza_nb.serde.base import Serde
+from samza_nb.serde.base import FastSerde, Serde
 from samza_nb.serde.builtin import BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde
 from samza_nb.storage.base import KeyValueStore, StoreError, describe, none_error
 
@@ -34,8 +34,12 @@ class SerializedStore:
         # Built-in serdes offer C-level encoders (`fast_to_bytes`) that give the same bytes and raise where
         # `to_bytes` refuses; a refusal is then redone with `to_bytes` for its exact error. The built-ins
         # always return bytes; other serdes' results are checked.
-        self._kfast: Callable[[Any], bytes] = getattr(key_serde, "fast_to_bytes", None) or self._kenc
-        self._vfast: Callable[[Any], bytes] = getattr(msg_serde, "fast_to_bytes", None) or self._venc
+        self._kfast: Callable[[Any], bytes] = (
+            key_serde.fast_to_bytes if isinstance(key_serde, FastSerde) else self._kenc
+        )
+        self._vfast: Callable[[Any], bytes] = (
+            msg_serde.fast_to_bytes if isinstance(msg_serde, FastSerde) else self._venc
+        )
         self._ktrusted = type(key_serde) in _BUILTIN_TYPES
         self._vtrusted = type(msg_serde) in _BUILTIN_TYPES
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from samza_nb.api.streams import SystemStream
 from samza_nb.config import Config
 from samza_nb.errors import ConfigError
 from samza_nb.serde.base import Serde
@@ -97,31 +98,38 @@ class StoreSettings:
             return BytesSerde(unset_key=key)
         return registry.get(name, key=key)
 
-    def changelog_stream(self, config: Config) -> tuple[str, str] | None:
-        """The changelog as ``(system, stream)``, or None without one.
+    def changelog_stream(self, config: Config) -> SystemStream | None:
+        """The changelog stream, or None without one (see :func:`changelog_stream`)."""
+        return _parse_changelog(config, self.name, self.changelog)
 
-        ``stores.<name>.changelog`` is ``system.stream``, or a bare stream on ``job.changelog.system``
-        (else ``job.default.system``).
-        """
-        value = self.changelog
-        if value is None:
-            return None
-        key = store_key(self.name, "changelog")
-        system, dot, stream = value.partition(".")
-        if dot and system and stream:
-            return system, stream
-        if dot:
-            raise ConfigError(
-                f"{key}={value!r} is not valid: expected system.stream or a stream name", key=key
-            )
-        system = _text(config, "job.changelog.system") or _text(config, "job.default.system") or ""
-        if not system:
-            raise ConfigError(
-                f"{key}={value!r} names no system, and neither job.changelog.system nor job.default.system "
-                "is set: write it as system.stream",
-                key=key,
-            )
-        return system, value
+
+def changelog_stream(config: Config, store: str) -> SystemStream | None:
+    """The changelog of ``store``, or None without one.
+
+    ``stores.<name>.changelog`` is ``system.stream``, or a bare stream on ``job.changelog.system`` (else
+    ``job.default.system``). Anything else (``.counts``, ``kafka.``, a bare stream with neither system key
+    set) is a :class:`ConfigError` naming ``stores.<name>.changelog``.
+    """
+    return _parse_changelog(config, store, _text(config, store_key(store, "changelog")))
+
+
+def _parse_changelog(config: Config, store: str, value: str | None) -> SystemStream | None:
+    if value is None:
+        return None
+    key = store_key(store, "changelog")
+    system, dot, stream = value.partition(".")
+    if dot and system and stream:
+        return SystemStream(system, stream)
+    if dot:
+        raise ConfigError(f"{key}={value!r} is not valid: expected system.stream or a stream name", key=key)
+    system = _text(config, "job.changelog.system") or _text(config, "job.default.system") or ""
+    if not system:
+        raise ConfigError(
+            f"{key}={value!r} names no system, and neither job.changelog.system nor job.default.system "
+            "is set: write it as system.stream",
+            key=key,
+        )
+    return SystemStream(system, value)
 
 
 def _text(config: Config, key: str) -> str | None:
@@ -142,6 +150,7 @@ __all__ = [
     "DEFAULT_SERDE",
     "DEFAULT_WRITE_BATCH_SIZE",
     "StoreSettings",
+    "changelog_stream",
     "configured_store_names",
     "store_key",
 ]

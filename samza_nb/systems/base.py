@@ -37,6 +37,17 @@ class SystemAdmin(Protocol):
 
 
 @runtime_checkable
+class ChangelogStreamAdmin(SystemAdmin, Protocol):
+    """An admin that creates store changelogs its own way (Kafka: compacted topics, partition count
+    checked); for other admins a changelog is created with :meth:`SystemAdmin.create_stream`."""
+
+    async def create_changelog_stream(self, stream: str, partitions: int) -> None:
+        """Create changelog ``stream`` with ``partitions`` partitions if it does not exist; an existing one
+        with another partition count is a SamzaError (each partition is one task's store)."""
+        ...
+
+
+@runtime_checkable
 class SystemConsumer(Protocol):
     """Reads registered partitions from their starting offsets, in batches."""
 

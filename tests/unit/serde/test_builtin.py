@@ -12,6 +12,7 @@ from samza_nb.errors import SamzaError
 from samza_nb.serde import (
     BytesSerde,
     DoubleSerde,
+    FastSerde,
     IntSerde,
     JsonSerde,
     LongSerde,
@@ -119,6 +120,13 @@ def test_fast_encoders_agree_with_to_bytes(serde: Any, obj: Any) -> None:
     except Exception:
         fast = None
     assert fast == expected
+
+
+def test_fast_encoders_are_declared_by_the_fast_serde_protocol() -> None:
+    fast = [StringSerde(), IntSerde(), LongSerde(), DoubleSerde()]
+    assert all(isinstance(serde, FastSerde) for serde in fast)
+    assert not isinstance(JsonSerde(), FastSerde)
+    assert not isinstance(BytesSerde(), FastSerde)
 
 
 def test_default_bytes_serde_names_the_unset_key() -> None:

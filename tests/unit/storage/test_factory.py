@@ -8,9 +8,11 @@ from typing import Any
 import duckdb
 import pytest
 
-from samza_nb.checkpoint.duckdb import ensure_schema
+from samza_nb.api.streams import SystemStream
 from samza_nb.config import Config
+from samza_nb.container.clock import SystemClock
 from samza_nb.errors import CheckpointError, ConfigError
+from samza_nb.observe.bus import EventBus
 from samza_nb.storage import (
     CachedStore,
     DuckDBStoreFactory,
@@ -22,6 +24,9 @@ from samza_nb.storage import (
     configured_store_names,
     load_store_factory,
 )
+from samza_nb.storage.job_files import ensure_schema
+from samza_nb.storage.manager import StorageManager
+from samza_nb.storage.settings import changelog_stream
 
 from .conftest import commit, table_rows
 
@@ -153,12 +158,30 @@ def test_changelog_stream_parsing() -> None:
     settings = StoreSettings.from_config(
         config(**{"stores__counts__changelog": "kafka.counts-log"}), "counts"
     )
-    assert settings.changelog_stream(Config()) == ("kafka", "counts-log")
+    assert settings.changelog_stream(Config()) == SystemStream("kafka", "counts-log")
     bare = StoreSettings.from_config(config(**{"stores__counts__changelog": "counts-log"}), "counts")
-    assert bare.changelog_stream(Config({"job.changelog.system": "kafka2"})) == ("kafka2", "counts-log")
-    assert bare.changelog_stream(Config({"job.default.system": "k3"})) == ("k3", "counts-log")
+    assert bare.changelog_stream(Config({"job.changelog.system": "kafka2"})) == SystemStream(
+        "kafka2", "counts-log"
+    )
+    assert bare.changelog_stream(Config({"job.default.system": "k3"})) == SystemStream("k3", "counts-log")
     with pytest.raises(ConfigError) as info:
         bare.changelog_stream(Config())
+    assert info.value.key == "stores.counts.changelog"
+
+
+@pytest.mark.parametrize("value", [".counts", "kafka.", "."])
+def test_a_changelog_without_system_or_stream_is_a_config_error(value: str) -> None:
+    cfg = config(**{"stores__counts__changelog": value})
+    with pytest.raises(ConfigError, match=r"stores\.counts\.changelog") as info:
+        changelog_stream(cfg, "counts")
+    assert info.value.key == "stores.counts.changelog"
+    assert changelog_stream(config(), "counts") is None
+
+
+def test_the_storage_manager_refuses_a_changelog_without_a_system() -> None:
+    cfg = config(**{"stores__counts__changelog": ".counts", "job__default__system": "kafka"})
+    with pytest.raises(ConfigError) as info:
+        StorageManager(cfg, {}, {}, {}, {}, EventBus(), SystemClock())
     assert info.value.key == "stores.counts.changelog"
 
 

@@ -18,7 +18,6 @@ from typing import Any
 import duckdb
 import pytest
 
-from samza_nb.checkpoint.duckdb import ensure_schema
 from samza_nb.config import Config
 from samza_nb.serde import BytesSerde
 from samza_nb.storage import (
@@ -30,6 +29,7 @@ from samza_nb.storage import (
     StoreError,
     SynchronizedStore,
 )
+from samza_nb.storage.job_files import ensure_schema
 
 from .conftest import commit
 
