@@ -63,7 +63,7 @@ class InMemoryCheckpointManagerFactory:
 
     def get_checkpoint_manager(self, config: Config) -> InMemoryCheckpointManager:
         """A manager sharing the checkpoints of its namespace."""
-        default = f"{config.get_str('job.name', 'samza-nb-job')}-{config.get_str('job.id', '1')}"
+        default = f"{config.job_name()}-{config.job_id()}"
         namespace = config.get_str("task.checkpoint.inmemory.namespace", default)
         with self._lock:
             store = self._stores.setdefault(namespace, {})

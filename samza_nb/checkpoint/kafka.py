@@ -274,7 +274,7 @@ class KafkaCheckpointManagerFactory:
                 key=CHECKPOINT_SYSTEM_KEY,
             )
         settings = KafkaSystemConfig.from_config(system, config)
-        topic = checkpoint_topic(config.get_str("job.name", "samza-nb-job"), config.get_str("job.id", "1"))
+        topic = checkpoint_topic(config.job_name(), config.job_id())
         try:
             check_topic_name(topic, system)
         except SamzaError as exc:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Final
 
 import duckdb
 
-from samza_nb.config.catalogue import spec_for
+from samza_nb.config.catalogue import default_of, job_id, job_name
 from samza_nb.errors import CheckpointError, ConfigError
 
 if TYPE_CHECKING:
@@ -68,20 +68,15 @@ _REQUIRED_TABLES: Final[frozenset[str]] = frozenset({META_TABLE, TASKS_TABLE, OF
 
 
 # -- paths ---------------------------------------------------------------------------------------------
-def _catalogue_default(key: str) -> str:
-    spec = spec_for(key)
-    return spec.default if spec is not None and spec.default is not None else ""
-
-
 def _setting(config: Config, key: str) -> str:
     """``key`` from ``config``, else its default from the config key catalogue."""
-    return config.get_str(key, _catalogue_default(key))
+    return config.get_str(key, default_of(key) or "")
 
 
-DEFAULT_JOB_NAME: Final[str] = _catalogue_default("job.name")
+DEFAULT_JOB_NAME: Final[str] = job_name({})
 """The job name used when ``job.name`` is not set (the config key catalogue's default)."""
 
-DEFAULT_JOB_ID: Final[str] = _catalogue_default("job.id")
+DEFAULT_JOB_ID: Final[str] = job_id({})
 """The job id used when ``job.id`` is not set (the config key catalogue's default)."""
 
 

@@ -7,6 +7,7 @@ from typing import Final
 
 from samza_nb.api.streams import SystemStream
 from samza_nb.config import Config
+from samza_nb.config.stores import changelog_stream, configured_store_names, parse_changelog, store_key
 from samza_nb.errors import ConfigError
 from samza_nb.serde.base import Serde
 from samza_nb.serde.builtin import BytesSerde
@@ -16,21 +17,6 @@ DEFAULT_WRITE_BATCH_SIZE: Final = 100_000
 DEFAULT_OBJECT_CACHE_SIZE: Final = 1000
 DEFAULT_PRELOAD_MAX_ROWS: Final = 1_000_000
 DEFAULT_SERDE: Final = "bytes"
-
-
-def store_key(store_name: str, suffix: str) -> str:
-    """``stores.<store_name>.<suffix>``."""
-    return f"stores.{store_name}.{suffix}"
-
-
-def configured_store_names(config: Config) -> list[str]:
-    """The stores configured in ``config`` (every ``stores.<name>.factory``; a name has no dot), sorted."""
-    names = {
-        key[len("stores.") : -len(".factory")]
-        for key in config
-        if key.startswith("stores.") and key.endswith(".factory")
-    }
-    return sorted(name for name in names if name and "." not in name)
 
 
 @dataclass(frozen=True)
@@ -100,36 +86,7 @@ class StoreSettings:
 
     def changelog_stream(self, config: Config) -> SystemStream | None:
         """The changelog stream, or None without one (see :func:`changelog_stream`)."""
-        return _parse_changelog(config, self.name, self.changelog)
-
-
-def changelog_stream(config: Config, store: str) -> SystemStream | None:
-    """The changelog of ``store``, or None without one.
-
-    ``stores.<name>.changelog`` is ``system.stream``, or a bare stream on ``job.changelog.system`` (else
-    ``job.default.system``). Anything else (``.counts``, ``kafka.``, a bare stream with neither system key
-    set) is a :class:`ConfigError` naming ``stores.<name>.changelog``.
-    """
-    return _parse_changelog(config, store, _text(config, store_key(store, "changelog")))
-
-
-def _parse_changelog(config: Config, store: str, value: str | None) -> SystemStream | None:
-    if value is None:
-        return None
-    key = store_key(store, "changelog")
-    system, dot, stream = value.partition(".")
-    if dot and system and stream:
-        return SystemStream(system, stream)
-    if dot:
-        raise ConfigError(f"{key}={value!r} is not valid: expected system.stream or a stream name", key=key)
-    system = _text(config, "job.changelog.system") or _text(config, "job.default.system") or ""
-    if not system:
-        raise ConfigError(
-            f"{key}={value!r} names no system, and neither job.changelog.system nor job.default.system "
-            "is set: write it as system.stream",
-            key=key,
-        )
-    return SystemStream(system, value)
+        return parse_changelog(config, self.name, self.changelog)
 
 
 def _text(config: Config, key: str) -> str | None:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from samza_nb.config.catalogue import parse_bool, parse_int
+from samza_nb.config.stores import changelog_stream
 from samza_nb.errors import ConfigError
 from samza_nb.systems.kafka.serdes import DEFAULT_SERDE, Serde, serde_for
 
@@ -233,18 +234,12 @@ class KafkaSystemConfig:
         """The streams of this system that are store changelogs (``stores.<name>.changelog`` =
         ``<system>.<stream>``, or a bare stream on ``job.changelog.system`` / ``job.default.system``).
         They carry the stores' own bytes: their serde is bytes unless configured per stream."""
-        default = (
-            self.config.get_str("job.changelog.system") or self.config.get_str("job.default.system") or ""
-        ).strip()
         streams = set()
-        for key, value in self.config.items():
-            if not (key.startswith("stores.") and key.endswith(".changelog")):
-                continue
-            system, sep, stream = value.strip().partition(".")
-            if not sep:
-                system, stream = default, value.strip()
-            if system == self.system and stream:
-                streams.add(stream)
+        stores = {key[len("stores.") : -len(".changelog")] for key in self.config if _is_changelog_key(key)}
+        for store in stores:
+            changelog = changelog_stream(self.config, store)
+            if changelog is not None and changelog.system == self.system:
+                streams.add(changelog.stream)
         return frozenset(streams)
 
     # -- streams samza_nb creates ---------------------------------------------------------------------
@@ -256,6 +251,10 @@ class KafkaSystemConfig:
     def describe_brokers(self) -> str:
         """How error messages name the brokers: ``Kafka broker(s) <servers> of system '<s>'``."""
         return f"Kafka broker {self.bootstrap_servers} (system {self.system!r})"
+
+
+def _is_changelog_key(key: str) -> bool:
+    return key.startswith("stores.") and key.endswith(".changelog") and key.count(".") == 2
 
 
 __all__ = ["DEFAULT_BROKER_TIMEOUT_MS", "KafkaSystemConfig"]
