@@ -15,7 +15,7 @@ from samza_nb.storage.registry import StoreFactory, StorePartition, load_store_f
 from samza_nb.storage.results import QueryResult
 from samza_nb.storage.serialized import SerializedStore
 from samza_nb.storage.settings import StoreSettings, changelog_stream, configured_store_names
-from samza_nb.storage.sql import query_store, query_store_on, query_store_on_async, store_names
+from samza_nb.storage.sql import query_store, query_store_on, store_names
 from samza_nb.storage.state_file import StateFile, StateTransaction, TaskOffsets
 from samza_nb.storage.synchronized import SynchronizedStore
 from samza_nb.storage.tables import table_name
@@ -42,7 +42,6 @@ __all__ = [
     "load_store_factory",
     "query_store",
     "query_store_on",
-    "query_store_on_async",
     "store_names",
     "table_name",
 ]

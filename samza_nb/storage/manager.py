@@ -27,7 +27,7 @@ from samza_nb.storage.job_files import state_directory as state_directory
 from samza_nb.storage.restore import Restorer, TimeSource
 from samza_nb.storage.results import QueryResult
 from samza_nb.storage.settings import changelog_stream, configured_store_names
-from samza_nb.storage.sql import query_store, query_store_on_async
+from samza_nb.storage.sql import query_store, query_store_on
 from samza_nb.storage.state_file import StateFile, TaskOffsets
 from samza_nb.systems.base import ChangelogStreamAdmin
 
@@ -196,7 +196,7 @@ class StorageManager:
             raise SamzaError(f"no store {store!r} in this job (stores: {known})")
         if self._storage:
             connections = [storage.file.connection for storage in self._storage.values()]
-            return await query_store_on_async(connections, store, sql, config=self._config)
+            return await asyncio.to_thread(query_store_on, connections, store, sql, config=self._config)
         if not self._closed_paths:
             raise SamzaError(f"store {store!r} has not been opened yet: the job has not started its tasks")
         # Stopped: the state files are closed; read them read-only (consistent as of the last commit).

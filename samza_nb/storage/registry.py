@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-import duckdb
+from duckdb import DuckDBPyConnection as Connection
 
 from samza_nb.config import Config
 from samza_nb.config.plugins import import_dotted
@@ -23,22 +22,21 @@ class StorePartition(NamedTuple):
     engine: DuckDBEngine
 
 
-OpenStorePartition = Callable[
-    [str, int, Config, duckdb.DuckDBPyConnection, "ChangelogSend | None"], StorePartition
-]
-"""``(store_name, partition, config, connection, send) -> StorePartition``: open partition ``partition`` of
-store ``store_name`` on ``connection`` (a connection to the task's state file, not inside a transaction);
-``send`` receives the store's changelog records (None when the store has no changelog)."""
-
-
 @runtime_checkable
 class StoreFactory(Protocol):
-    """What ``stores.<name>.factory`` names: builds one partition of a store (see
-    :data:`OpenStorePartition` for the parameters of ``get_store``)."""
+    """What ``stores.<name>.factory`` names: builds one partition of a store."""
 
-    @property
-    def get_store(self) -> OpenStorePartition:
-        """Opens one partition of a store: ``get_store(store_name, partition, config, connection, send)``."""
+    def get_store(
+        self,
+        store_name: str,
+        partition: int,
+        config: Config,
+        connection: Connection,
+        send: ChangelogSend | None,
+    ) -> StorePartition:
+        """Open partition ``partition`` of store ``store_name`` on ``connection`` (a connection to the task's
+        state file, not inside a transaction); ``send`` receives the store's changelog records (None when
+        the store has no changelog)."""
         ...
 
 
@@ -63,4 +61,4 @@ def load_store_factory(config: Config, name: str) -> StoreFactory:
     return factory
 
 
-__all__ = ["OpenStorePartition", "StoreFactory", "StorePartition", "load_store_factory"]
+__all__ = ["StoreFactory", "StorePartition", "load_store_factory"]

@@ -13,7 +13,6 @@ query can never change a store. Only one SELECT (or EXPLAIN) statement is accept
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 from collections.abc import Sequence
@@ -151,21 +150,6 @@ def _known(connections: list[duckdb.DuckDBPyConnection]) -> str:
     return ", ".join(store_names(connections)) or "none"
 
 
-async def query_store_on_async(
-    connection: Connections,
-    store: str,
-    sql: str | None = None,
-    key_serde: Serde | str | None = None,
-    msg_serde: Serde | str | None = None,
-    *,
-    config: Config | None = None,
-) -> QueryResult:
-    """:func:`query_store_on` on a worker thread, so an event loop running the job keeps running."""
-    return await asyncio.to_thread(
-        query_store_on, connection, store, sql, key_serde, msg_serde, config=config
-    )
-
-
 def query_store(
     database_path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     store: str,
@@ -207,4 +191,4 @@ def _check_read_only(store: str, sql: str) -> None:
         )
 
 
-__all__ = ["QueryResult", "query_store", "query_store_on", "query_store_on_async", "store_names"]
+__all__ = ["QueryResult", "query_store", "query_store_on", "store_names"]

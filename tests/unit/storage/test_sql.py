@@ -16,7 +16,6 @@ from samza_nb.storage import (
     DuckDBStoreFactory,
     query_store,
     query_store_on,
-    query_store_on_async,
     store_names,
 )
 from tests.requirements import require
@@ -137,14 +136,6 @@ def test_a_query_neither_waits_for_nor_blocks_the_writer(conn: duckdb.DuckDBPyCo
     cur.commit()  # and the writer commits despite the reader
     engine.mark_committed()
     assert query_store_on(conn, "counts").rows == [("a", 2, 0)]
-
-
-def test_the_async_variant(conn: duckdb.DuckDBPyConnection) -> None:
-    import asyncio
-
-    cfg = config(counts=("string", "int"))
-    fill(conn, cfg, "counts", {0: {"a": 1}})
-    assert asyncio.run(query_store_on_async(conn, "counts")).rows == [("a", 1, 0)]
 
 
 @pytest.mark.parametrize(
