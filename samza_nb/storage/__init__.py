@@ -1,4 +1,4 @@
-"""Key-value stores (DESIGN §6): the KeyValueStore protocol, the DuckDB engine and the layers over it.
+"""Key-value stores: the KeyValueStore protocol, the DuckDB engine and the layers over it.
 
 Layers, outermost first: cached (LRU object cache, batched writes) → serialized (serdes) → logged
 (changelog) → :class:`DuckDBEngine` (bytes in memory, written to DuckDB in Arrow batches at commit).

@@ -1,4 +1,4 @@
-"""The KeyValueStore protocol (DESIGN §6) and the error every store layer raises."""
+"""The KeyValueStore protocol and the error every store layer raises."""
 
 from __future__ import annotations
 
