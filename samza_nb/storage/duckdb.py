@@ -15,8 +15,8 @@ from samza_nb.config import Config
 from samza_nb.serde.registry import SerdeRegistry
 from samza_nb.storage.base import KeyValueStore, StoreError
 from samza_nb.storage.cached import CachedStore
-from samza_nb.storage.engine import DuckDBEngine, database_path
-from samza_nb.storage.job_files import ensure_schema, job_identity
+from samza_nb.storage.engine import DuckDBEngine
+from samza_nb.storage.job_files import database_path, ensure_schema, job_identity
 from samza_nb.storage.logged import ChangelogSend, LoggedStore
 from samza_nb.storage.registry import StorePartition
 from samza_nb.storage.serialized import SerializedStore

@@ -22,22 +22,13 @@ from typing import Any, Final, NoReturn
 import duckdb
 
 from samza_nb.storage.base import StoreError, describe
+from samza_nb.storage.batches import all_bytes, as_dict, overlay
 from samza_nb.storage.committed import CommittedRows, quote_ident
+from samza_nb.storage.job_files import database_path
 
 log = logging.getLogger(__name__)
 
 _MISSING: Final[Any] = object()
-
-
-def database_path(conn: duckdb.DuckDBPyConnection) -> str:
-    """The file behind ``conn`` (``":memory:"`` for an in-memory database)."""
-    try:
-        row = conn.execute(
-            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
-        ).fetchone()
-    except duckdb.Error:
-        return "<unknown database>"
-    return str(row[0]) if row and row[0] else ":memory:"
 
 
 class DuckDBEngine:
@@ -201,17 +192,17 @@ class DuckDBEngine:
 
     def _entries(self, low: bytes | None, high: bytes | None) -> Iterator[tuple[bytes, bytes]]:
         with self._lock:
-            overlay: dict[bytes, bytes | None] = {}
+            latest: dict[bytes, bytes | None] = {}
             if self._writing is not None:
-                overlay.update(self._writing)
-            overlay.update(self.pending)
+                latest.update(self._writing)
+            latest.update(self.pending)
             changes = sorted(
                 item
-                for item in overlay.items()
+                for item in latest.items()
                 if (low is None or item[0] >= low) and (high is None or item[0] < high)
             )
             committed = self._committed.entries(low, high)
-        return _overlay(committed, changes) if changes else committed
+        return overlay(committed, changes) if changes else committed
 
     # -- writes ----------------------------------------------------------------------------------------
     def put(self, key: bytes, value: bytes) -> None:
@@ -228,8 +219,8 @@ class DuckDBEngine:
     def put_all(self, entries: Iterable[tuple[bytes, bytes]]) -> None:
         """Set every ``(key, value)``; nothing is written if one of them is not bytes."""
         items = entries if isinstance(entries, list) else list(entries)
-        batch = _as_dict(items)  # later entries of a key win, as with one put after another
-        if batch is None or not _all_bytes(batch, allow_none=False):
+        batch = as_dict(items)  # later entries of a key win, as with one put after another
+        if batch is None or not all_bytes(batch, allow_none=False):
             self._refuse(items, "put_all", allow_none=False)
         with self._lock:
             if self._closed:
@@ -261,8 +252,8 @@ class DuckDBEngine:
     def restore_batch(self, pairs: Iterable[tuple[bytes, bytes | None]]) -> None:
         """Apply changelog records in order (``None`` = delete); they become pending, like writes."""
         items = pairs if isinstance(pairs, list) else list(pairs)
-        batch = _as_dict(items)  # the last record of a key wins
-        if batch is None or not _all_bytes(batch, allow_none=True):
+        batch = as_dict(items)  # the last record of a key wins
+        if batch is None or not all_bytes(batch, allow_none=True):
             self._refuse(items, "restore_batch", allow_none=True)
         with self._lock:
             if self._closed:
@@ -437,44 +428,4 @@ class DuckDBEngine:
         return f"DuckDBEngine({self._table!r}, store={self._name!r}, mirrored={self.mirrored})"
 
 
-def _as_dict(items: list[Any]) -> dict[Any, Any] | None:
-    try:
-        return dict(items)
-    except (TypeError, ValueError):  # an unhashable key, or an item that is not a pair
-        return None
-
-
-def _all_bytes(batch: dict[Any, Any], *, allow_none: bool) -> bool:
-    """True when every key of ``batch`` is bytes and every value bytes (or None when allowed); C-speed."""
-    if not batch:
-        return True
-    value_types = set(map(type, batch.values()))
-    if allow_none:
-        value_types.discard(type(None))
-    return set(map(type, batch)) == {bytes} and value_types <= {bytes}
-
-
-def _overlay(
-    committed: Iterator[tuple[bytes, bytes]], changes: list[tuple[bytes, bytes | None]]
-) -> Iterator[tuple[bytes, bytes]]:
-    """Merge sorted committed rows with sorted pending changes (which win; None deletes)."""
-    index, count = 0, len(changes)
-    for key, value in committed:
-        while index < count and changes[index][0] < key:
-            change_key, change = changes[index]
-            index += 1
-            if change is not None:
-                yield change_key, change
-        if index < count and changes[index][0] == key:
-            change = changes[index][1]
-            index += 1
-            if change is not None:
-                yield key, change
-            continue
-        yield key, value
-    for change_key, change in changes[index:]:
-        if change is not None:
-            yield change_key, change
-
-
-__all__ = ["DuckDBEngine", "database_path", "quote_ident"]
+__all__ = ["DuckDBEngine", "quote_ident"]

@@ -267,6 +267,17 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def database_path(conn: duckdb.DuckDBPyConnection) -> str:
+    """The file behind ``conn`` (``":memory:"`` for an in-memory database)."""
+    try:
+        row = conn.execute(
+            "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+        ).fetchone()
+    except duckdb.Error:
+        return "<unknown database>"
+    return str(row[0]) if row and row[0] else ":memory:"
+
+
 __all__ = [
     "CHANGELOG_TABLE",
     "DATABASE_FILE_NAME",
@@ -279,6 +290,7 @@ __all__ = [
     "OFFSETS_TABLE",
     "STORES_DIRECTORY",
     "TASKS_TABLE",
+    "database_path",
     "ensure_schema",
     "job_database_path",
     "job_directory",
