@@ -17,7 +17,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from samza_nb.notebook.views import (
     CommitView,
@@ -58,26 +58,25 @@ def _same_kind(a: ev.ChooserDecision, b: ev.ChooserDecision) -> bool:
     ta, tb = a.trace, b.trace
     return (
         a.ssp == b.ssp
-        and getattr(ta, "tier", None) == getattr(tb, "tier", None)
-        and getattr(ta, "gated_by_bootstrap", False) == getattr(tb, "gated_by_bootstrap", False)
+        and (ta.tier if ta else None) == (tb.tier if tb else None)
+        and bool(ta and ta.gated_by_bootstrap) == bool(tb and tb.gated_by_bootstrap)
     )
 
 
-def decision_reason(trace: Any) -> str:
-    """Why the chooser chose what it did, from a ChoiceTrace (or a custom chooser's decision)."""
+def decision_reason(trace: ev.DecisionTrace | None) -> str:
+    """Why the chooser chose what it did, from its trace (None: an untraced decision)."""
     if trace is None:
         return "chosen"
     reasons = []
-    if getattr(trace, "gated_by_bootstrap", False):
-        lagging = ", ".join(str(stream) for stream in getattr(trace, "lagging_streams", ()))
+    if trace.gated_by_bootstrap:
+        lagging = ", ".join(str(stream) for stream in trace.lagging_streams)
         reasons.append(f"bootstrapping ({lagging or 'bootstrap streams'} not caught up)")
-    if getattr(trace, "held_by_batching", False):
+    if trace.held_by_batching:
         reasons.append("continues a batch")
-    tier = getattr(trace, "tier", None)
-    if tier is not None:
-        reasons.append(f"priority tier {tier}")
+    if trace.tier is not None:
+        reasons.append(f"priority tier {trace.tier}")
     reason = "; ".join(reasons) or "round robin"
-    candidates = getattr(trace, "candidates", ())
+    candidates = trace.candidates
     return f"{reason} (1 of {len(candidates)} waiting)" if candidates else reason
 
 
@@ -281,7 +280,7 @@ class Monitor:
             self._since_start(event.at_ms),
             event.ssp,
             event.offset,
-            getattr(trace, "tier", None),
+            trace.tier if trace is not None else None,
             decision_reason(trace),
         )
 

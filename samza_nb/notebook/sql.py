@@ -8,7 +8,6 @@ is a pandas DataFrame when pandas is installed, else the container's result (``c
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.container.event_loop import run_blocking
@@ -28,25 +27,17 @@ def query(container: SamzaContainer | None, store: str, sql: str) -> Any:
         raise NotebookError(f"samza_sql: the cell has no SQL (e.g. SELECT * FROM {store} LIMIT 10)")
     if container is None:
         raise NotebookError("samza_sql: no job has run yet: %samza_run the job, then query its stores")
-    query_store = getattr(container, "query_store", None)
-    if not callable(query_store):
-        raise NotebookError("samza_sql: this version of samza_nb cannot query stores (no query_store)")
     try:
-        result = query_store(store, sql)
-        if inspect.isawaitable(result):
-            result = run_blocking(result)
+        result = run_blocking(container.query_store(store, sql))
     except SamzaError as exc:
         raise NotebookError(f"samza_sql: {exc}") from None
     except Exception as exc:  # DuckDB's own errors (syntax, unknown column) are the user's SQL mistakes
         text = " ".join(str(exc).split())
         raise NotebookError(f"samza_sql: {type(exc).__name__}: {text}") from None
-    to_pandas = getattr(result, "to_pandas", None)
-    if callable(to_pandas):
-        try:
-            return to_pandas()
-        except ImportError:
-            return result
-    return result
+    try:
+        return result.to_pandas()
+    except ImportError:  # without pandas, the result itself (it renders as a table too)
+        return result
 
 
 __all__ = ["query"]

@@ -4,9 +4,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
-from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.api.streams import SystemStream, SystemStreamPartition
+
+
+class DecisionTrace(Protocol):
+    """Why a chooser chose a message (the chooser layers' ChoiceTrace has these fields)."""
+
+    @property
+    def tier(self) -> int | None:
+        """The priority tier of the chosen message (None without priorities)."""
+        ...
+
+    @property
+    def candidates(self) -> tuple[tuple[SystemStreamPartition, int | None], ...]:
+        """The messages that were waiting, with their tiers."""
+        ...
+
+    @property
+    def gated_by_bootstrap(self) -> bool:
+        """True when bootstrapping held other streams back."""
+        ...
+
+    @property
+    def held_by_batching(self) -> bool:
+        """True when the message continues a batch of its partition."""
+        ...
+
+    @property
+    def lagging_streams(self) -> tuple[SystemStream, ...]:
+        """The bootstrap streams not caught up yet."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +67,7 @@ class ChooserDecision(Event):
 
     ssp: SystemStreamPartition
     offset: str
-    trace: Any = None
+    trace: DecisionTrace | None = None
 
 
 @dataclass(frozen=True, slots=True)

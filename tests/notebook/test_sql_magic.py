@@ -39,11 +39,11 @@ class FakeResult:
 
 @dataclass
 class FakeContainer:
-    """Stands in for SamzaContainer.query_store's contract: (store, sql) -> result with to_pandas()."""
+    """Stands in for SamzaContainer.query_store's contract: async (store, sql) -> result with to_pandas()."""
 
     calls: list[tuple[str, str]] = field(default_factory=list)
 
-    def query_store(self, store: str, sql: str) -> FakeResult:
+    async def query_store(self, store: str, sql: str) -> FakeResult:
         self.calls.append((store, sql))
         if store != "counts":
             raise SamzaError(f"no store {store!r} in the job database (stores: counts)")
