@@ -84,14 +84,13 @@ def load_checkpoint_manager(config: Config) -> CheckpointManager:
             f"{CHECKPOINT_FACTORY_KEY}={path!r}: could not instantiate it with no arguments: {exc!r}",
             key=CHECKPOINT_FACTORY_KEY,
         ) from exc
-    get_manager = getattr(factory, "get_checkpoint_manager", None)
-    if not callable(get_manager):
+    if not isinstance(factory, CheckpointManagerFactory):
         raise ConfigError(
             f"{CHECKPOINT_FACTORY_KEY}={path!r} is not a checkpoint manager factory: "
             "it has no get_checkpoint_manager(config) method",
             key=CHECKPOINT_FACTORY_KEY,
         )
-    manager = get_manager(config)
+    manager = factory.get_checkpoint_manager(config)
     if not isinstance(manager, CheckpointManager):
         raise ConfigError(
             f"{CHECKPOINT_FACTORY_KEY}={path!r}: get_checkpoint_manager returned {manager!r}, which lacks "

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING
 
 from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
+from samza_nb.systems.base import SystemFactory
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
-    from samza_nb.systems.base import SystemFactory
 
 
 def system_factory(config: Config, system: str) -> SystemFactory:
@@ -20,8 +20,10 @@ def system_factory(config: Config, system: str) -> SystemFactory:
         raise ConfigError(f"missing required config {key}: no factory for system {system!r}", key=key)
     factory_cls = import_dotted(path, key)
     factory = factory_cls() if callable(factory_cls) else factory_cls
-    for method in ("get_admin", "get_consumer", "get_producer"):
-        if not callable(getattr(factory, method, None)):
-            raise ConfigError(f"{key}={path!r} is not a system factory: it has no {method}()", key=key)
-    result: SystemFactory = factory
-    return result
+    if not isinstance(factory, SystemFactory):
+        missing = [m for m in ("get_admin", "get_consumer", "get_producer") if not hasattr(factory, m)]
+        raise ConfigError(
+            f"{key}={path!r} is not a system factory: it has no {', '.join(f'{m}()' for m in missing)}",
+            key=key,
+        )
+    return factory
