@@ -4,6 +4,11 @@ Samza's rules: the chooser holds at most one envelope per partition; a partition
 only after the previous one was taken by its task (:meth:`SystemConsumers.refill`); polls ask only for
 partitions whose buffer is empty and that have not ended, so a slow task holds its partitions back
 (back-pressure) while the others go on.
+
+Runs keep those rules: after :meth:`SystemConsumers.choose_run` chose an envelope of a partition, the
+partition's next envelopes may be taken straight from its buffer (:meth:`SystemConsumers.take_run`), as
+many as the chooser's run allows; :meth:`SystemConsumers.end_run` then tells the chooser how many were
+taken and gives it the partition's next envelope.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING
 
+from samza_nb.chooser.base import as_run_chooser
 from samza_nb.errors import SamzaError, SystemConsumersError
 
 if TYPE_CHECKING:
@@ -33,6 +40,12 @@ class SystemConsumers:
         on_data: Callable[[], None] | None = None,
     ) -> None:
         self.chooser = chooser
+        runs = as_run_chooser(chooser)
+        self._end_chooser_run = runs.end_run
+        self.choose_run: Callable[[], tuple[IncomingMessageEnvelope | None, int]] = runs.choose_run
+        """The chooser's next envelope and the room of its run (see :class:`RunChooser`)."""
+        self._run_ssp: SystemStreamPartition | None = None
+        self._run_before = 0
         self._consumers = dict(consumers)
         self._poll_timeout = max(poll_interval_ms, 1) / 1000.0
         self._on_data = on_data or (lambda: None)
@@ -99,9 +112,33 @@ class SystemConsumers:
                 if event is not None:
                     event.set()
 
-    def is_ended(self, ssp: SystemStreamPartition) -> bool:
-        """True once ``ssp``'s end-of-stream was read."""
-        return ssp in self._ended
+    def take_run(self, ssp: SystemStreamPartition, limit: int) -> Iterator[IncomingMessageEnvelope]:
+        """Up to ``limit`` next envelopes of ``ssp``, whose last envelope was just chosen by
+        :attr:`choose_run`, taken from its buffer one by one as the iterator is advanced (what is not
+        iterated stays buffered). Never its end-of-stream: that one reaches its task through the chooser.
+
+        Until :meth:`end_run`, the chooser holds nothing of ``ssp`` and nothing else may be taken.
+        """
+        buffer = self.buffers[ssp]
+        available = len(buffer)
+        self._run_ssp, self._run_before = ssp, available
+        if ssp in self._ended:
+            available -= 1  # the end-of-stream is buffered last
+        count = min(available, limit)
+        if count <= 0:
+            return iter(())
+        return islice(iter(buffer.popleft, None), count)
+
+    def end_run(self) -> int:
+        """Close the run of :meth:`take_run`: tell the chooser how many envelopes were taken (returned)
+        and give it the partition's next envelope."""
+        ssp = self._run_ssp
+        assert ssp is not None, "end_run without take_run"
+        self._run_ssp = None
+        taken = self._run_before - len(self.buffers[ssp])
+        self._end_chooser_run(taken)
+        self.refill(ssp)
+        return taken
 
     # -- fetching ---------------------------------------------------------------------------------------
     async def _poll(

@@ -262,7 +262,7 @@ class SamzaContainer:
     def _on_data(self) -> None:
         loop = self.run_loop
         if loop is not None:
-            loop._wake_threadsafe()
+            loop.wake()
 
     def _job_model(self, config: Config) -> JobModel:
         grouper = grouper_for(config.value("job.systemstreampartition.grouper.factory"))
