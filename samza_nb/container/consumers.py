@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from itertools import islice
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 from samza_nb.chooser.base import as_run_chooser
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.systems.base import SystemConsumer
+
+
+_popleft = deque.popleft
 
 
 class SystemConsumers:
@@ -127,7 +130,8 @@ class SystemConsumers:
         count = min(available, limit)
         if count <= 0:
             return iter(())
-        return islice(iter(buffer.popleft, None), count)
+        # Lazily, at C speed: popleft(buffer) ``count`` times.
+        return map(_popleft, repeat(buffer, count))
 
     def end_run(self) -> int:
         """Close the run of :meth:`take_run`: tell the chooser how many envelopes were taken (returned)

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 class MessagePump:
     """Chooses messages and starts them on their tasks, in slices of about ``slice_ms`` of work."""
 
-    PUMP_BATCH = 1024
+    PUMP_BATCH = 8192
     """The most messages one :meth:`pump` starts."""
 
     def __init__(self, state: LoopState) -> None:

@@ -206,11 +206,16 @@ class InMemoryBroker:
             for number, part in enumerate(self._partitions(stream))
         }
 
-    def envelopes(self, ssp: SystemStreamPartition, start: int) -> tuple[list[IncomingMessageEnvelope], bool]:
-        """Envelopes of ``ssp`` from offset index ``start``, and whether the partition has ended."""
+    def envelopes(
+        self, ssp: SystemStreamPartition, start: int, limit: int | None = None
+    ) -> tuple[list[IncomingMessageEnvelope], bool]:
+        """Envelopes of ``ssp`` from offset index ``start`` (at most ``limit``), and whether the partition
+        has ended after them."""
         part = self._partition(ssp.stream, ssp.partition)
         with self._lock:
-            return part.envelopes[start:], part.ended
+            envelopes = part.envelopes
+            end = len(envelopes) if limit is None else min(len(envelopes), start + limit)
+            return envelopes[start:end], part.ended and end == len(envelopes)
 
     def metadata(self, stream: str) -> dict[int, SSPMetadata]:
         """oldest/newest/upcoming of every partition of ``stream``."""
@@ -252,7 +257,12 @@ class InMemorySystemAdmin:
 
 
 class InMemorySystemConsumer:
-    """Reads registered partitions of the broker; ``poll`` returns every available message."""
+    """Reads registered partitions of the broker; ``poll`` returns every available message, up to
+    :attr:`MAX_POLL_BATCH` per partition."""
+
+    MAX_POLL_BATCH = 4096
+    """The most envelopes of one partition a poll returns: the container then processes envelopes while
+    they are still in the CPU's cache (a poll of a million would touch each one first, and again later)."""
 
     def __init__(self, broker: InMemoryBroker) -> None:
         self._broker = broker
@@ -272,7 +282,8 @@ class InMemorySystemConsumer:
     async def poll(
         self, ssps: Collection[SystemStreamPartition], timeout: float
     ) -> Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]:
-        """Every available envelope of ``ssps`` (plus end-of-stream after the last of an ended partition),
+        """Every available envelope of ``ssps``, up to MAX_POLL_BATCH per partition (plus end-of-stream after
+        the last of an ended partition),
         waiting up to ``timeout`` seconds when there is none."""
         result = self._collect(ssps)
         if result or timeout <= 0:
@@ -300,7 +311,7 @@ class InMemorySystemConsumer:
                 start = self._positions[ssp]
             except KeyError:
                 raise SystemConsumersError(f"{ssp} was never registered with this consumer") from None
-            batch, ended = self._broker.envelopes(ssp, start)
+            batch, ended = self._broker.envelopes(ssp, start, self.MAX_POLL_BATCH)
             if batch:
                 self._positions[ssp] = start + len(batch)
             if ended:
