@@ -56,25 +56,53 @@ class MessagePump:
         started = time.perf_counter()
         observing = state.bus.per_message
         sample_first, sample_last = self._sampling()
-        choose_run = state.consumers.choose_run
+        consumers = state.consumers
+        choose_run, refill, take_run, end_run = (
+            consumers.choose_run,
+            consumers.refill,
+            consumers.take_run,
+            consumers.end_run,
+        )
         route = state.route
-        take = self._take
-        count = taken = 0
+        count = taken = inline = 0  # messages started, envelopes taken, messages of inline runs here
         envelope: IncomingMessageEnvelope | None = None
         while count < budget:
             envelope, room = choose_run()
             if envelope is None:
                 break
+            ti = route[envelope.ssp]
             if sample_first:
                 sample_first = False
                 self._publish_sample(envelope)
             if observing:
                 self._publish_decision(envelope)
-            n = take(route[envelope.ssp], envelope, room, budget - count - 1, observing)
+            elif ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET:
+                # The common case, decided in one test: a run of a sync task (see _run).
+                if room and count + 1 < budget:
+                    failed = ti.process_run(envelope, take_run(envelope.ssp, min(room, budget - count - 1)))
+                    n = 1 + end_run()
+                else:
+                    refill(envelope.ssp)
+                    failed = ti.process_run(envelope, ())
+                    n = 1
+                taken += n
+                if failed is None and not ti.coordinator.requested:
+                    ti.processed += n
+                    count += n
+                    inline += n
+                    continue
+                n = self._after_run(ti, envelope, failed, n)
+                count += n
+                inline += n
+                if state.failure is not None or state.requests.shutdown_now:
+                    break
+                continue
+            n = self._take(ti, envelope, room, budget - count - 1, observing)
             count += n
             taken += n or 1
             if state.failure is not None or state.requests.shutdown_now:
                 break
+        state.processed += inline
         if sample_last and taken and envelope is not None:
             self._publish_sample(envelope)
         if count:
@@ -97,8 +125,6 @@ class MessagePump:
     ) -> int:
         """Handle an envelope just chosen (with the room of its run, at most ``limit`` more); returns how
         many messages it started."""
-        if ti.runs_inline and not observing and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET:
-            return self._run(ti, envelope, room, limit)  # the common case, decided in one test
         if envelope.offset == END_OF_STREAM_OFFSET:
             self._partition_end(ti, envelope.ssp)
             return 0
@@ -120,9 +146,9 @@ class MessagePump:
         return 1
 
     def _run(self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int) -> int:
-        """Process ``envelope`` and up to ``min(room, limit)`` more of its partition inline."""
-        state = self._state
-        consumers = state.consumers
+        """Process ``envelope`` and up to ``min(room, limit)`` more of its partition inline (the pump's
+        loop does the same in line for its common case)."""
+        consumers = self._state.consumers
         if room and limit > 0:
             failed = ti.process_run(envelope, consumers.take_run(envelope.ssp, min(room, limit)))
             n = 1 + consumers.end_run()
@@ -130,11 +156,24 @@ class MessagePump:
             consumers.refill(envelope.ssp)
             failed = ti.process_run(envelope, ())
             n = 1
+        n = self._after_run(ti, envelope, failed, n)
+        self._state.processed += n
+        return n
+
+    def _after_run(
+        self,
+        ti: TaskInstance,
+        envelope: IncomingMessageEnvelope,
+        failed: tuple[IncomingMessageEnvelope, Exception] | None,
+        n: int,
+    ) -> int:
+        """Account for a run of ``n`` envelopes: a failure, the requests of its last call; returns how
+        many messages were processed."""
+        state = self._state
         if failed is not None:
             n -= 1
             state.fail(ti, envelope.ssp, failed[0].offset, failed[1], "process")
         ti.processed += n
-        state.processed += n
         coordinator = ti.coordinator
         if coordinator.requested:
             state.apply_requests(coordinator)
