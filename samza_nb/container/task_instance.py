@@ -111,7 +111,7 @@ class TaskInstance:
         )
         self.runs_inline = open_ and self._run_capable and not self.pending
 
-    # -- transitions -----------------------------------------------------------------------------------------
+    # -- transitions ---------------------------------------------------------------------------------------
     def request_commit(self) -> None:
         """A commit is due (timer, request or end-of-stream); ignored once the task is done."""
         if not self.done:
@@ -193,7 +193,7 @@ class TaskInstance:
             self._refresh()
         return envelope
 
-    # -- messages ---------------------------------------------------------------------------------------------
+    # -- messages -------------------------------------------------------------------------------------------
     def skips(self, envelope: IncomingMessageEnvelope) -> bool:
         """True when ``envelope`` is older than its partition's starting offset (it is skipped). Once a
         partition had one message that is not, its later ones are not checked again."""
