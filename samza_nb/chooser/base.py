@@ -76,6 +76,19 @@ class RunChooser(MessageChooser, Protocol):
         """Account for ``taken`` envelopes of the last chosen SSP taken after :meth:`choose_run`."""
         ...
 
+    def choose_round(self) -> list[IncomingMessageEnvelope]:
+        """Right after :meth:`choose_run` chose an envelope with no room: the rest of its *round*, or an
+        empty list (nothing taken) when this chooser's choices do not go in rounds.
+
+        A round is every envelope held, returned (and forgotten) in the order ``choose`` would return
+        them, such that with each SSP's next envelope offered right after its previous one was chosen,
+        this chooser would go on choosing the round's SSPs (the chosen one first) in that same order,
+        round after round. The caller may take the next envelopes of those SSPs in that order straight
+        from its buffers. It must then give back every envelope of the round it did not start, in round
+        order, through ``update`` before offering anything else.
+        """
+        ...
+
 
 class SingleChoiceRuns:
     """Any MessageChooser seen as a RunChooser whose runs never hold more than the chosen envelope
@@ -112,6 +125,10 @@ class SingleChoiceRuns:
 
     def end_run(self, taken: int) -> None:
         """Nothing to account for: runs are empty."""
+
+    def choose_round(self) -> list[IncomingMessageEnvelope]:
+        """No rounds: a custom chooser decides every message itself."""
+        return []
 
 
 def as_run_chooser(chooser: MessageChooser) -> RunChooser:

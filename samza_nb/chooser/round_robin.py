@@ -16,7 +16,8 @@ class RoundRobinChooser:
 
     Since the container offers an SSP's next envelope only after its previous one was chosen, FIFO order
     cycles over the partitions that have messages. A :class:`~samza_nb.chooser.base.RunChooser`: when the
-    chosen envelope was the only one held, its SSP's next envelopes would follow it without limit.
+    chosen envelope was the only one held, its SSP's next envelopes would follow it without limit;
+    otherwise the envelopes held form a round.
     """
 
     __slots__ = ("_queue", "choose", "update")
@@ -51,6 +52,13 @@ class RoundRobinChooser:
 
     def end_run(self, taken: int) -> None:
         """Round robin keeps no count."""
+
+    def choose_round(self) -> list[IncomingMessageEnvelope]:
+        """Everything held, in FIFO order: the partitions cycle in that order (a round)."""
+        queue = self._queue
+        held = list(queue)
+        queue.clear()
+        return held
 
     def __len__(self) -> int:
         return len(self._queue)

@@ -94,6 +94,10 @@ class TimeAlignedChooser:
     def end_run(self, taken: int) -> None:
         """Nothing to account for (runs are empty)."""
 
+    def choose_round(self) -> list[IncomingMessageEnvelope]:
+        """No rounds: the order follows the timestamps."""
+        return []
+
     def __len__(self) -> int:
         return len(self._heap)
 

@@ -47,6 +47,9 @@ class SystemConsumers:
         self._end_chooser_run = runs.end_run
         self.choose_run: Callable[[], tuple[IncomingMessageEnvelope | None, int]] = runs.choose_run
         """The chooser's next envelope and the room of its run (see :class:`RunChooser`)."""
+        self.choose_round: Callable[[], list[IncomingMessageEnvelope]] = runs.choose_round
+        """Right after a choice with no room: the rest of its round, or nothing (see :class:`RunChooser`).
+        The caller then goes on with :meth:`take_rows` and :meth:`end_round`."""
         self._run_ssp: SystemStreamPartition | None = None
         self._run_before = 0
         self._consumers = dict(consumers)
@@ -143,6 +146,33 @@ class SystemConsumers:
         self._end_chooser_run(taken)
         self.refill(ssp)
         return taken
+
+    def take_rows(
+        self, ssps: Sequence[SystemStreamPartition], limit: int
+    ) -> Iterator[tuple[IncomingMessageEnvelope, ...]]:
+        """After :attr:`choose_round`: up to ``limit`` further rounds of ``ssps`` (the round's SSPs, in
+        order), each a tuple of every SSP's next envelope, taken from the buffers as the iterator is
+        advanced; as many rounds as every SSP has envelopes buffered, never an end-of-stream."""
+        buffers, ended = self.buffers, self._ended
+        rows = limit
+        for ssp in ssps:
+            available = len(buffers[ssp]) - (ssp in ended)
+            if available < rows:
+                rows = available
+        if rows <= 0:
+            return iter(())
+        return zip(*(map(_popleft, repeat(buffers[ssp], rows)) for ssp in ssps), strict=True)
+
+    def end_round(
+        self, give_back: Sequence[IncomingMessageEnvelope], taken: Sequence[SystemStreamPartition]
+    ) -> None:
+        """Close a round: give the chooser back the envelopes of the round not started (in round order),
+        then the next envelope of each SSP in ``taken`` (those whose last envelope was started)."""
+        update = self.chooser.update
+        for envelope in give_back:
+            update(envelope)
+        for ssp in taken:
+            self.refill(ssp)
 
     # -- fetching ---------------------------------------------------------------------------------------
     async def _poll(

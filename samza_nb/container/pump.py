@@ -22,6 +22,7 @@ from samza_nb.chooser.base import TracedChooser
 from samza_nb.chooser.trace import describe_choice
 from samza_nb.container.callbacks import TaskCallbackImpl
 from samza_nb.container.coordination import ReadableCoordinator
+from samza_nb.container.rounds import run_round
 from samza_nb.container.task_instance import TaskKind
 from samza_nb.observe import events as ev
 
@@ -57,9 +58,9 @@ class MessagePump:
         observing = state.bus.per_message
         sample_first, sample_last = self._sampling()
         consumers = state.consumers
-        choose_run, refill, take_run, end_run = (
+        choose_run, choose_round, take_run, end_run = (
             consumers.choose_run,
-            consumers.refill,
+            consumers.choose_round,
             consumers.take_run,
             consumers.end_run,
         )
@@ -77,12 +78,21 @@ class MessagePump:
             if observing:
                 self._publish_decision(envelope)
             elif ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET:
-                # The common case, decided in one test: a run of a sync task (see _run).
+                # The common case, decided in one test: a run of a sync task (see _run), or a round.
                 if room and count + 1 < budget:
                     failed = ti.process_run(envelope, take_run(envelope.ssp, min(room, budget - count - 1)))
                     n = 1 + end_run()
                 else:
-                    refill(envelope.ssp)
+                    rest = choose_round()
+                    if rest:
+                        n = run_round(state, envelope, rest, budget - count)
+                        count += n
+                        taken += n or 1
+                        inline += n
+                        if state.failure is not None or state.requests.shutdown_now:
+                            break
+                        continue
+                    consumers.refill(envelope.ssp)
                     failed = ti.process_run(envelope, ())
                     n = 1
                 taken += n
