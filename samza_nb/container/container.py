@@ -15,12 +15,12 @@ from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
-from samza_nb.container.collector import TaskCollector
+from samza_nb.container.collector import OutputBuffer, TaskCollector
 from samza_nb.container.consumers import SystemConsumers
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.status import ContainerStatus, task_status
-from samza_nb.container.task_instance import TaskInstance
+from samza_nb.container.task_instance import TaskInstance, TaskKind, task_kind
 from samza_nb.coordinator.grouper import grouper_for
 from samza_nb.coordinator.job_model import JobModel, build_job_model
 from samza_nb.errors import ConfigError, ContainerStateError, SamzaError
@@ -111,6 +111,7 @@ class SamzaContainer:
         self.metadata: dict[SystemStreamPartition, SSPMetadata] = {}
         self._stop_requested = False
         self._producers: dict[str, SystemProducer] = {}
+        self._outputs: OutputBuffer | None = None
         self._storage: StorageManager | None = None
         self._admins: dict[str, SystemAdmin] = {}
 
@@ -200,14 +201,18 @@ class SamzaContainer:
             )
             self._storage = storage
             resume_from = await storage.start(remote)
+            outputs = self._outputs = OutputBuffer(self._producers)
             for name, task_model in container.tasks.items():
                 checkpoint = resume_from.get(name)
                 ssps = task_model.ssps
+                task = self._task_factory()
+                # Sync tasks on the loop thread send through the buffer; the others straight away.
+                on_loop = executor is None and task_kind(task) is TaskKind.SYNC
                 ti = TaskInstance(
                     name,
-                    self._task_factory(),
+                    task,
                     ssps,
-                    TaskCollector(name, self._producers),
+                    TaskCollector(name, self._producers, outputs if on_loop else None),
                     offset_manager.starting_offsets(ssps, checkpoint),
                     {ssp: admins[ssp.system].offset_comparator for ssp in ssps},
                     offset_manager.last_processed(ssps, checkpoint),
@@ -231,7 +236,14 @@ class SamzaContainer:
                 for ssp in sorted(ti.ssps):
                     consumers.register(ssp, ti.starting_offsets[ssp])
             loop = RunLoop(
-                list(self.tasks.values()), consumers, self._commit, self.clock, self.bus, settings, executor
+                list(self.tasks.values()),
+                consumers,
+                self._commit,
+                self.clock,
+                self.bus,
+                settings,
+                executor,
+                outputs,
             )
             self.run_loop = loop
             await consumers.start()
@@ -275,6 +287,8 @@ class SamzaContainer:
         storage = self._storage
         if storage is not None:
             storage.flush(ti.name)
+        if self._outputs is not None:
+            self._outputs.flush()
         for producer in self._producers.values():
             await producer.flush(ti.name)
         changelog_offsets = await storage.commit(ti.name, offsets) if storage is not None else {}
@@ -305,6 +319,11 @@ class SamzaContainer:
         if self._storage is not None:
             try:
                 self._storage.close()
+            except Exception as exc:
+                problems.append(exc)
+        if self._outputs is not None:
+            try:
+                self._outputs.flush()  # normally empty: the run loop flushes before it yields
             except Exception as exc:
                 problems.append(exc)
         for producer in self._producers.values():

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.container.callbacks import TaskCallbackImpl
+from samza_nb.container.collector import OutputBuffer, OutputSendError
 from samza_nb.container.coordination import CoordinatorRequests, ReadableCoordinator
 from samza_nb.container.task_instance import TaskInstance
 from samza_nb.errors import TaskFailedError
@@ -56,6 +57,7 @@ class LoopState:
         bus: EventBus,
         settings: RunLoopSettings,
         executor: Executor | None = None,
+        outputs: OutputBuffer | None = None,
     ) -> None:
         self.tasks = list(tasks)
         self.by_name = {ti.name: ti for ti in self.tasks}
@@ -68,6 +70,7 @@ class LoopState:
         self.bus = bus
         self.settings = settings
         self.executor = executor
+        self.outputs = outputs
         for ti in self.tasks:
             ti.async_commit = settings.async_commit
         self.requests = CoordinatorRequests(self.by_name)
@@ -138,6 +141,17 @@ class LoopState:
             for name in list(requests.commit_requests):
                 requests.commit_requests.discard(name)
                 self.by_name[name].request_commit()
+
+    def flush_outputs(self) -> None:
+        """Hand the output tasks sent on the loop thread to the producers; a refusal fails the sending
+        task."""
+        outputs = self.outputs
+        if outputs is None or not outputs.pending:
+            return
+        try:
+            outputs.flush()
+        except OutputSendError as exc:
+            self.fail(self.by_name[exc.task_name], None, None, exc.error, "send")
 
     # -- failure --------------------------------------------------------------------------------------
     def fail(

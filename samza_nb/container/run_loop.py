@@ -24,6 +24,7 @@ from samza_nb.container.task_ops import TaskOperations
 
 if TYPE_CHECKING:
     from samza_nb.container.clock import Clock
+    from samza_nb.container.collector import OutputBuffer
     from samza_nb.container.consumers import SystemConsumers
     from samza_nb.container.task_instance import TaskInstance
     from samza_nb.observe.bus import EventBus
@@ -43,8 +44,11 @@ class RunLoop:
         bus: EventBus,
         settings: RunLoopSettings,
         executor: Executor | None = None,
+        outputs: OutputBuffer | None = None,
     ) -> None:
-        self.state = state = LoopState(tasks, consumers, commit, clock, bus, settings, executor)
+        """``outputs``: the buffer the collectors of loop-thread tasks send into; the loop hands it to
+        the producers before it yields to the event loop."""
+        self.state = state = LoopState(tasks, consumers, commit, clock, bus, settings, executor, outputs)
         self.tasks = state.tasks
         self._ops = TaskOperations(state)
         self._pump = MessagePump(state)
@@ -97,6 +101,7 @@ class RunLoop:
             progressed = self._run_ops()
             if state.failure is None and not state.requests.shutdown_now:
                 progressed = self._pump.pump() > 0 or progressed
+            state.flush_outputs()
             if state.failure is not None:
                 break
             if progressed or state.stop_requested:

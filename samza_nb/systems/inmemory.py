@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import operator
 import threading
 import zlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -26,6 +27,12 @@ from samza_nb.systems.offsets import compare_integer_offsets, parse_integer_offs
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
+
+
+_partition_of = operator.attrgetter("partition")
+_key_of = operator.attrgetter("key")
+_message_of = operator.attrgetter("message")
+_system_stream_of = operator.attrgetter("system_stream")
 
 
 def stable_partition(key: Any, partitions: int) -> int:
@@ -175,6 +182,73 @@ class InMemoryBroker:
         if waiters:
             self._notify(waiters)
         return offset
+
+    def send_many(self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """Append the messages of ``envelopes`` to ``stream`` as :meth:`send` would one by one (partition
+        chosen the same way), under one lock with offsets assigned per partition in bulk. Nothing is
+        appended when one of them cannot be (a partition that does not exist or has ended)."""
+        parts = self._partitions(stream)
+        count = len(parts)
+        by_partition: Mapping[int, Sequence[OutgoingMessageEnvelope]]
+        if count == 1:
+            # Partition None or 0 (both false) for all, checked at C speed; else find the wrong one.
+            if any(map(_partition_of, envelopes)):
+                for envelope in envelopes:
+                    if envelope.partition is not None and envelope.partition != 0:
+                        self._partition(stream, envelope.partition)  # raises, naming it
+            by_partition = {0: envelopes}
+        else:
+            by_partition = self._spread(stream, envelopes, count)
+        with self._lock:
+            for number in by_partition:
+                part = parts[number]
+                if part.ended:
+                    raise SystemProducerError(
+                        f"{part.ssp} has ended; no message can follow its end-of-stream"
+                    )
+            for number, batch in by_partition.items():
+                part = parts[number]
+                base = len(part.envelopes)
+                part.envelopes.extend(
+                    map(
+                        IncomingMessageEnvelope,
+                        itertools.repeat(part.ssp),
+                        map(str, range(base, base + len(batch))),
+                        map(_key_of, batch),
+                        map(_message_of, batch),
+                    )
+                )
+            waiters = self._waiters
+            if waiters:
+                self._waiters = []
+        if waiters:
+            self._notify(waiters)
+
+    def _spread(
+        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope], count: int
+    ) -> dict[int, list[OutgoingMessageEnvelope]]:
+        """``envelopes`` by the partition :meth:`send` would choose for each, in order."""
+        by_partition: dict[int, list[OutgoingMessageEnvelope]] = {}
+        counter = None
+        for envelope in envelopes:
+            partition = envelope.partition
+            if partition is None:
+                pkey = envelope.partition_key if envelope.partition_key is not None else envelope.key
+                if pkey is not None:
+                    partition = stable_partition(pkey, count)
+                else:
+                    if counter is None:
+                        counter = self._round_robin.get(stream)
+                        if counter is None:
+                            counter = self._round_robin.setdefault(stream, itertools.count())
+                    partition = next(counter) % count
+            elif not isinstance(partition, int) or not 0 <= partition < count:
+                self._partition(stream, partition)  # raises, naming it
+            batch = by_partition.get(partition)
+            if batch is None:
+                batch = by_partition[partition] = []
+            batch.append(envelope)
+        return by_partition
 
     def send_all(self, stream: str, messages: Iterable[Any], partition: int | None = None) -> None:
         """Append plain values (no keys) to one partition (``partition``) or round robin."""
@@ -326,7 +400,8 @@ class InMemorySystemConsumer:
 
 
 class InMemorySystemProducer:
-    """Appends sent messages to the broker at once (flush has nothing left to do)."""
+    """Appends sent messages to the broker at once (flush has nothing left to do); takes batches
+    (``send_batch``) in one append per partition."""
 
     def __init__(self, broker: InMemoryBroker, config: Config, system: str) -> None:
         self._broker = broker
@@ -342,8 +417,7 @@ class InMemorySystemProducer:
         stream = envelope.system_stream.stream
         broker = self._broker
         if not broker.has_stream(stream):
-            key = f"systems.{self._system}.streams.{stream}.partitions"
-            broker.create_stream(stream, self._config.get_int(key, 1))
+            self._create(stream)
         broker.send(
             stream,
             envelope.message,
@@ -351,6 +425,28 @@ class InMemorySystemProducer:
             partition=envelope.partition,
             partition_key=envelope.partition_key,
         )
+
+    def send_batch(self, source: str, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """``send`` of each of ``envelopes`` in order, appended in one go per stream and partition."""
+        broker = self._broker
+        if not envelopes:
+            return
+        first = envelopes[0].system_stream.stream
+        streams: dict[str, Sequence[OutgoingMessageEnvelope]] = {first: envelopes}
+        # One SystemStream object for all (the usual case), checked at C speed; else group by name.
+        if len(set(map(id, map(_system_stream_of, envelopes)))) > 1:
+            by_stream: dict[str, list[OutgoingMessageEnvelope]] = {}
+            for envelope in envelopes:
+                by_stream.setdefault(envelope.system_stream.stream, []).append(envelope)
+            streams = dict(by_stream)
+        for stream, batch in streams.items():
+            if not broker.has_stream(stream):
+                self._create(stream)
+            broker.send_many(stream, batch)
+
+    def _create(self, stream: str) -> None:
+        key = f"systems.{self._system}.streams.{stream}.partitions"
+        self._broker.create_stream(stream, self._config.get_int(key, 1))
 
     async def flush(self, source: str) -> None:
         """Every send is already visible."""
