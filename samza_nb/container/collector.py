@@ -1,9 +1,9 @@
 """The MessageCollector a task sends output with, and the container's buffer of the loop thread's output.
 
 Tasks that run on the loop thread (sync tasks without a thread pool) send into an :class:`OutputBuffer`:
-a list the run loop hands to the producers once per slice, a producer that can take a batch
-(:class:`BatchProducer`) in one call per task and system. Every other task sends straight to the
-producers, from whatever thread it runs on.
+a list the run loop hands to the producers once per slice, in one call when the job's only producer
+takes batches (:class:`BatchProducer`). Every other task sends straight to the producers, from whatever
+thread it runs on.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 
 @runtime_checkable
 class BatchProducer(Protocol):
-    """A SystemProducer that takes many envelopes of one sender in one call."""
+    """A SystemProducer that takes many envelopes in one call, whoever sent them (its ``send`` needs the
+    sender only to name it in errors; its ``flush`` has nothing to wait for per sender)."""
 
-    def send_batch(self, source: str, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
-        """The same as ``send(source, envelope)`` for each of ``envelopes`` in order."""
+    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """The same as ``send`` of each of ``envelopes`` in order, all or nothing: when one of them
+        cannot be sent, raise and send none."""
         ...
 
 
@@ -41,11 +43,16 @@ class OutputBuffer:
     producers. Only the loop thread sends into it and flushes it; the run loop flushes it before it
     yields to the event loop, and a commit flushes it before it flushes the producers."""
 
-    __slots__ = ("_batch_senders", "_marks", "_producers", "append", "last_source", "pending")
+    __slots__ = ("_marks", "_producers", "_send_batch", "append", "last_source", "pending")
 
     def __init__(self, producers: Mapping[str, SystemProducer]) -> None:
         self._producers = producers
-        self._batch_senders: dict[str, Callable[[str, Sequence[OutgoingMessageEnvelope]], None] | None] = {}
+        # One producer that takes batches (the usual in-memory job): the whole buffer in one call.
+        self._send_batch: Callable[[Sequence[OutgoingMessageEnvelope]], None] | None = None
+        if len(producers) == 1:
+            producer = next(iter(producers.values()))
+            if isinstance(producer, BatchProducer):
+                self._send_batch = producer.send_batch
         self.pending: list[OutgoingMessageEnvelope] = []
         self.append = self.pending.append
         # Where each task's stretch of sends starts: (index in pending, task name).
@@ -68,34 +75,20 @@ class OutputBuffer:
         pending.clear()
         self._marks.clear()
         self.last_source = None
-        ends = [start for start, _ in marks[1:]] + [len(batch)]
-        for (start, source), end in zip(marks, ends, strict=True):
+        if self._send_batch is not None:
             try:
-                self._send(source, batch[start:end])
-            except Exception as exc:
-                raise OutputSendError(source, exc) from exc
-
-    def _send(self, source: str, envelopes: list[OutgoingMessageEnvelope]) -> None:
+                self._send_batch(batch)
+                return
+            except Exception:
+                pass  # nothing was sent: one by one below sends what precedes the culprit and names it
+        ends = [start for start, _ in marks[1:]] + [len(batch)]
         producers = self._producers
-        if len(producers) == 1:
-            groups = {next(iter(producers)): envelopes}
-        else:
-            groups = {}
-            for envelope in envelopes:
-                groups.setdefault(envelope.system_stream.system, []).append(envelope)
-        for system, group in groups.items():
-            if system not in self._batch_senders:
-                producer = producers[system]
-                self._batch_senders[system] = (
-                    producer.send_batch if isinstance(producer, BatchProducer) else None
-                )
-            send_batch = self._batch_senders[system]
-            if send_batch is not None:
-                send_batch(source, group)
-            else:
-                send = producers[system].send
-                for envelope in group:
-                    send(source, envelope)
+        for (start, source), end in zip(marks, ends, strict=True):
+            for envelope in batch[start:end]:
+                try:
+                    producers[envelope.system_stream.system].send(source, envelope)
+                except Exception as exc:
+                    raise OutputSendError(source, exc) from exc
 
 
 class TaskCollector:
@@ -114,18 +107,18 @@ class TaskCollector:
     def send(self, envelope: OutgoingMessageEnvelope) -> None:
         """Send ``envelope`` to its system's producer; an unknown system is a SystemProducerError."""
         try:
-            system: str = envelope.system_stream.system
+            known = envelope.system_stream.system in self._producers
         except AttributeError:
-            self._refuse(envelope)
-        if system not in self._producers:
+            known = False
+        if not known:
             self._refuse(envelope)
         outputs = self._outputs
         if outputs is None:
-            self._producers[system].send(self.task_name, envelope)
-            return
-        if outputs.last_source is not self.task_name:
-            outputs.mark(self.task_name)
-        outputs.append(envelope)
+            self._producers[envelope.system_stream.system].send(self.task_name, envelope)
+        else:
+            if outputs.last_source is not self.task_name:
+                outputs.mark(self.task_name)
+            outputs.append(envelope)
 
     def _refuse(self, envelope: OutgoingMessageEnvelope) -> NoReturn:
         if not isinstance(envelope, OutgoingMessageEnvelope):

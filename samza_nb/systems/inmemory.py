@@ -51,14 +51,44 @@ def stable_partition(key: Any, partitions: int) -> int:
 
 
 class _Partition:
-    """One partition: envelopes in offset order, and whether it has ended."""
+    """One partition: envelopes in offset order, and whether it has ended.
 
-    __slots__ = ("ended", "envelopes", "ssp")
+    Messages appended in batches wait as plain keys and values (``pending_*``) until something reads
+    the partition's envelopes: a job's output then costs what its values cost, and the envelopes are
+    built once, in bulk, by the first reader. Used under the broker's lock.
+    """
+
+    __slots__ = ("_envelopes", "ended", "pending_keys", "pending_messages", "ssp")
 
     def __init__(self, ssp: SystemStreamPartition) -> None:
         self.ssp = ssp
-        self.envelopes: list[IncomingMessageEnvelope] = []
+        self._envelopes: list[IncomingMessageEnvelope] = []
+        self.pending_keys: list[Any] = []
+        self.pending_messages: list[Any] = []
         self.ended = False
+
+    @property
+    def envelopes(self) -> list[IncomingMessageEnvelope]:
+        """Every envelope, in offset order (the pending messages become envelopes now)."""
+        envelopes = self._envelopes
+        messages = self.pending_messages
+        if messages:
+            base = len(envelopes)
+            envelopes.extend(
+                map(
+                    IncomingMessageEnvelope,
+                    itertools.repeat(self.ssp),
+                    map(str, range(base, base + len(messages))),
+                    self.pending_keys,
+                    messages,
+                )
+            )
+            self.pending_keys = []
+            self.pending_messages = []
+        return envelopes
+
+    def __len__(self) -> int:
+        return len(self._envelopes) + len(self.pending_messages)
 
 
 class InMemoryBroker:
@@ -183,46 +213,45 @@ class InMemoryBroker:
             self._notify(waiters)
         return offset
 
-    def send_many(self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
-        """Append the messages of ``envelopes`` to ``stream`` as :meth:`send` would one by one (partition
-        chosen the same way), under one lock with offsets assigned per partition in bulk. Nothing is
-        appended when one of them cannot be (a partition that does not exist or has ended)."""
-        parts = self._partitions(stream)
-        count = len(parts)
-        by_partition: Mapping[int, Sequence[OutgoingMessageEnvelope]]
-        if count == 1:
-            # Partition None or 0 (both false) for all, checked at C speed; else find the wrong one.
-            if any(map(_partition_of, envelopes)):
-                for envelope in envelopes:
-                    if envelope.partition is not None and envelope.partition != 0:
-                        self._partition(stream, envelope.partition)  # raises, naming it
-            by_partition = {0: envelopes}
-        else:
-            by_partition = self._spread(stream, envelopes, count)
+    def send_many(self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]]) -> None:
+        """Append the messages of each stream's envelopes as :meth:`send` would one by one (partition
+        chosen the same way), under one lock with offsets assigned per partition in bulk. All or nothing:
+        when one cannot be appended (a partition that does not exist or has ended), none is."""
+        placed = [
+            (self._partitions(stream), self._place(stream, envelopes))
+            for stream, envelopes in streams.items()
+        ]
         with self._lock:
-            for number in by_partition:
-                part = parts[number]
-                if part.ended:
-                    raise SystemProducerError(
-                        f"{part.ssp} has ended; no message can follow its end-of-stream"
-                    )
-            for number, batch in by_partition.items():
-                part = parts[number]
-                base = len(part.envelopes)
-                part.envelopes.extend(
-                    map(
-                        IncomingMessageEnvelope,
-                        itertools.repeat(part.ssp),
-                        map(str, range(base, base + len(batch))),
-                        map(_key_of, batch),
-                        map(_message_of, batch),
-                    )
-                )
+            for parts, by_partition in placed:
+                for number in by_partition:
+                    if parts[number].ended:
+                        raise SystemProducerError(
+                            f"{parts[number].ssp} has ended; no message can follow its end-of-stream"
+                        )
+            for parts, by_partition in placed:
+                for number, batch in by_partition.items():
+                    part = parts[number]
+                    part.pending_keys.extend(map(_key_of, batch))
+                    part.pending_messages.extend(map(_message_of, batch))
             waiters = self._waiters
             if waiters:
                 self._waiters = []
         if waiters:
             self._notify(waiters)
+
+    def _place(
+        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope]
+    ) -> Mapping[int, Sequence[OutgoingMessageEnvelope]]:
+        """``envelopes`` by the partition :meth:`send` would choose for each, in order."""
+        count = self.partition_count(stream)
+        if count > 1:
+            return self._spread(stream, envelopes, count)
+        # Partition None or 0 (both false) for all, checked at C speed; else find the wrong one.
+        if any(map(_partition_of, envelopes)):
+            for envelope in envelopes:
+                if envelope.partition is not None and envelope.partition != 0:
+                    self._partition(stream, envelope.partition)  # raises, naming it
+        return {0: envelopes}
 
     def _spread(
         self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope], count: int
@@ -275,10 +304,11 @@ class InMemoryBroker:
     # -- reading ----------------------------------------------------------------------------------------
     def read(self, stream: str) -> dict[int, list[Any]]:
         """The message values of every partition of ``stream``, in offset order."""
-        return {
-            number: [envelope.message for envelope in part.envelopes]
-            for number, part in enumerate(self._partitions(stream))
-        }
+        parts = self._partitions(stream)
+        with self._lock:
+            return {
+                number: [envelope.message for envelope in part.envelopes] for number, part in enumerate(parts)
+            }
 
     def envelopes(
         self, ssp: SystemStreamPartition, start: int, limit: int | None = None
@@ -295,7 +325,7 @@ class InMemoryBroker:
         """oldest/newest/upcoming of every partition of ``stream``."""
         result = {}
         for number, part in enumerate(self._partitions(stream)):
-            size = len(part.envelopes)
+            size = len(part)
             result[number] = SSPMetadata("0" if size else None, str(size - 1) if size else None, str(size))
         return result
 
@@ -426,9 +456,9 @@ class InMemorySystemProducer:
             partition_key=envelope.partition_key,
         )
 
-    def send_batch(self, source: str, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
-        """``send`` of each of ``envelopes`` in order, appended in one go per stream and partition."""
-        broker = self._broker
+    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """``send`` of each of ``envelopes`` in order, appended in one go per stream and partition; all or
+        nothing (streams are created first)."""
         if not envelopes:
             return
         first = envelopes[0].system_stream.stream
@@ -439,10 +469,11 @@ class InMemorySystemProducer:
             for envelope in envelopes:
                 by_stream.setdefault(envelope.system_stream.stream, []).append(envelope)
             streams = dict(by_stream)
-        for stream, batch in streams.items():
+        broker = self._broker
+        for stream in streams:
             if not broker.has_stream(stream):
                 self._create(stream)
-            broker.send_many(stream, batch)
+        broker.send_many(streams)
 
     def _create(self, stream: str) -> None:
         key = f"systems.{self._system}.streams.{stream}.partitions"

@@ -171,7 +171,6 @@ def test_a_batch_lands_where_the_same_sends_one_by_one_land(
     for envelope in sends:
         producer.send("task", envelope)
     producer.send_batch(
-        "task",
         [
             OutgoingMessageEnvelope(
                 SystemStream("mem", "many"), e.message, e.key, e.partition_key, e.partition
@@ -191,19 +190,15 @@ def test_a_batch_lands_where_the_same_sends_one_by_one_land(
 def test_a_batch_that_cannot_land_appends_nothing(system: tuple[InMemoryBroker, Config]) -> None:
     broker, _ = system
     broker.create_stream("s", 2)
-    out = SystemStream("mem", "s")
-    with pytest.raises(SystemProducerError, match="partition 5 does not exist"):
-        broker.send_many("s", [OutgoingMessageEnvelope(out, 1), OutgoingMessageEnvelope(out, 2, partition=5)])
     broker.create_stream("single", 1)
-    single = SystemStream("mem", "single")
+    out, single = SystemStream("mem", "s"), SystemStream("mem", "single")
+    ok = [OutgoingMessageEnvelope(single, "fine")]
+    with pytest.raises(SystemProducerError, match="partition 5 does not exist"):
+        broker.send_many({"single": ok, "s": [OutgoingMessageEnvelope(out, 1, partition=5)]})
     with pytest.raises(SystemProducerError, match="partition 1 does not exist"):
-        broker.send_many(
-            "single", [OutgoingMessageEnvelope(single, 1), OutgoingMessageEnvelope(single, 2, partition=1)]
-        )
+        broker.send_many({"single": [*ok, OutgoingMessageEnvelope(single, 2, partition=1)]})
     broker.end_stream("s", [1])
     with pytest.raises(SystemProducerError, match="has ended"):
-        broker.send_many(
-            "s", [OutgoingMessageEnvelope(out, 1, partition=0), OutgoingMessageEnvelope(out, 2, partition=1)]
-        )
+        broker.send_many({"single": ok, "s": [OutgoingMessageEnvelope(out, 1, partition=1)]})
     assert broker.read("s") == {0: [], 1: []}
     assert broker.read("single") == {0: []}
