@@ -50,22 +50,31 @@ class MessagePump:
     def pump(self) -> int:
         """Choose and start up to a slice's worth of messages; returns how many envelopes it took from the
         chooser (end-of-stream, skipped and parked ones too)."""
-        state = self._state
         budget = self._budget()
         if budget <= 0:
             return 0
         started = time.perf_counter()
-        observing = state.bus.per_message
         sample_first, sample_last = self._sampling()
+        count, taken, last = self._choose_and_start(budget, sample_first)
+        if sample_last and taken and last is not None:
+            self._publish_sample(last)
+        if count:
+            self._adapt_batch(count, budget, time.perf_counter() - started)
+        return taken
+
+    def _choose_and_start(
+        self, budget: int, sample_first: bool
+    ) -> tuple[int, int, IncomingMessageEnvelope | None]:
+        """Up to ``budget`` messages: returns how many were started, how many envelopes were taken, and
+        the last envelope chosen. Runs and rounds of sync tasks go in line; anything else through
+        :meth:`_take`."""
+        state = self._state
+        observing = state.bus.per_message
         consumers = state.consumers
-        choose_run, choose_round, take_run, end_run = (
-            consumers.choose_run,
-            consumers.choose_round,
-            consumers.take_run,
-            consumers.end_run,
-        )
+        choose_run, choose_round = consumers.choose_run, consumers.choose_round
+        take_run, end_run = consumers.take_run, consumers.end_run
         route = state.route
-        count = taken = inline = 0  # messages started, envelopes taken, messages of inline runs here
+        count = taken = inline = 0  # messages started, envelopes taken, messages started in line here
         envelope: IncomingMessageEnvelope | None = None
         while count < budget:
             envelope, room = choose_run()
@@ -77,47 +86,40 @@ class MessagePump:
                 self._publish_sample(envelope)
             if observing:
                 self._publish_decision(envelope)
+                n = self._take(ti, envelope, room, budget - count - 1, observing)
+                taken += n or 1
             elif ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET:
-                # The common case, decided in one test: a run of a sync task (see _run), or a round.
+                # The common case, decided in one test: a run of a sync task, or a round of them.
                 if room and count + 1 < budget:
                     failed = ti.process_run(envelope, take_run(envelope.ssp, min(room, budget - count - 1)))
                     n = 1 + end_run()
                 else:
                     rest = choose_round()
                     if rest:
+                        # The round accounts for itself (task counts, requests, failure).
                         n = run_round(state, envelope, rest, budget - count)
-                        count += n
                         taken += n or 1
                         inline += n
+                        count += n
                         if state.failure is not None or state.requests.shutdown_now:
                             break
                         continue
                     consumers.refill(envelope.ssp)
-                    failed = ti.process_run(envelope, ())
-                    n = 1
+                    failed, n = ti.process_run(envelope, ()), 1
                 taken += n
                 if failed is None and not ti.coordinator.requested:
                     ti.processed += n
-                    count += n
-                    inline += n
-                    continue
-                n = self._after_run(ti, envelope, failed, n)
-                count += n
+                else:
+                    n = self._after_run(ti, envelope, failed, n)
                 inline += n
-                if state.failure is not None or state.requests.shutdown_now:
-                    break
-                continue
-            n = self._take(ti, envelope, room, budget - count - 1, observing)
+            else:
+                n = self._take(ti, envelope, room, budget - count - 1, observing)
+                taken += n or 1
             count += n
-            taken += n or 1
             if state.failure is not None or state.requests.shutdown_now:
                 break
         state.processed += inline
-        if sample_last and taken and envelope is not None:
-            self._publish_sample(envelope)
-        if count:
-            self._adapt_batch(count, budget, time.perf_counter() - started)
-        return taken
+        return count, taken, envelope
 
     def start_parked(self, ti: TaskInstance) -> bool:
         """Start the task's parked envelopes while it is open; True when any was started or skipped."""
