@@ -1,10 +1,20 @@
 """Core container throughput, each figure a ratio to a baseline measured in the same run.
 
-(a) sync pass-through task, concurrency 1, against a bare Python loop calling process() on the same
-    envelopes;
-(b) ``async def`` task awaiting a 5 ms call, concurrency 100, against the ideal overlap (100 x the sequential
-    rate measured here);
-(c) the observe bus: pass-through with one (empty) subscriber against none.
+(a) sync pass-through task, concurrency 1, round robin over 1 and over 8 partitions, against a bare
+    Python loop calling process() on the same envelopes in the order the container processes them
+    (round robin: one envelope of each partition in turn);
+(b) the same with a task computing ``envelope.message["v"] * 2`` on dict messages, against a bare loop
+    doing the same;
+(c) ``async def`` task awaiting a 5 ms call, concurrency 100, against the ideal overlap (100 x the
+    sequential rate measured here);
+(e) the output path: a map + filter task sending every even result with ``collector.send`` to the
+    in-memory system, against a bare loop appending the same results to a list;
+(f) the observe bus: pass-through with one (empty) subscriber of every event, against none;
+(g) the same with a subscriber of commits and windows only.
+
+The input is built before the clock starts and then frozen out of the garbage collector
+(``gc.freeze``): a job reading from a real system does not hold millions of input objects, so its
+collections do not walk them (``--no-freeze`` measures without).
 
 Run: ``python benchmarks/core.py [--messages N] [--runs R]``; prints medians of R runs.
 """
@@ -17,15 +27,21 @@ import gc
 import statistics
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from samza_nb import SystemStreamPartition
+from samza_nb import OutgoingMessageEnvelope, SystemStream, SystemStreamPartition
 from samza_nb.container import event_loop
 from samza_nb.observe import Committed, WindowFired
 from samza_nb.testing import TestRunner
+
+OUT = SystemStream("test", "out")
+FREEZE = True
 
 
 class PassThrough:
@@ -33,9 +49,34 @@ class PassThrough:
         pass
 
 
+class Double:
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        envelope.message["v"] * 2
+
+
+class MapFilter:
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        value = envelope.message["v"] * 3
+        if value % 2 == 0:
+            collector.send(OutgoingMessageEnvelope(OUT, value))
+
+
 class RemoteCall:
     async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
         await asyncio.sleep(0.005)
+
+
+@contextmanager
+def frozen_input() -> Iterator[None]:
+    """Collect, then keep what exists now (the prepared input) out of later collections."""
+    gc.collect()
+    if FREEZE:
+        gc.freeze()
+    try:
+        yield
+    finally:
+        if FREEZE:
+            gc.unfreeze()
 
 
 def timed_run(runner: TestRunner, messages: int) -> float:
@@ -46,19 +87,59 @@ def timed_run(runner: TestRunner, messages: int) -> float:
     return messages / elapsed
 
 
-def passthrough(messages: int, subscribe: bool = False, rare_only: bool = False) -> tuple[float, float]:
-    runner = TestRunner.of(PassThrough).add_input("in", list(range(messages)))
-    if subscribe:
-        runner.subscribe(lambda event: None)
-    if rare_only:
-        runner.subscribe(lambda event: None, events=[Committed, WindowFired])
-    envelopes, _ = runner.broker.envelopes(SystemStreamPartition("test", "in", 0), 0)
-    task = PassThrough()
-    start = time.perf_counter()
-    for envelope in envelopes:
-        task.process(envelope, None, None)
-    bare = messages / (time.perf_counter() - start)
-    return bare, timed_run(runner, messages)
+def runner_for(task: type, messages: int, partitions: int, dicts: bool) -> tuple[TestRunner, list[Any]]:
+    """A runner over ``partitions`` partitions of ``messages`` in all, and its envelopes in round-robin
+    order (the order the container processes them in)."""
+    per = messages // partitions
+
+    def values() -> list[Any]:
+        return [{"v": i} for i in range(per)] if dicts else list(range(per))
+
+    runner = TestRunner.of(task).add_input("in", {p: values() for p in range(partitions)})
+    by_partition = [
+        runner.broker.envelopes(SystemStreamPartition("test", "in", p), 0)[0] for p in range(partitions)
+    ]
+    return runner, list(chain.from_iterable(zip(*by_partition, strict=True)))
+
+
+def compare(task: type, messages: int, partitions: int = 1, dicts: bool = False) -> tuple[float, float]:
+    """(bare loop rate, container rate) for a task that sends nothing."""
+    runner, envelopes = runner_for(task, messages, partitions, dicts)
+    process = task().process
+    with frozen_input():
+        start = time.perf_counter()
+        for envelope in envelopes:
+            process(envelope, None, None)
+        bare = len(envelopes) / (time.perf_counter() - start)
+        return bare, timed_run(runner, len(envelopes))
+
+
+def compare_output(messages: int, partitions: int = 1) -> tuple[float, float]:
+    """(bare loop rate, container rate) for the map + filter task sending to the in-memory system."""
+    runner, envelopes = runner_for(MapFilter, messages, partitions, dicts=True)
+    runner.add_output("out")
+    results: list[int] = []
+    append = results.append
+    with frozen_input():
+        start = time.perf_counter()
+        for envelope in envelopes:
+            value = envelope.message["v"] * 3
+            if value % 2 == 0:
+                append(value)
+        bare = len(envelopes) / (time.perf_counter() - start)
+        return bare, timed_run(runner, len(envelopes))
+
+
+def observed(messages: int, events: list[type] | None) -> tuple[float, float]:
+    """(container rate without a subscriber, with one)."""
+    rates = []
+    for subscribe in (False, True):
+        runner, envelopes = runner_for(PassThrough, messages, 1, dicts=False)
+        if subscribe:
+            runner.subscribe(lambda event: None, events=events)
+        with frozen_input():
+            rates.append(timed_run(runner, len(envelopes)))
+    return rates[0], rates[1]
 
 
 def remote_calls(messages: int, concurrency: int = 100) -> tuple[float, float]:
@@ -79,61 +160,53 @@ def remote_calls(messages: int, concurrency: int = 100) -> tuple[float, float]:
     return ideal, timed_run(runner, messages)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=1_000_000, help="messages for (a) and (c)")
-    parser.add_argument("--async-messages", type=int, default=20_000, help="messages for (b)")
-    parser.add_argument("--runs", type=int, default=3)
-    args = parser.parse_args(argv)
+def row(name: str, baseline: str, runs: int, measure: Callable[[], tuple[float, float]]) -> tuple[Any, ...]:
+    pairs = [measure() for _ in range(runs)]
+    return (
+        name,
+        statistics.median(r for _, r in pairs),
+        statistics.median(r / b for b, r in pairs),
+        baseline,
+        statistics.median(b for b, _ in pairs),
+    )
 
-    rows = []
-    b = [remote_calls(args.async_messages) for _ in range(args.runs)]
-    gc.collect()
-    a = [passthrough(args.messages) for _ in range(args.runs)]
-    rate = statistics.median(r for _, r in a)
-    ratio = statistics.median(r / b for b, r in a)
-    rows.append(
-        ("(a) sync pass-through, concurrency 1", rate, ratio, "bare loop", statistics.median(b for b, _ in a))
-    )
-    rows.append(
-        (
-            "(b) async 5 ms call, concurrency 100",
-            statistics.median(r for _, r in b),
-            statistics.median(r / i for i, r in b),
+
+def main(argv: list[str] | None = None) -> int:
+    global FREEZE
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=1_000_000, help="messages of every sync workload")
+    parser.add_argument("--async-messages", type=int, default=20_000, help="messages for (c)")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-freeze", action="store_true", help="leave the input to the collector")
+    args = parser.parse_args(argv)
+    FREEZE = not args.no_freeze
+    n, runs = args.messages, args.runs
+
+    rows = [
+        row(
+            "(c) async 5 ms call, concurrency 100",
             "ideal overlap",
-            statistics.median(i for i, _ in b),
-        )
-    )
-    c = [
-        (passthrough(args.messages)[1], passthrough(args.messages, subscribe=True)[1])
-        for _ in range(args.runs)
-    ]
-    rows.append(
-        (
-            "(c) pass-through with an observe subscriber",
-            statistics.median(s for _, s in c),
-            statistics.median(s / n for n, s in c),
+            runs,
+            lambda: remote_calls(args.async_messages),
+        ),
+        row("(a) pass-through, 1 partition", "bare loop", runs, lambda: compare(PassThrough, n, 1)),
+        row("(a) pass-through, 8 partitions", "bare loop", runs, lambda: compare(PassThrough, n, 8)),
+        row("(b) message['v'] * 2, 1 partition", "bare loop", runs, lambda: compare(Double, n, 1, True)),
+        row("(b) message['v'] * 2, 8 partitions", "bare loop", runs, lambda: compare(Double, n, 8, True)),
+        row("(e) map + filter + send, 1 partition", "bare loop + list", runs, lambda: compare_output(n, 1)),
+        row("(e) map + filter + send, 8 partitions", "bare loop + list", runs, lambda: compare_output(n, 8)),
+        row("(f) pass-through, subscriber of all", "no subscriber", runs, lambda: observed(n, None)),
+        row(
+            "(g) pass-through, subscriber of commits",
             "no subscriber",
-            statistics.median(n for n, _ in c),
-        )
-    )
-    d = [
-        (passthrough(args.messages)[1], passthrough(args.messages, rare_only=True)[1])
-        for _ in range(args.runs)
+            runs,
+            lambda: observed(n, [Committed, WindowFired]),
+        ),
     ]
-    rows.append(
-        (
-            "(d) pass-through, subscriber of commits only",
-            statistics.median(s for _, s in d),
-            statistics.median(s / n for n, s in d),
-            "no subscriber",
-            statistics.median(n for n, _ in d),
-        )
-    )
-    print(f"medians of {args.runs} runs")
-    print(f"{'workload':46} {'msgs/s':>12} {'ratio':>7}  baseline")
+    print(f"medians of {runs} runs, {n:,} messages{'' if FREEZE else ', input not frozen'}")
+    print(f"{'workload':40} {'msgs/s':>12} {'ratio':>7}  baseline")
     for name, rate, ratio, baseline, base_rate in rows:
-        print(f"{name:46} {rate:12,.0f} {ratio:7.3f}  {baseline} ({base_rate:,.0f} msgs/s)")
+        print(f"{name:40} {rate:12,.0f} {ratio:7.3f}  {baseline} ({base_rate:,.0f} msgs/s)")
     return 0
 
 

@@ -160,13 +160,17 @@ class IncomingMessageEnvelope:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class OutgoingMessageEnvelope:
-    """A message a task sends to a stream.
+    """A message a task sends to a stream: a value, compared and hashed by its fields. Do not change an
+    envelope once sent: the container may hand it to the producer later in the slice.
 
     ``partition`` picks the partition directly; otherwise ``partition_key`` (or ``key``) is hashed
     stably; with neither, the producer spreads messages round robin.
     """
+
+    # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made building
+    # the envelope the most expensive part of sending a message.
 
     system_stream: SystemStream
     message: Any

@@ -161,5 +161,9 @@ class BatchingChooser:
             else:
                 self._count = count
 
+    def choose_round(self) -> list[IncomingMessageEnvelope]:
+        """No rounds: a batch keeps choosing one SSP (its runs are :meth:`choose_run`'s)."""
+        return []
+
     def __repr__(self) -> str:
         return f"BatchingChooser({self._wrapped!r}, batch_size={self._batch_size})"

@@ -86,6 +86,18 @@ class TimeAlignedChooser:
             self._now = when
         return envelope
 
+    def choose_run(self) -> tuple[IncomingMessageEnvelope | None, int]:
+        """``choose()`` with no room: every envelope must pass through ``choose``, because each chosen
+        timestamp moves :attr:`now`, which ranks the envelopes without timestamp offered later."""
+        return self._choose(), 0
+
+    def end_run(self, taken: int) -> None:
+        """Nothing to account for (runs are empty)."""
+
+    def choose_round(self) -> list[IncomingMessageEnvelope]:
+        """No rounds: the order follows the timestamps."""
+        return []
+
     def __len__(self) -> int:
         return len(self._heap)
 

@@ -39,7 +39,6 @@ class TaskCallbackImpl:
         "_lock",
         "_state",
         "coordinator",
-        "created_ms",
         "offset",
         "seq",
         "ssp",
@@ -55,7 +54,6 @@ class TaskCallbackImpl:
         offset: str,
         seq: int,
         coordinator: ReadableCoordinator,
-        created_ms: float = 0.0,
     ) -> None:
         self._listener = listener
         self._lock = lock
@@ -65,7 +63,6 @@ class TaskCallbackImpl:
         self.offset = offset
         self.seq = seq
         self.coordinator = coordinator
-        self.created_ms = created_ms
 
     @property
     def is_done(self) -> bool:

@@ -1,39 +1,133 @@
-"""The MessageCollector a task sends output with: routes each envelope to its system's producer."""
+"""The MessageCollector a task sends output with, and the container's buffer of the loop thread's output.
+
+Tasks that run on the loop thread (sync tasks without a thread pool) send into an :class:`OutputBuffer`:
+a list the run loop hands to the producers once per slice, in one call when the job's only producer
+takes batches (:class:`BatchProducer`). Every other task sends straight to the producers, from whatever
+thread it runs on.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
 
 from samza_nb.api.streams import OutgoingMessageEnvelope
-from samza_nb.errors import SystemProducerError
+from samza_nb.errors import SamzaError, SystemProducerError
 
 if TYPE_CHECKING:
     from samza_nb.systems.base import SystemProducer
 
 
+@runtime_checkable
+class BatchProducer(Protocol):
+    """A SystemProducer that takes many envelopes in one call, whoever sent them (its ``send`` needs the
+    sender only to name it in errors; its ``flush`` has nothing to wait for per sender)."""
+
+    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """The same as ``send`` of each of ``envelopes`` in order, all or nothing: when one of them
+        cannot be sent, raise and send none."""
+        ...
+
+
+class OutputSendError(SamzaError):
+    """Handing a task's buffered output to its producer failed (``task_name`` sent it)."""
+
+    def __init__(self, task_name: str, error: Exception) -> None:
+        super().__init__(f"output of task {task_name!r} could not be sent: {error}")
+        self.task_name = task_name
+        self.error = error
+
+
+class OutputBuffer:
+    """Output sent by tasks on the loop thread, in send order, until :meth:`flush` hands it to the
+    producers. Only the loop thread sends into it and flushes it; the run loop flushes it before it
+    yields to the event loop, and a commit flushes it before it flushes the producers."""
+
+    __slots__ = ("_marks", "_producers", "_send_batch", "append", "last_source", "pending")
+
+    def __init__(self, producers: Mapping[str, SystemProducer]) -> None:
+        self._producers = producers
+        # One producer that takes batches (the usual in-memory job): the whole buffer in one call.
+        self._send_batch: Callable[[Sequence[OutgoingMessageEnvelope]], None] | None = None
+        if len(producers) == 1:
+            producer = next(iter(producers.values()))
+            if isinstance(producer, BatchProducer):
+                self._send_batch = producer.send_batch
+        self.pending: list[OutgoingMessageEnvelope] = []
+        self.append = self.pending.append
+        # Where each task's stretch of sends starts: (index in pending, task name).
+        self._marks: list[tuple[int, str]] = []
+        self.last_source: str | None = None
+
+    def mark(self, source: str) -> None:
+        """The next sends are ``source``'s."""
+        self._marks.append((len(self.pending), source))
+        self.last_source = source
+
+    def flush(self) -> None:
+        """Hand everything buffered to the producers, in send order; an :class:`OutputSendError` naming
+        the task when a producer refuses a message (what came before it was sent)."""
+        pending = self.pending
+        if not pending:
+            return
+        batch = pending[:]
+        marks = self._marks[:]
+        pending.clear()
+        self._marks.clear()
+        self.last_source = None
+        if self._send_batch is not None:
+            try:
+                self._send_batch(batch)
+                return
+            except Exception:
+                pass  # nothing was sent: one by one below sends what precedes the culprit and names it
+        ends = [start for start, _ in marks[1:]] + [len(batch)]
+        producers = self._producers
+        for (start, source), end in zip(marks, ends, strict=True):
+            for envelope in batch[start:end]:
+                try:
+                    producers[envelope.system_stream.system].send(source, envelope)
+                except Exception as exc:
+                    raise OutputSendError(source, exc) from exc
+
+
 class TaskCollector:
-    """Sends a task's output to the producer of the envelope's system; safe from any thread."""
+    """Sends a task's output to the producer of the envelope's system, through the container's
+    :class:`OutputBuffer` when given one (a task on the loop thread), else at once from any thread."""
 
-    __slots__ = ("_producers", "task_name")
+    __slots__ = ("_outputs", "_producers", "task_name")
 
-    def __init__(self, task_name: str, producers: Mapping[str, SystemProducer]) -> None:
+    def __init__(
+        self, task_name: str, producers: Mapping[str, SystemProducer], outputs: OutputBuffer | None = None
+    ) -> None:
         self.task_name = task_name
         self._producers = producers
+        self._outputs = outputs
 
     def send(self, envelope: OutgoingMessageEnvelope) -> None:
-        """Hand ``envelope`` to its system's producer; an unknown system is a SystemProducerError."""
+        """Send ``envelope`` to its system's producer; an unknown system is a SystemProducerError."""
         try:
-            producer = self._producers[envelope.system_stream.system]
-        except (KeyError, AttributeError):
-            if not isinstance(envelope, OutgoingMessageEnvelope):
-                raise SystemProducerError(
-                    f"task {self.task_name!r} sent {envelope!r}: expected an OutgoingMessageEnvelope"
-                ) from None
-            known = ", ".join(sorted(self._producers)) or "none"
+            known = envelope.system_stream.system in self._producers
+        except AttributeError:
+            known = False
+        if not known:
+            self._refuse(envelope)
+        outputs = self._outputs
+        if outputs is None:
+            self._producers[envelope.system_stream.system].send(self.task_name, envelope)
+        else:
+            if outputs.last_source is not self.task_name:
+                outputs.mark(self.task_name)
+            outputs.append(envelope)
+
+    def _refuse(self, envelope: OutgoingMessageEnvelope) -> NoReturn:
+        if not isinstance(envelope, OutgoingMessageEnvelope):
             raise SystemProducerError(
-                f"task {self.task_name!r} sent to {envelope.system_stream}: no system "
-                f"{envelope.system_stream.system!r} is configured (systems: {known}); "
-                f"set systems.{envelope.system_stream.system}.samza.factory"
-            ) from None
-        producer.send(self.task_name, envelope)
+                f"task {self.task_name!r} sent {envelope!r}: expected an OutgoingMessageEnvelope"
+            )
+        known = ", ".join(sorted(self._producers)) or "none"
+        raise SystemProducerError(
+            f"task {self.task_name!r} sent to {envelope.system_stream}: no system "
+            f"{envelope.system_stream.system!r} is configured (systems: {known}); "
+            f"set systems.{envelope.system_stream.system}.samza.factory"
+        )

@@ -4,6 +4,11 @@ Samza's rules: the chooser holds at most one envelope per partition; a partition
 only after the previous one was taken by its task (:meth:`SystemConsumers.refill`); polls ask only for
 partitions whose buffer is empty and that have not ended, so a slow task holds its partitions back
 (back-pressure) while the others go on.
+
+Runs keep those rules: after :meth:`SystemConsumers.choose_run` chose an envelope of a partition, the
+partition's next envelopes may be taken straight from its buffer (:meth:`SystemConsumers.take_run`), as
+many as the chooser's run allows; :meth:`SystemConsumers.end_run` then tells the chooser how many were
+taken and gives it the partition's next envelope.
 """
 
 from __future__ import annotations
@@ -11,15 +16,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING
 
+from samza_nb.chooser.base import as_run_chooser
 from samza_nb.errors import SamzaError, SystemConsumersError
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.systems.base import SystemConsumer
+
+
+_popleft = deque.popleft
 
 
 class SystemConsumers:
@@ -33,6 +43,15 @@ class SystemConsumers:
         on_data: Callable[[], None] | None = None,
     ) -> None:
         self.chooser = chooser
+        runs = as_run_chooser(chooser)
+        self._end_chooser_run = runs.end_run
+        self.choose_run: Callable[[], tuple[IncomingMessageEnvelope | None, int]] = runs.choose_run
+        """The chooser's next envelope and the room of its run (see :class:`RunChooser`)."""
+        self.choose_round: Callable[[], list[IncomingMessageEnvelope]] = runs.choose_round
+        """Right after a choice with no room: the rest of its round, or nothing (see :class:`RunChooser`).
+        The caller then goes on with :meth:`take_rows` and :meth:`end_round`."""
+        self._run_ssp: SystemStreamPartition | None = None
+        self._run_before = 0
         self._consumers = dict(consumers)
         self._poll_timeout = max(poll_interval_ms, 1) / 1000.0
         self._on_data = on_data or (lambda: None)
@@ -99,9 +118,61 @@ class SystemConsumers:
                 if event is not None:
                     event.set()
 
-    def is_ended(self, ssp: SystemStreamPartition) -> bool:
-        """True once ``ssp``'s end-of-stream was read."""
-        return ssp in self._ended
+    def take_run(self, ssp: SystemStreamPartition, limit: int) -> Iterator[IncomingMessageEnvelope]:
+        """Up to ``limit`` next envelopes of ``ssp``, whose last envelope was just chosen by
+        :attr:`choose_run`, taken from its buffer one by one as the iterator is advanced (what is not
+        iterated stays buffered). Never its end-of-stream: that one reaches its task through the chooser.
+
+        Until :meth:`end_run`, the chooser holds nothing of ``ssp`` and nothing else may be taken.
+        """
+        buffer = self.buffers[ssp]
+        available = len(buffer)
+        self._run_ssp, self._run_before = ssp, available
+        if ssp in self._ended:
+            available -= 1  # the end-of-stream is buffered last
+        count = min(available, limit)
+        if count <= 0:
+            return iter(())
+        # Lazily, at C speed: popleft(buffer) ``count`` times.
+        return map(_popleft, repeat(buffer, count))
+
+    def end_run(self) -> int:
+        """Close the run of :meth:`take_run`: tell the chooser how many envelopes were taken (returned)
+        and give it the partition's next envelope."""
+        ssp = self._run_ssp
+        assert ssp is not None, "end_run without take_run"
+        self._run_ssp = None
+        taken = self._run_before - len(self.buffers[ssp])
+        self._end_chooser_run(taken)
+        self.refill(ssp)
+        return taken
+
+    def take_rows(
+        self, ssps: Sequence[SystemStreamPartition], limit: int
+    ) -> Iterator[tuple[IncomingMessageEnvelope, ...]]:
+        """After :attr:`choose_round`: up to ``limit`` further rounds of ``ssps`` (the round's SSPs, in
+        order), each a tuple of every SSP's next envelope, taken from the buffers as the iterator is
+        advanced; as many rounds as every SSP has envelopes buffered, never an end-of-stream."""
+        buffers, ended = self.buffers, self._ended
+        rows = limit
+        for ssp in ssps:
+            available = len(buffers[ssp]) - (ssp in ended)
+            if available < rows:
+                rows = available
+        if rows <= 0:
+            return iter(())
+        return zip(*(map(_popleft, repeat(buffers[ssp], rows)) for ssp in ssps), strict=True)
+
+    def end_round(
+        self, give_back: Sequence[IncomingMessageEnvelope], taken: Sequence[SystemStreamPartition]
+    ) -> None:
+        """Close a round: give the chooser back the envelopes of the round not started (in round order),
+        then the next envelope of each SSP in ``taken`` (those whose last envelope was started)."""
+        update = self.chooser.update
+        for envelope in give_back:
+            update(envelope)
+        for ssp in taken:
+            self.refill(ssp)
 
     # -- fetching ---------------------------------------------------------------------------------------
     async def _poll(

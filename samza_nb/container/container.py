@@ -15,12 +15,12 @@ from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
-from samza_nb.container.collector import TaskCollector
+from samza_nb.container.collector import OutputBuffer, TaskCollector
 from samza_nb.container.consumers import SystemConsumers
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.status import ContainerStatus, task_status
-from samza_nb.container.task_instance import TaskInstance
+from samza_nb.container.task_instance import TaskInstance, TaskKind, task_kind
 from samza_nb.coordinator.grouper import grouper_for
 from samza_nb.coordinator.job_model import JobModel, build_job_model
 from samza_nb.errors import ConfigError, ContainerStateError, SamzaError
@@ -33,6 +33,7 @@ from samza_nb.systems.registry import system_factory
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
+    from samza_nb.coordinator.job_model import TaskModel
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,10 @@ class SamzaContainer:
         self.metadata: dict[SystemStreamPartition, SSPMetadata] = {}
         self._stop_requested = False
         self._producers: dict[str, SystemProducer] = {}
+        self._outputs: OutputBuffer | None = None
+        self._consumers: SystemConsumers | None = None
+        self._executor: ThreadPoolExecutor | None = None
+        self._started_tasks: list[TaskInstance] = []  # initialised, so closed at the end
         self._storage: StorageManager | None = None
         self._admins: dict[str, SystemAdmin] = {}
 
@@ -161,87 +166,15 @@ class SamzaContainer:
                 f"container {self.container_id} was already run (state {self.state.value})"
             )
         self.state = ContainerState.STARTING
-        consumers: SystemConsumers | None = None
-        executor: ThreadPoolExecutor | None = None
-        started_tasks: list[TaskInstance] = []
         try:
-            config = self.config
-            inputs = input_streams(config)
-            systems = sorted({s.system for s in inputs} | set(configured_systems(config)))
-            factories = {name: system_factory(config, name) for name in systems}
-            admins = {name: factories[name].get_admin(name, config) for name in systems}
-            self._admins = admins
-            self.metadata = await _input_metadata(inputs, admins)
-            model = self._job_model(config)
-            self.job_model = model
-            container = model.containers[self.container_id]
-
-            checkpoints = self._checkpoints or load_checkpoint_manager(config)
-            self._checkpoints = checkpoints
-            for name in container.tasks:
-                checkpoints.register(name)
-            await checkpoints.start()
-            offset_manager = OffsetManager(config, admins, self.metadata, inputs)
-
-            for name in systems:
-                producer = factories[name].get_producer(name, config)
-                await producer.start()
-                self._producers[name] = producer
-
-            pool_size = config.value("job.container.thread.pool.size")
-            executor = (
-                ThreadPoolExecutor(pool_size, thread_name_prefix="samza-task") if pool_size > 0 else None
-            )
-            settings = _settings(config, self._max_messages)
-            max_concurrency = config.value("task.max.concurrency")
-            remote = {name: await checkpoints.read_last_checkpoint(name) for name in container.tasks}
-            storage = StorageManager(
-                config, container.tasks, self._producers, admins, factories, self.bus, self.clock
-            )
-            self._storage = storage
-            resume_from = await storage.start(remote)
-            for name, task_model in container.tasks.items():
-                checkpoint = resume_from.get(name)
-                ssps = task_model.ssps
-                ti = TaskInstance(
-                    name,
-                    self._task_factory(),
-                    ssps,
-                    TaskCollector(name, self._producers),
-                    offset_manager.starting_offsets(ssps, checkpoint),
-                    {ssp: admins[ssp.system].offset_comparator for ssp in ssps},
-                    offset_manager.last_processed(ssps, checkpoint),
-                    max_concurrency,
-                    settings.window_ms > 0,
-                    inline=executor is None,
-                )
-                self.tasks[name] = ti
-            for ti in self.tasks.values():
-                ti.init(TaskContext(ti.name, ti.ssps, config, stores=storage.stores_of(ti.name)))
-                started_tasks.append(ti)
-
-            chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.per_message)
-            consumer_objects = {
-                name: factories[name].get_consumer(name, config) for name in {s.system for s in inputs}
-            }
-            consumers = SystemConsumers(
-                chooser, consumer_objects, config.value("task.poll.interval.ms"), on_data=self._on_data
-            )
-            for ti in self.tasks.values():
-                for ssp in sorted(ti.ssps):
-                    consumers.register(ssp, ti.starting_offsets[ssp])
-            loop = RunLoop(
-                list(self.tasks.values()), consumers, self._commit, self.clock, self.bus, settings, executor
-            )
-            self.run_loop = loop
-            await consumers.start()
+            loop = await self._assemble()
             self.state = ContainerState.RUNNING
             if self.bus.active:
                 self.bus.publish(
                     ev.ContainerStarted(
                         self.clock.now_ms(),
                         {n: tuple(sorted(t.ssps)) for n, t in self.tasks.items()},
-                        max_concurrency,
+                        self.config.value("task.max.concurrency"),
                     )
                 )
             if self._stop_requested:
@@ -250,19 +183,117 @@ class SamzaContainer:
             self.state = ContainerState.STOPPING
         except BaseException as exc:
             self.state = ContainerState.FAILED
-            await self._close(consumers, executor, started_tasks, error=exc)
+            await self._close(error=exc)
             if self.bus.active:
                 self.bus.publish(ev.ContainerStopped(self.clock.now_ms(), self.processed, str(exc)))
             raise
-        await self._close(consumers, executor, started_tasks, error=None)
+        await self._close(error=None)
         self.state = ContainerState.STOPPED
         if self.bus.active:
             self.bus.publish(ev.ContainerStopped(self.clock.now_ms(), self.processed))
 
+    # -- assembly ---------------------------------------------------------------------------------------
+    async def _assemble(self) -> RunLoop:
+        """Start what the run loop needs, in order: the systems' admins and the inputs' metadata, the job
+        model, checkpoints, producers, stores, the tasks (initialised), consumers; returns the run loop.
+        What started is stopped by :meth:`_close`, also when a later step fails."""
+        config = self.config
+        inputs = input_streams(config)
+        systems = sorted({s.system for s in inputs} | set(configured_systems(config)))
+        factories = {name: system_factory(config, name) for name in systems}
+        admins = {name: factories[name].get_admin(name, config) for name in systems}
+        self._admins = admins
+        self.metadata = await _input_metadata(inputs, admins)
+        model = self._job_model(config)
+        self.job_model = model
+        container = model.containers[self.container_id]
+
+        checkpoints = self._checkpoints or load_checkpoint_manager(config)
+        self._checkpoints = checkpoints
+        for name in container.tasks:
+            checkpoints.register(name)
+        await checkpoints.start()
+        offsets = OffsetManager(config, admins, self.metadata, inputs)
+
+        for name in systems:
+            producer = factories[name].get_producer(name, config)
+            await producer.start()
+            self._producers[name] = producer
+
+        pool_size = config.value("job.container.thread.pool.size")
+        if pool_size > 0:
+            self._executor = ThreadPoolExecutor(pool_size, thread_name_prefix="samza-task")
+        settings = _settings(config, self._max_messages)
+        await self._start_tasks(container.tasks, offsets, admins, factories, settings)
+
+        chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.per_message)
+        consumer_objects = {
+            name: factories[name].get_consumer(name, config) for name in {s.system for s in inputs}
+        }
+        consumers = SystemConsumers(
+            chooser, consumer_objects, config.value("task.poll.interval.ms"), on_data=self._on_data
+        )
+        self._consumers = consumers
+        for ti in self.tasks.values():
+            for ssp in sorted(ti.ssps):
+                consumers.register(ssp, ti.starting_offsets[ssp])
+        loop = RunLoop(
+            list(self.tasks.values()),
+            consumers,
+            self._commit,
+            self.clock,
+            self.bus,
+            settings,
+            self._executor,
+            self._outputs,
+        )
+        self.run_loop = loop
+        await consumers.start()
+        return loop
+
+    async def _start_tasks(
+        self,
+        tasks: Mapping[str, TaskModel],
+        offsets: OffsetManager,
+        admins: Mapping[str, SystemAdmin],
+        factories: Mapping[str, SystemFactory],
+        settings: RunLoopSettings,
+    ) -> None:
+        """Restore the stores from the last checkpoints, then build and initialise every task."""
+        assert self._checkpoints is not None
+        config = self.config
+        remote = {name: await self._checkpoints.read_last_checkpoint(name) for name in tasks}
+        storage = StorageManager(config, tasks, self._producers, admins, factories, self.bus, self.clock)
+        self._storage = storage
+        resume_from = await storage.start(remote)
+        outputs = self._outputs = OutputBuffer(self._producers)
+        inline = self._executor is None
+        for name, task_model in tasks.items():
+            checkpoint = resume_from.get(name)
+            ssps = task_model.ssps
+            task = self._task_factory()
+            # Sync tasks on the loop thread send through the buffer; the others straight away.
+            on_loop = inline and task_kind(task) is TaskKind.SYNC
+            self.tasks[name] = TaskInstance(
+                name,
+                task,
+                ssps,
+                TaskCollector(name, self._producers, outputs if on_loop else None),
+                offsets.starting_offsets(ssps, checkpoint),
+                {ssp: admins[ssp.system].offset_comparator for ssp in ssps},
+                offsets.last_processed(ssps, checkpoint),
+                config.value("task.max.concurrency"),
+                settings.window_ms > 0,
+                inline=inline,
+            )
+        for ti in self.tasks.values():
+            ti.init(TaskContext(ti.name, ti.ssps, config, stores=storage.stores_of(ti.name)))
+            self._started_tasks.append(ti)
+
     def _on_data(self) -> None:
         loop = self.run_loop
         if loop is not None:
-            loop._wake_threadsafe()
+            loop.wake()
 
     def _job_model(self, config: Config) -> JobModel:
         grouper = grouper_for(config.value("job.systemstreampartition.grouper.factory"))
@@ -275,6 +306,8 @@ class SamzaContainer:
         storage = self._storage
         if storage is not None:
             storage.flush(ti.name)
+        if self._outputs is not None:
+            self._outputs.flush()
         for producer in self._producers.values():
             await producer.flush(ti.name)
         changelog_offsets = await storage.commit(ti.name, offsets) if storage is not None else {}
@@ -283,15 +316,10 @@ class SamzaContainer:
         if self.bus.active:
             self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
 
-    async def _close(
-        self,
-        consumers: SystemConsumers | None,
-        executor: ThreadPoolExecutor | None,
-        started: list[TaskInstance],
-        error: BaseException | None,
-    ) -> None:
+    async def _close(self, error: BaseException | None) -> None:
         """Stop everything that started, in reverse order; the first cleanup error is raised only when
         the run itself succeeded."""
+        consumers, executor, started = self._consumers, self._executor, self._started_tasks
         problems: list[BaseException] = []
         if consumers is not None:
             await _attempt(consumers.stop(), problems)
@@ -305,6 +333,11 @@ class SamzaContainer:
         if self._storage is not None:
             try:
                 self._storage.close()
+            except Exception as exc:
+                problems.append(exc)
+        if self._outputs is not None:
+            try:
+                self._outputs.flush()  # normally empty: the run loop flushes before it yields
             except Exception as exc:
                 problems.append(exc)
         for producer in self._producers.values():

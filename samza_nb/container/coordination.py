@@ -81,10 +81,3 @@ class CoordinatorRequests:
         self.shutdown_votes.add(task_name)
         if self.shutdown_votes >= self._all_tasks:
             self.shutdown_now = True
-
-    def take_commit_request(self, task_name: str) -> bool:
-        """True (once) when a commit of ``task_name`` was requested."""
-        if task_name in self.commit_requests:
-            self.commit_requests.discard(task_name)
-            return True
-        return False

@@ -1,10 +1,9 @@
 """The run loop's shared state and the bookkeeping every part of it uses: completions, released
-callbacks, coordinator requests, readiness and failure (DESIGN §4)."""
+callbacks, coordinator requests and failure."""
 
 from __future__ import annotations
 
 import asyncio
-import math
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
@@ -14,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.container.callbacks import TaskCallbackImpl
+from samza_nb.container.collector import OutputBuffer, OutputSendError
 from samza_nb.container.coordination import CoordinatorRequests, ReadableCoordinator
 from samza_nb.container.task_instance import TaskInstance
 from samza_nb.errors import TaskFailedError
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+    from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.container.clock import Clock
     from samza_nb.container.consumers import SystemConsumers
     from samza_nb.observe.bus import EventBus
@@ -30,7 +30,7 @@ CommitFn = Callable[[TaskInstance, dict["SystemStreamPartition", str]], Coroutin
 
 @dataclass(frozen=True)
 class RunLoopSettings:
-    """The run loop's knobs (DESIGN §4 config, already parsed)."""
+    """The run loop's knobs, already parsed from config (``task.window.ms``, ``task.commit.ms``, ...)."""
 
     window_ms: int = -1
     commit_ms: int = 60000
@@ -42,9 +42,11 @@ class RunLoopSettings:
 
 
 class LoopState:
-    """State of one container's run loop, shared by its parts (operations, message pump, main loop)."""
+    """State of one container's run loop, shared by its parts (task operations, message pump, main loop),
+    and the bookkeeping they share: completions, releases in sequence order, requests, failure.
 
-    PUMP_BATCH = 1024
+    It is the callbacks' listener: ``on_complete``/``on_failure`` may be called from any thread.
+    """
 
     def __init__(
         self,
@@ -55,115 +57,104 @@ class LoopState:
         bus: EventBus,
         settings: RunLoopSettings,
         executor: Executor | None = None,
+        outputs: OutputBuffer | None = None,
     ) -> None:
         self.tasks = list(tasks)
-        self._by_name = {ti.name: ti for ti in self.tasks}
-        self._route: dict[SystemStreamPartition, TaskInstance] = {
+        self.by_name = {ti.name: ti for ti in self.tasks}
+        self.route: dict[SystemStreamPartition, TaskInstance] = {
             ssp: ti for ti in self.tasks for ssp in ti.ssps
         }
-        self._consumers = consumers
-        self._commit_fn = commit
-        self._clock = clock
-        self._bus = bus
-        self._settings = settings
-        self._executor = executor
-        self.requests = CoordinatorRequests(self._by_name)
-        self._completions: deque[tuple[TaskCallbackImpl, BaseException | None]] = deque()
-        self._callback_lock = threading.Lock()
-        self._deadlines: list[tuple[float, int, TaskCallbackImpl]] = []
-        self._wakeup = asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread_id = 0
-        self.failure: BaseException | None = None
-        self._stop_requested = False
-        self._stopping = False
-        self._fast_stale = False
-        self._sample_last = False  # which end of a pump a sampled observer hears about next
-        self._batch = 64  # messages per pump; adapted to the time a pump takes (see _adapt_batch)
-        self.processed = 0
-        self._next_window = math.inf
-        self._next_commit = math.inf
+        self.consumers = consumers
+        self.commit_fn = commit
+        self.clock = clock
+        self.bus = bus
+        self.settings = settings
+        self.executor = executor
+        self.outputs = outputs
         for ti in self.tasks:
-            self._refresh(ti)
+            ti.async_commit = settings.async_commit
+        self.requests = CoordinatorRequests(self.by_name)
+        self.completions: deque[tuple[TaskCallbackImpl, BaseException | None]] = deque()
+        self.callback_lock = threading.Lock()
+        self.deadlines: list[tuple[float, int, TaskCallbackImpl]] = []
+        self.wakeup = asyncio.Event()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread_id = 0
+        self.failure: BaseException | None = None
+        self.stop_requested = False
+        self.processed = 0
 
-    # -- control from outside ----------------------------------------------------------------------------
-    def request_stop(self) -> None:
-        """Graceful stop: no new messages; in-flight ones may finish; commit. Safe from any thread."""
-        self._stop_requested = True
-        self._wake_threadsafe()
-
-    def _wake_threadsafe(self) -> None:
-        loop = self._loop
+    # -- waking the loop ------------------------------------------------------------------------------
+    def wake_threadsafe(self) -> None:
+        """Wake the loop if it waits; safe from any thread."""
+        loop = self.loop
         if loop is None:
             return
-        if threading.get_ident() == self._thread_id:
-            self._wakeup.set()
+        if threading.get_ident() == self.thread_id:
+            self.wakeup.set()
         elif not loop.is_closed():
-            loop.call_soon_threadsafe(self._wakeup.set)
+            loop.call_soon_threadsafe(self.wakeup.set)
 
     # -- callback listener (any thread) -----------------------------------------------------------------
     def on_complete(self, callback: TaskCallbackImpl) -> None:
         """A callback completed; handled on the loop thread."""
-        self._completions.append((callback, None))
-        self._wake_threadsafe()
+        self.completions.append((callback, None))
+        self.wake_threadsafe()
 
     def on_failure(self, callback: TaskCallbackImpl, error: BaseException) -> None:
         """A callback failed; the container fails."""
-        self._completions.append((callback, error))
-        self._wake_threadsafe()
+        self.completions.append((callback, error))
+        self.wake_threadsafe()
 
     # -- completions and requests -----------------------------------------------------------------------
-    def _drain_completions(self) -> None:
-        completions = self._completions
+    def drain_completions(self) -> None:
+        """Handle the completions reported so far, releasing callbacks in sequence order."""
+        completions = self.completions
         while completions and self.failure is None:
             callback, error = completions.popleft()
-            ti = self._by_name[callback.task_name]
-            ti.in_flight -= 1
+            ti = self.by_name[callback.task_name]
+            ti.message_completed()
             if error is not None:
-                self._fail(ti, callback.ssp, callback.offset, error, "process")
+                self.fail(ti, callback.ssp, callback.offset, error, "process")
                 return
-            if self._bus.per_message:
-                self._bus.publish(
+            if self.bus.per_message:
+                self.bus.publish(
                     ev.ProcessCompleted(
-                        self._clock.now_ms(), ti.name, callback.ssp, callback.offset, ti.in_flight
+                        self.clock.now_ms(), ti.name, callback.ssp, callback.offset, ti.in_flight
                     )
                 )
-            self._release(ti, ti.callbacks.update(callback))
-            self._refresh(ti)
+            self.release(ti, ti.callbacks.update(callback))
 
-    def _release(self, ti: TaskInstance, released: list[TaskCallbackImpl]) -> None:
+    def release(self, ti: TaskInstance, released: list[TaskCallbackImpl]) -> None:
         """Released callbacks move the low watermark and apply their coordinator requests."""
         for callback in released:
             if callback.offset != END_OF_STREAM_OFFSET:
                 ti.last_offsets[callback.ssp] = callback.offset
             if callback.coordinator.requested:
-                self._apply_requests(callback.coordinator)
+                self.apply_requests(callback.coordinator)
 
-    def _apply_requests(self, coordinator: ReadableCoordinator) -> None:
-        self._fast_stale = True
+    def apply_requests(self, coordinator: ReadableCoordinator) -> None:
+        """Take in the commit and shutdown requests of one released call."""
         requests = self.requests
         requests.update(coordinator)
         if requests.commit_requests:
             for name in list(requests.commit_requests):
-                target = self._by_name[name]
                 requests.commit_requests.discard(name)
-                if not target.done:
-                    target.need_commit = True
-                    self._refresh(target)
+                self.by_name[name].request_commit()
 
-    def _refresh(self, ti: TaskInstance) -> None:
-        ti.open = (
-            ti.in_flight < ti.max_concurrency
-            and not ti.need_window
-            and not ti.need_commit
-            and not ti.window_in_flight
-            and (self._settings.async_commit or not ti.commit_in_flight)
-            and not ti.eos_ran
-            and not ti.done
-        )
+    def flush_outputs(self) -> None:
+        """Hand the output tasks sent on the loop thread to the producers; a refusal fails the sending
+        task."""
+        outputs = self.outputs
+        if outputs is None or not outputs.pending:
+            return
+        try:
+            outputs.flush()
+        except OutputSendError as exc:
+            self.fail(self.by_name[exc.task_name], None, None, exc.error, "send")
 
     # -- failure --------------------------------------------------------------------------------------
-    def _fail(
+    def fail(
         self,
         ti: TaskInstance,
         ssp: SystemStreamPartition | None,
@@ -171,6 +162,8 @@ class LoopState:
         error: BaseException,
         what: str,
     ) -> None:
+        """The container fails with a TaskFailedError naming the task, ``what`` failed and where (the
+        first failure wins)."""
         if self.failure is not None:
             return
         where = f" at {ssp} offset {offset}" if ssp is not None else ""
@@ -182,10 +175,6 @@ class LoopState:
         )
         failure.__cause__ = error
         self.failure = failure
-        if self._bus.active:
-            self._bus.publish(ev.TaskFailed(self._clock.now_ms(), ti.name, ssp, offset, str(failure)))
-        self._wakeup.set()
-
-    def _dispatch(self, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
-        """Start one message on its task (the message pump provides it)."""
-        raise NotImplementedError
+        if self.bus.active:
+            self.bus.publish(ev.TaskFailed(self.clock.now_ms(), ti.name, ssp, offset, str(failure)))
+        self.wakeup.set()

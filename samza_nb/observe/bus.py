@@ -50,7 +50,8 @@ class EventBus:
         returns a function that unsubscribes it.
 
         ``sampled``: of the per-message events it gets only a sample, about one per slice of work (a few
-        ms), which costs the container next to nothing: what a dashboard wants.
+        ms), which costs the container next to nothing: what a dashboard wants. It gets only the sample
+        even while another subscriber gets every per-message event.
         """
         kinds = None if events is None else frozenset(events)
         self._subscribers = [*self._subscribers, (subscriber, kinds)]
@@ -75,13 +76,28 @@ class EventBus:
         self.sampled = bool(wants)
 
     def publish(self, event: Event) -> None:
-        """Deliver ``event`` to every subscriber that wants it, in subscription order."""
+        """Deliver ``event`` to every subscriber that wants it, in subscription order; a per-message event
+        only to the subscribers that did not ask for a sample (they get :meth:`publish_sample`)."""
         kind = type(event)
+        sampled = self._sampled if kind in PER_MESSAGE_EVENTS else ()
         for subscriber, kinds in self._subscribers:
             if kinds is not None and kind not in kinds:
                 continue
-            try:
-                subscriber(event)
-            except Exception:
-                log.exception("observe subscriber %r failed; unsubscribing it", subscriber)
-                self._remove(subscriber)
+            if sampled and id(subscriber) in sampled:
+                continue
+            self._deliver(subscriber, event)
+
+    def publish_sample(self, event: Event) -> None:
+        """Deliver a sampled per-message ``event`` to the sampled subscribers that want it."""
+        kind = type(event)
+        sampled = self._sampled
+        for subscriber, kinds in self._subscribers:
+            if id(subscriber) in sampled and (kinds is None or kind in kinds):
+                self._deliver(subscriber, event)
+
+    def _deliver(self, subscriber: Subscriber, event: Event) -> None:
+        try:
+            subscriber(event)
+        except Exception:
+            log.exception("observe subscriber %r failed; unsubscribing it", subscriber)
+            self._remove(subscriber)

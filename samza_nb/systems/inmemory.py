@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import operator
 import threading
 import zlib
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -28,6 +29,12 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
 
 
+_partition_of = operator.attrgetter("partition")
+_key_of = operator.attrgetter("key")
+_message_of = operator.attrgetter("message")
+_system_stream_of = operator.attrgetter("system_stream")
+
+
 def stable_partition(key: Any, partitions: int) -> int:
     """A partition for ``key`` that is the same in every process (unlike ``hash`` of a str)."""
     if isinstance(key, bool):
@@ -44,14 +51,44 @@ def stable_partition(key: Any, partitions: int) -> int:
 
 
 class _Partition:
-    """One partition: envelopes in offset order, and whether it has ended."""
+    """One partition: envelopes in offset order, and whether it has ended.
 
-    __slots__ = ("ended", "envelopes", "ssp")
+    Messages appended in batches wait as plain keys and values (``pending_*``) until something reads
+    the partition's envelopes: a job's output then costs what its values cost, and the envelopes are
+    built once, in bulk, by the first reader. Used under the broker's lock.
+    """
+
+    __slots__ = ("_envelopes", "ended", "pending_keys", "pending_messages", "ssp")
 
     def __init__(self, ssp: SystemStreamPartition) -> None:
         self.ssp = ssp
-        self.envelopes: list[IncomingMessageEnvelope] = []
+        self._envelopes: list[IncomingMessageEnvelope] = []
+        self.pending_keys: list[Any] = []
+        self.pending_messages: list[Any] = []
         self.ended = False
+
+    @property
+    def envelopes(self) -> list[IncomingMessageEnvelope]:
+        """Every envelope, in offset order (the pending messages become envelopes now)."""
+        envelopes = self._envelopes
+        messages = self.pending_messages
+        if messages:
+            base = len(envelopes)
+            envelopes.extend(
+                map(
+                    IncomingMessageEnvelope,
+                    itertools.repeat(self.ssp),
+                    map(str, range(base, base + len(messages))),
+                    self.pending_keys,
+                    messages,
+                )
+            )
+            self.pending_keys = []
+            self.pending_messages = []
+        return envelopes
+
+    def __len__(self) -> int:
+        return len(self._envelopes) + len(self.pending_messages)
 
 
 class InMemoryBroker:
@@ -176,6 +213,72 @@ class InMemoryBroker:
             self._notify(waiters)
         return offset
 
+    def send_many(self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]]) -> None:
+        """Append the messages of each stream's envelopes as :meth:`send` would one by one (partition
+        chosen the same way), under one lock with offsets assigned per partition in bulk. All or nothing:
+        when one cannot be appended (a partition that does not exist or has ended), none is."""
+        placed = [
+            (self._partitions(stream), self._place(stream, envelopes))
+            for stream, envelopes in streams.items()
+        ]
+        with self._lock:
+            for parts, by_partition in placed:
+                for number in by_partition:
+                    if parts[number].ended:
+                        raise SystemProducerError(
+                            f"{parts[number].ssp} has ended; no message can follow its end-of-stream"
+                        )
+            for parts, by_partition in placed:
+                for number, batch in by_partition.items():
+                    part = parts[number]
+                    part.pending_keys.extend(map(_key_of, batch))
+                    part.pending_messages.extend(map(_message_of, batch))
+            waiters = self._waiters
+            if waiters:
+                self._waiters = []
+        if waiters:
+            self._notify(waiters)
+
+    def _place(
+        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope]
+    ) -> Mapping[int, Sequence[OutgoingMessageEnvelope]]:
+        """``envelopes`` by the partition :meth:`send` would choose for each, in order."""
+        count = self.partition_count(stream)
+        if count > 1:
+            return self._spread(stream, envelopes, count)
+        # Partition None or 0 (both false) for all, checked at C speed; else find the wrong one.
+        if any(map(_partition_of, envelopes)):
+            for envelope in envelopes:
+                if envelope.partition is not None and envelope.partition != 0:
+                    self._partition(stream, envelope.partition)  # raises, naming it
+        return {0: envelopes}
+
+    def _spread(
+        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope], count: int
+    ) -> dict[int, list[OutgoingMessageEnvelope]]:
+        """``envelopes`` by the partition :meth:`send` would choose for each, in order."""
+        by_partition: dict[int, list[OutgoingMessageEnvelope]] = {}
+        counter = None
+        for envelope in envelopes:
+            partition = envelope.partition
+            if partition is None:
+                pkey = envelope.partition_key if envelope.partition_key is not None else envelope.key
+                if pkey is not None:
+                    partition = stable_partition(pkey, count)
+                else:
+                    if counter is None:
+                        counter = self._round_robin.get(stream)
+                        if counter is None:
+                            counter = self._round_robin.setdefault(stream, itertools.count())
+                    partition = next(counter) % count
+            elif not isinstance(partition, int) or not 0 <= partition < count:
+                self._partition(stream, partition)  # raises, naming it
+            batch = by_partition.get(partition)
+            if batch is None:
+                batch = by_partition[partition] = []
+            batch.append(envelope)
+        return by_partition
+
     def send_all(self, stream: str, messages: Iterable[Any], partition: int | None = None) -> None:
         """Append plain values (no keys) to one partition (``partition``) or round robin."""
         for message in messages:
@@ -201,22 +304,28 @@ class InMemoryBroker:
     # -- reading ----------------------------------------------------------------------------------------
     def read(self, stream: str) -> dict[int, list[Any]]:
         """The message values of every partition of ``stream``, in offset order."""
-        return {
-            number: [envelope.message for envelope in part.envelopes]
-            for number, part in enumerate(self._partitions(stream))
-        }
+        parts = self._partitions(stream)
+        with self._lock:
+            return {
+                number: [envelope.message for envelope in part.envelopes] for number, part in enumerate(parts)
+            }
 
-    def envelopes(self, ssp: SystemStreamPartition, start: int) -> tuple[list[IncomingMessageEnvelope], bool]:
-        """Envelopes of ``ssp`` from offset index ``start``, and whether the partition has ended."""
+    def envelopes(
+        self, ssp: SystemStreamPartition, start: int, limit: int | None = None
+    ) -> tuple[list[IncomingMessageEnvelope], bool]:
+        """Envelopes of ``ssp`` from offset index ``start`` (at most ``limit``), and whether the partition
+        has ended after them."""
         part = self._partition(ssp.stream, ssp.partition)
         with self._lock:
-            return part.envelopes[start:], part.ended
+            envelopes = part.envelopes
+            end = len(envelopes) if limit is None else min(len(envelopes), start + limit)
+            return envelopes[start:end], part.ended and end == len(envelopes)
 
     def metadata(self, stream: str) -> dict[int, SSPMetadata]:
         """oldest/newest/upcoming of every partition of ``stream``."""
         result = {}
         for number, part in enumerate(self._partitions(stream)):
-            size = len(part.envelopes)
+            size = len(part)
             result[number] = SSPMetadata("0" if size else None, str(size - 1) if size else None, str(size))
         return result
 
@@ -256,7 +365,12 @@ class InMemorySystemAdmin:
 
 
 class InMemorySystemConsumer:
-    """Reads registered partitions of the broker; ``poll`` returns every available message."""
+    """Reads registered partitions of the broker; ``poll`` returns every available message, up to
+    :attr:`MAX_POLL_BATCH` per partition."""
+
+    MAX_POLL_BATCH = 4096
+    """The most envelopes of one partition a poll returns: the container then processes envelopes while
+    they are still in the CPU's cache (a poll of a million would touch each one first, and again later)."""
 
     def __init__(self, broker: InMemoryBroker) -> None:
         self._broker = broker
@@ -276,7 +390,8 @@ class InMemorySystemConsumer:
     async def poll(
         self, ssps: Collection[SystemStreamPartition], timeout: float
     ) -> Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]:
-        """Every available envelope of ``ssps`` (plus end-of-stream after the last of an ended partition),
+        """Every available envelope of ``ssps``, up to MAX_POLL_BATCH per partition (plus end-of-stream after
+        the last of an ended partition),
         waiting up to ``timeout`` seconds when there is none."""
         result = self._collect(ssps)
         if result or timeout <= 0:
@@ -304,7 +419,7 @@ class InMemorySystemConsumer:
                 start = self._positions[ssp]
             except KeyError:
                 raise SystemConsumersError(f"{ssp} was never registered with this consumer") from None
-            batch, ended = self._broker.envelopes(ssp, start)
+            batch, ended = self._broker.envelopes(ssp, start, self.MAX_POLL_BATCH)
             if batch:
                 self._positions[ssp] = start + len(batch)
             if ended:
@@ -319,7 +434,8 @@ class InMemorySystemConsumer:
 
 
 class InMemorySystemProducer:
-    """Appends sent messages to the broker at once (flush has nothing left to do)."""
+    """Appends sent messages to the broker at once (flush has nothing left to do); takes batches
+    (``send_batch``) in one append per partition."""
 
     def __init__(self, broker: InMemoryBroker, config: Config, system: str) -> None:
         self._broker = broker
@@ -335,8 +451,7 @@ class InMemorySystemProducer:
         stream = envelope.system_stream.stream
         broker = self._broker
         if not broker.has_stream(stream):
-            key = f"systems.{self._system}.streams.{stream}.partitions"
-            broker.create_stream(stream, self._config.get_int(key, 1))
+            self._create(stream)
         broker.send(
             stream,
             envelope.message,
@@ -344,6 +459,29 @@ class InMemorySystemProducer:
             partition=envelope.partition,
             partition_key=envelope.partition_key,
         )
+
+    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """``send`` of each of ``envelopes`` in order, appended in one go per stream and partition; all or
+        nothing (streams are created first)."""
+        if not envelopes:
+            return
+        first = envelopes[0].system_stream.stream
+        streams: dict[str, Sequence[OutgoingMessageEnvelope]] = {first: envelopes}
+        # One SystemStream object for all (the usual case), checked at C speed; else group by name.
+        if len(set(map(id, map(_system_stream_of, envelopes)))) > 1:
+            by_stream: dict[str, list[OutgoingMessageEnvelope]] = {}
+            for envelope in envelopes:
+                by_stream.setdefault(envelope.system_stream.stream, []).append(envelope)
+            streams = dict(by_stream)
+        broker = self._broker
+        for stream in streams:
+            if not broker.has_stream(stream):
+                self._create(stream)
+        broker.send_many(streams)
+
+    def _create(self, stream: str) -> None:
+        key = f"systems.{self._system}.streams.{stream}.partitions"
+        self._broker.create_stream(stream, self._config.get_int(key, 1))
 
     async def flush(self, source: str) -> None:
         """Every send is already visible."""

@@ -10,11 +10,24 @@ from samza_nb import Config, SystemStream
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.container import SamzaContainer
 from samza_nb.observe import EventBus
+from samza_nb.observe import events as ev
+from samza_nb.observe.bus import PER_MESSAGE_EVENTS
 from samza_nb.observe.events import Committed, Event
 from samza_nb.systems.inmemory import InMemoryBroker
 from samza_nb.testing.runner import task_factory
 
 OUT = SystemStream("test", "out")
+
+# The events a Job records: all but the per-message ones, whose subscriber would turn the run path off
+# (tests that want per-message events use the ``loop_mode`` fixture's observed mode).
+RECORDED_EVENTS = [
+    kind
+    for kind in vars(ev).values()
+    if isinstance(kind, type)
+    and issubclass(kind, Event)
+    and kind is not Event
+    and kind not in PER_MESSAGE_EVENTS
+]
 
 
 class Job:
@@ -47,7 +60,7 @@ class Job:
 
     def container(self, task: Any, **kwargs: Any) -> SamzaContainer:
         bus = EventBus()
-        bus.subscribe(self.events.append)
+        bus.subscribe(self.events.append, RECORDED_EVENTS)
         self.checkpoints = InMemoryCheckpointManager(self.checkpoints.checkpoints)
         return SamzaContainer(
             Config(self.config), task_factory(task), bus=bus, checkpoint_manager=self.checkpoints, **kwargs

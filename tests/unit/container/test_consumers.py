@@ -91,4 +91,3 @@ def test_the_chooser_holds_one_envelope_per_partition_and_polls_ask_only_for_emp
     assert recording.polls[0] == {"mem.a#0", "mem.b#0"}  # the first poll asks for everything
     # Later polls never ask for a partition that ended.
     assert all("mem.a#0" not in polled for polled in recording.polls[1:])
-    assert consumers.is_ended(a) and not consumers.is_ended(b)

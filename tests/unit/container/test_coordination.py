@@ -57,13 +57,6 @@ def test_a_second_request_of_the_same_kind_overwrites_the_first() -> None:
     assert not requests.shutdown_now
 
 
-def test_take_commit_request_consumes_it() -> None:
-    requests = CoordinatorRequests(["a"])
-    requests.update(coordinator("a", commit=RequestScope.CURRENT_TASK))
-    assert requests.take_commit_request("a")
-    assert not requests.take_commit_request("a")
-
-
 def test_a_scope_that_is_not_a_request_scope_is_refused() -> None:
     with pytest.raises(SamzaError, match="RequestScope"):
         ReadableCoordinator("a").commit("current")  # type: ignore[arg-type]

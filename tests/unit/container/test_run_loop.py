@@ -43,7 +43,7 @@ def recorder_factory(log: list[Any]) -> Any:
 
 
 # -- rule 1: order and concurrency ------------------------------------------------------------------------
-def test_messages_of_several_tasks_are_all_processed_and_checkpointed() -> None:
+def test_messages_of_several_tasks_are_all_processed_and_checkpointed(loop_mode: str) -> None:
     log: list[Any] = []
     result = TestRunner.of(recorder_factory(log)).add_input("in", {0: ["a", "b"], 1: ["c"]}).run()
     assert sorted(log) == [("Partition 0", "0", "a"), ("Partition 0", "1", "b"), ("Partition 1", "0", "c")]
@@ -53,7 +53,7 @@ def test_messages_of_several_tasks_are_all_processed_and_checkpointed() -> None:
     }
 
 
-def test_a_task_processes_its_partition_in_offset_order() -> None:
+def test_a_task_processes_its_partition_in_offset_order(loop_mode: str) -> None:
     log: list[Any] = []
     TestRunner.of(recorder_factory(log)).add_input("in", list(range(50))).run()
     assert [offset for _, offset, _ in log] == [str(i) for i in range(50)]
@@ -362,14 +362,14 @@ def two_partition_job(**config: Any) -> Job:
     return job
 
 
-def test_commit_current_task_commits_only_that_task_before_shutdown() -> None:
+def test_commit_current_task_commits_only_that_task_before_shutdown(loop_mode: str) -> None:
     job = two_partition_job()
     job.run(lambda: Requesting(RequestScope.CURRENT_TASK, RequestScope.ALL_TASKS_IN_CONTAINER))
     assert job.committed_tasks() == ["Partition 0"]
     assert job.checkpoint("Partition 0") == {"test.in#0": "0"}
 
 
-def test_commit_all_tasks_commits_every_task() -> None:
+def test_commit_all_tasks_commits_every_task(loop_mode: str) -> None:
     job = two_partition_job()
     job.run(lambda: Requesting(RequestScope.ALL_TASKS_IN_CONTAINER, RequestScope.ALL_TASKS_IN_CONTAINER))
     assert sorted(job.committed_tasks()) == ["Partition 0", "Partition 1"]
@@ -385,7 +385,7 @@ def test_shutdown_current_task_is_a_vote_and_the_container_stops_when_all_voted(
     assert container.processed == 2  # one message each, then both had voted
 
 
-def test_one_vote_does_not_stop_the_container() -> None:
+def test_one_vote_does_not_stop_the_container(loop_mode: str) -> None:
     job = two_partition_job()
     job.end()
     container = job.run(lambda: Requesting(None, RequestScope.CURRENT_TASK))
@@ -411,7 +411,9 @@ def test_a_failed_callback_fails_the_container_naming_task_ssp_and_offset() -> N
     assert isinstance(error.__cause__, RuntimeError)
 
 
-def test_an_exception_from_process_fails_the_container_and_its_offset_is_never_checkpointed() -> None:
+def test_an_exception_from_process_fails_the_container_and_its_offset_is_never_checkpointed(
+    loop_mode: str,
+) -> None:
     class Exploding:
         def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
             if envelope.offset == "3":
@@ -576,7 +578,7 @@ def test_a_slow_task_does_not_hold_back_another_task() -> None:
 
 
 # -- rule 9: end-of-stream -------------------------------------------------------------------------------
-def test_end_of_stream_runs_once_per_task_after_all_its_partitions_ended_then_commits() -> None:
+def test_end_of_stream_runs_once_per_task_after_all_its_partitions_ended_then_commits(loop_mode: str) -> None:
     order: list[str] = []
 
     class Listener:
@@ -627,7 +629,7 @@ def test_end_of_stream_waits_for_in_flight_messages() -> None:
     assert state["seen_at_eos"] == 0
 
 
-def test_end_of_stream_is_never_checkpointed() -> None:
+def test_end_of_stream_is_never_checkpointed(loop_mode: str) -> None:
     result = TestRunner.of(Recorder([], [])).add_input("in", ["a", "b", "c"]).run()
     assert {str(s): o for s, o in result.checkpoints["Partition 0"].items()} == {"test.in#0": "2"}
 

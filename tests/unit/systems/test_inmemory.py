@@ -138,3 +138,67 @@ def test_a_namespace_created_for_another_system_is_a_clear_error() -> None:
     config = Config({"systems.mem.inmemory.namespace": namespace})
     with pytest.raises(SamzaError, match=r"InMemoryBroker\.named"):
         InMemorySystemFactory.broker("mem", config)
+
+
+def _sends(stream: str) -> list[OutgoingMessageEnvelope]:
+    out = SystemStream("mem", stream)
+    return [
+        OutgoingMessageEnvelope(out, "p1", partition=1),
+        OutgoingMessageEnvelope(out, "k", key="user-7"),
+        OutgoingMessageEnvelope(out, "pk", key="x", partition_key=12),
+        OutgoingMessageEnvelope(out, "rr1"),
+        OutgoingMessageEnvelope(out, "rr2"),
+        OutgoingMessageEnvelope(out, 5, key=5),
+        OutgoingMessageEnvelope(SystemStream("mem", f"{stream}-other"), "elsewhere"),
+        OutgoingMessageEnvelope(out, "rr3"),
+    ]
+
+
+@pytest.mark.parametrize("partitions", [1, 3])
+def test_a_batch_lands_where_the_same_sends_one_by_one_land(
+    system: tuple[InMemoryBroker, Config], partitions: int
+) -> None:
+    broker, _ = system
+    config = Config(
+        {
+            "systems.mem.inmemory.namespace": broker.namespace,
+            "systems.mem.streams.one.partitions": str(partitions),
+            "systems.mem.streams.many.partitions": str(partitions),
+        }
+    )
+    producer = InMemorySystemFactory().get_producer("mem", config)
+    sends = [e for e in _sends("one") if partitions > 1 or e.partition is None]
+    for envelope in sends:
+        producer.send("task", envelope)
+    producer.send_batch(
+        [
+            OutgoingMessageEnvelope(
+                SystemStream("mem", "many"), e.message, e.key, e.partition_key, e.partition
+            )
+            if e.system_stream.stream == "one"
+            else OutgoingMessageEnvelope(SystemStream("mem", "many-other"), e.message)
+            for e in sends
+        ],
+    )
+    assert broker.read("many") == broker.read("one")
+    assert broker.read("many-other") == broker.read("one-other") == {0: ["elsewhere"]}
+    # Offsets are assigned per partition, in order.
+    envelopes, _ = broker.envelopes(SystemStreamPartition("mem", "many", 0), 0)
+    assert [e.offset for e in envelopes] == [str(i) for i in range(len(envelopes))]
+
+
+def test_a_batch_that_cannot_land_appends_nothing(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, _ = system
+    broker.create_stream("s", 2)
+    broker.create_stream("single", 1)
+    out, single = SystemStream("mem", "s"), SystemStream("mem", "single")
+    ok = [OutgoingMessageEnvelope(single, "fine")]
+    with pytest.raises(SystemProducerError, match="partition 5 does not exist"):
+        broker.send_many({"single": ok, "s": [OutgoingMessageEnvelope(out, 1, partition=5)]})
+    with pytest.raises(SystemProducerError, match="partition 1 does not exist"):
+        broker.send_many({"single": [*ok, OutgoingMessageEnvelope(single, 2, partition=1)]})
+    broker.end_stream("s", [1])
+    with pytest.raises(SystemProducerError, match="has ended"):
+        broker.send_many({"single": ok, "s": [OutgoingMessageEnvelope(out, 1, partition=1)]})
+    assert broker.read("s") == {0: [], 1: []}
+    assert broker.read("single") == {0: []}
