@@ -1,4 +1,7 @@
-"""Message choosers: which input partition's envelope the container processes next (DESIGN §5)."""
+"""Message choosers: which input partition's envelope the container processes next.
+
+The rules they keep are in docs/architecture.md §4.
+"""
 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.chooser.base import MessageChooser, OffsetComparator, integer_offset_comparator

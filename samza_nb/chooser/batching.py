@@ -17,7 +17,7 @@ BATCH_SIZE_KEY = "task.consumer.batch.size"
 class BatchingChooser:
     """Wraps a chooser and prefers the partition it chose last, ``batch_size`` envelopes in a row at most.
 
-    Promises (DESIGN §5.4, Samza's BatchingChooser):
+    Promises (docs/architecture.md §4, Samza's BatchingChooser):
 
     - When the wrapped chooser returns an envelope of SSP ``s``, ``s`` becomes the preferred SSP and the
       batch count is 1.

@@ -17,7 +17,7 @@ class BootstrappingChooser:
     """Wraps a chooser so that bootstrap streams are read to their head before anything else is decided.
 
     ``bootstrap_metadata`` holds the partitions of the bootstrap streams with their offsets at container
-    start. Promises (DESIGN §5.5, Samza's BootstrappingChooser):
+    start. Promises (docs/architecture.md §4, Samza's BootstrappingChooser):
 
     - The lagging SSPs are the bootstrap partitions that are not caught up. At ``start``: partitions in the
       metadata that were never registered are dropped; a partition whose registered offset is at or after

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class DefaultChooser:
-    """The chooser a container uses unless ``task.chooser.class`` names another (DESIGN §5.2).
+    """The chooser a container uses unless ``task.chooser.class`` names another (docs/architecture.md §4).
 
     Layering, outermost first: ``Bootstrapping(Batching(TieredPriority(tiers, default)))``, where
 

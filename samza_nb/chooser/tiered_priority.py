@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 class TieredPriorityChooser:
     """Groups streams into priority tiers (a higher number goes first); each tier has its own chooser.
 
-    Promises (DESIGN §5.3):
+    Promises (docs/architecture.md §4):
 
     - ``update`` hands the envelope to the chooser of its stream's tier, or to ``default`` when the stream
       has no tier; with neither it raises :class:`SamzaError` naming the SSP.

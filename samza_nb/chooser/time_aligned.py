@@ -14,7 +14,7 @@ TimestampOf = Callable[["IncomingMessageEnvelope"], "int | None"]
 
 
 class TimeAlignedChooser:
-    """Keeps the inputs aligned in event time (DESIGN §5.6, beyond Samza).
+    """Keeps the inputs aligned in event time (docs/architecture.md §4, beyond Samza).
 
     Promises:
 

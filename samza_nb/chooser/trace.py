@@ -1,4 +1,4 @@
-"""Decision traces: what a chooser composition decided, and why, for the observe bus (DESIGN §5.7)."""
+"""Decision traces: what a chooser composition decided, and why, for the observe bus."""
 
 from __future__ import annotations
 

@@ -46,7 +46,8 @@ class OffsetSetting:
 
 
 class OffsetManager:
-    """Computes starting offsets (DESIGN §4.10) from checkpoints, admins and partition metadata."""
+    """Computes starting offsets from checkpoints, admins and partition metadata (docs/architecture.md §3,
+    rule 10)."""
 
     def __init__(
         self,

@@ -1,4 +1,4 @@
-"""The public names of samza_nb.chooser (DESIGN §3)."""
+"""The public names of samza_nb.chooser, a promise to users."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Decision traces (DESIGN §5.7): what was chosen, among which candidates, and which layer shaped it."""
+"""Decision traces: what was chosen, among which candidates, and which layer shaped it."""
 
 from __future__ import annotations
 

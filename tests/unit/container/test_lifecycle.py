@@ -1,4 +1,4 @@
-"""Container lifecycle: graceful stop (DESIGN §4.11), init/close, restart, misuse."""
+"""Container lifecycle: graceful stop (docs/architecture.md §3, rule 11), init/close, restart, misuse."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Ports of Samza's TestOffsetManager scenarios (starting offsets, DESIGN §4.10)."""
+"""Ports of Samza's TestOffsetManager scenarios (starting offsets, docs/architecture.md §3, rule 10)."""
 
 from __future__ import annotations
 

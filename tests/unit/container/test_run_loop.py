@@ -1,4 +1,4 @@
-"""The run loop's rules (DESIGN §4 1-9), with the scenarios of Samza's TestRunLoop."""
+"""The run loop's rules (docs/architecture.md §3, rules 1-9), with the scenarios of Samza's TestRunLoop."""
 
 from __future__ import annotations
 
