@@ -27,4 +27,5 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core.py
 	$(BIN)/python benchmarks/choosers.py
+	$(BIN)/python benchmarks/state.py
 	$(BIN)/python benchmarks/dashboard.py
