@@ -182,7 +182,8 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection, path: str, job_name: str, job
     :class:`CheckpointError` (naming ``path``) is raised and nothing is changed. Anything sharing the file
     (the job's stores) calls this before creating its own tables. ``conn`` must not be inside a transaction.
     """
-    if not _table_names(conn, path):
+    tables = _table_names(conn, path)
+    if not tables:
         try:
             conn.begin()
             try:
@@ -204,14 +205,23 @@ def ensure_schema(conn: duckdb.DuckDBPyConnection, path: str, job_name: str, job
                 raise
         except duckdb.Error as exc:
             raise CheckpointError(f"job database {path}: could not create the schema: {exc}") from exc
-    validate(conn, path, (job_name, job_id))
+        tables = set(_REQUIRED_TABLES)
+    validate(conn, path, (job_name, job_id), tables=tables)
 
 
-def validate(conn: duckdb.DuckDBPyConnection, path: str, job: tuple[str, str] | None) -> None:
+def validate(
+    conn: duckdb.DuckDBPyConnection,
+    path: str,
+    job: tuple[str, str] | None,
+    *,
+    tables: set[str] | None = None,
+) -> None:
     """Refuse (with :class:`CheckpointError` naming ``path``) a database that is not a samza_nb job database
     of this format and version, that belongs to another job than ``job`` (``(name, id)``; None accepts
-    any job), or that lacks one of the samza_nb tables. Reads only; ``conn`` may be read-only."""
-    tables = _table_names(conn, path)
+    any job), or that lacks one of the samza_nb tables. Reads only; ``conn`` may be read-only. ``tables``:
+    the database's tables when the caller just listed them."""
+    if tables is None:
+        tables = _table_names(conn, path)
     if META_TABLE not in tables:
         listed = ", ".join(sorted(tables)[:10]) + (", ..." if len(tables) > 10 else "")
         raise CheckpointError(
@@ -254,8 +264,8 @@ def validate(conn: duckdb.DuckDBPyConnection, path: str, job: tuple[str, str] | 
 def _table_names(conn: duckdb.DuckDBPyConnection, path: str) -> set[str]:
     try:
         rows = conn.execute(
-            "SELECT table_name FROM information_schema.tables "
-            "WHERE table_catalog = current_database() AND table_schema = current_schema()"
+            "SELECT table_name FROM duckdb_tables() "
+            "WHERE database_name = current_database() AND schema_name = current_schema()"
         ).fetchall()
     except duckdb.Error as exc:
         raise CheckpointError(f"job database {path}: could not list its tables: {exc}") from exc

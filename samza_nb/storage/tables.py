@@ -49,8 +49,8 @@ def ensure_catalogue(conn: duckdb.DuckDBPyConnection) -> None:
 def has_catalogue(conn: duckdb.DuckDBPyConnection) -> bool:
     """True when the database behind ``conn`` has the catalogue table."""
     row = conn.execute(
-        "SELECT count(*) FROM information_schema.tables WHERE table_catalog = current_database() "
-        "AND table_schema = current_schema() AND table_name = ?",
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = current_schema() AND table_name = ?",
         [STORES_TABLE],
     ).fetchone()
     return bool(row and row[0])
