@@ -17,6 +17,7 @@ from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.collector import OutputBuffer, TaskCollector
 from samza_nb.container.consumers import SystemConsumers
+from samza_nb.container.loop_state import LoopState
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.status import ContainerStatus, task_status
@@ -238,14 +239,16 @@ class SamzaContainer:
             for ssp in sorted(ti.ssps):
                 consumers.register(ssp, ti.starting_offsets[ssp])
         loop = RunLoop(
-            list(self.tasks.values()),
-            consumers,
-            self._commit,
-            self.clock,
-            self.bus,
-            settings,
-            self._executor,
-            self._outputs,
+            LoopState(
+                list(self.tasks.values()),
+                consumers,
+                self._commit,
+                self.clock,
+                self.bus,
+                settings,
+                self._executor,
+                self._outputs,
+            )
         )
         self.run_loop = loop
         await consumers.start()

@@ -14,8 +14,6 @@ import heapq
 import math
 import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import Executor
 from typing import TYPE_CHECKING
 
 from samza_nb.container.loop_state import CommitFn, LoopState, RunLoopSettings
@@ -23,11 +21,7 @@ from samza_nb.container.pump import MessagePump
 from samza_nb.container.task_ops import TaskOperations
 
 if TYPE_CHECKING:
-    from samza_nb.container.clock import Clock
-    from samza_nb.container.collector import OutputBuffer
-    from samza_nb.container.consumers import SystemConsumers
-    from samza_nb.container.task_instance import TaskInstance
-    from samza_nb.observe.bus import EventBus
+    pass
 
 __all__ = ["CommitFn", "RunLoop", "RunLoopSettings"]
 
@@ -35,20 +29,10 @@ __all__ = ["CommitFn", "RunLoop", "RunLoopSettings"]
 class RunLoop:
     """Runs the tasks of one container until they are done, a stop is requested, or one fails."""
 
-    def __init__(
-        self,
-        tasks: Sequence[TaskInstance],
-        consumers: SystemConsumers,
-        commit: CommitFn,
-        clock: Clock,
-        bus: EventBus,
-        settings: RunLoopSettings,
-        executor: Executor | None = None,
-        outputs: OutputBuffer | None = None,
-    ) -> None:
-        """``outputs``: the buffer the collectors of loop-thread tasks send into; the loop hands it to
-        the producers before it yields to the event loop."""
-        self.state = state = LoopState(tasks, consumers, commit, clock, bus, settings, executor, outputs)
+    def __init__(self, state: LoopState) -> None:
+        """``state`` holds the tasks, consumers, commit function, clock, bus, settings, executor and the
+        output buffer the loop hands to the producers before it yields to the event loop."""
+        self.state = state
         self.tasks = state.tasks
         self._ops = TaskOperations(state)
         self._pump = MessagePump(state)
