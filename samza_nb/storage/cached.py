@@ -22,13 +22,27 @@ back is the object that was put, so do not modify it afterwards. Keys must be ha
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from samza_nb.errors import ConfigError
 from samza_nb.storage.base import KeyValueStore, StoreError, describe, none_error
 
 _MISSING: Final[Any] = object()
+
+
+class _Changes(dict[Any, Any]):
+    """The dirty map: a dict whose misses (``changes[key]`` of a key without a change) read through the
+    clean cache and the store below, so that a hit costs one C-level lookup."""
+
+    __slots__ = ("_read_clean",)
+
+    def __init__(self, read_clean: Callable[[Any], Any]) -> None:
+        super().__init__()
+        self._read_clean = read_clean
+
+    def __missing__(self, key: Any) -> Any:
+        return self._read_clean(key)
 
 
 class CachedStore:
@@ -60,7 +74,8 @@ class CachedStore:
         self._size = cache_size
         self._batch = write_batch_size
         self._clean: OrderedDict[Any, Any] = OrderedDict()  # key -> value read below, None = known absent
-        self._dirty: dict[Any, Any] = {}  # key -> latest unwritten value, None = delete; oldest first
+        # key -> latest unwritten value, None = delete; oldest first
+        self._dirty: dict[Any, Any] = _Changes(self._read_clean)
         self.batch_writes = 0
         """How many times the changes were written below (for metrics and tests)."""
 
@@ -90,16 +105,19 @@ class CachedStore:
     # -- reads -----------------------------------------------------------------------------------------
     def get(self, key: Any) -> Any:
         try:
-            value = self._dirty.get(key, _MISSING)
-            if value is not _MISSING:
-                return value
-            clean = self._clean
-            value = clean.get(key, _MISSING)
+            return self._dirty[key]  # a change, else (through _Changes.__missing__) _read_clean
         except TypeError as exc:
+            if _hashable(key):
+                raise
             raise self._unhashable(key, exc) from None
+
+    def _read_clean(self, key: Any) -> Any:
+        """The value of ``key`` (which has no change): the clean cache, else the store below (cached)."""
+        if key is None:
+            raise none_error(self._name, "key", "get")
+        clean = self._clean
+        value = clean.get(key, _MISSING)
         if value is _MISSING:
-            if key is None:
-                raise none_error(self._name, "key", "get")
             value = self._inner.get(key)
             self._remember(key, value)
             return value
@@ -149,9 +167,12 @@ class CachedStore:
             raise none_error(self._name, "key" if key is None else "value", "put")
         dirty = self._dirty
         try:
-            dirty[key] = value
+            if key in dirty:  # a key changed since the last write below: no bound to check
+                dirty[key] = value
+                return
         except TypeError as exc:
             raise self._unhashable(key, exc) from None
+        dirty[key] = value
         if len(dirty) >= self._batch:
             self._write_dirty()
 
@@ -191,7 +212,7 @@ class CachedStore:
         dirty = self._dirty
         if not dirty:
             return
-        self._dirty = {}
+        self._dirty = _Changes(self._read_clean)
         puts = [(key, value) for key, value in dirty.items() if value is not None]
         deletes = [key for key, value in dirty.items() if value is None] if len(puts) < len(dirty) else []
         try:
@@ -255,6 +276,14 @@ class CachedStore:
 
     def __repr__(self) -> str:
         return f"CachedStore({self._name!r}, size={self._size}, batch={self._batch}, {self._inner!r})"
+
+
+def _hashable(key: Any) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
 
 
 __all__ = ["CachedStore"]

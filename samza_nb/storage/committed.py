@@ -15,15 +15,11 @@ from typing import Any, Final
 import duckdb
 
 from samza_nb.storage.base import StoreError
+from samza_nb.storage.job_files import quote_ident, table_columns
 
 _MISSING: Final[Any] = object()
 _FETCH_ROWS: Final = 8192
 _INCREMENTAL_SORT_LIMIT: Final = 2048
-
-
-def quote_ident(name: str) -> str:
-    """``name`` as a quoted SQL identifier (any characters allowed)."""
-    return '"' + name.replace('"', '""') + '"'
 
 
 class CommittedRows:
@@ -56,17 +52,12 @@ class CommittedRows:
     def open(self) -> None:
         """Create the table if missing (refusing a foreign one) and mirror it if small enough."""
         try:
+            # Create first, then look: probing a missing table costs more (DuckDB suggests similar names).
             self._cur.execute(f"CREATE TABLE IF NOT EXISTS {self._q} (k BLOB PRIMARY KEY, v BLOB NOT NULL)")
-            columns = self._cur.execute(
-                # duckdb_columns(), not information_schema: the same answer, 10x faster on a cold start
-                "SELECT column_name, data_type FROM duckdb_columns() "
-                "WHERE database_name = current_database() AND schema_name = current_schema() "
-                "AND table_name = ? ORDER BY column_index",
-                [self._table],
-            ).fetchall()
+            columns = table_columns(self._cur, self._table)
         except duckdb.Error as exc:
             raise self._error(f"opening table {self._table!r} failed: {exc}") from exc
-        if [(str(n), str(t)) for n, t in columns] != [("k", "BLOB"), ("v", "BLOB")]:
+        if columns != [("k", "BLOB"), ("v", "BLOB")]:
             raise self._error(
                 f"table {self._table!r} exists but is not a samza_nb store table (columns {columns}); "
                 "refusing to use it"

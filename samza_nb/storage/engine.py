@@ -23,8 +23,8 @@ import duckdb
 
 from samza_nb.storage.base import StoreError, describe
 from samza_nb.storage.batches import all_bytes, as_dict, overlay
-from samza_nb.storage.committed import CommittedRows, quote_ident
-from samza_nb.storage.job_files import database_path
+from samza_nb.storage.committed import CommittedRows
+from samza_nb.storage.job_files import database_path, quote_ident
 
 log = logging.getLogger(__name__)
 

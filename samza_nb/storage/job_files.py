@@ -174,39 +174,66 @@ def _open_error(path: str, exc: duckdb.Error) -> CheckpointError:
 
 
 # -- format --------------------------------------------------------------------------------------------
-def ensure_schema(conn: duckdb.DuckDBPyConnection, path: str, job_name: str, job_id: str) -> None:
+def ensure_schema(
+    conn: duckdb.DuckDBPyConnection, path: str, job_name: str, job_id: str, *, new_database: bool = False
+) -> None:
     """Make sure the database behind ``conn`` is this job's samza_nb database, creating it if empty.
 
     An empty database gets the schema and the marker (format, version, job name and id) in one
     transaction. An existing one must pass :func:`validate` for this job; otherwise
     :class:`CheckpointError` (naming ``path``) is raised and nothing is changed. Anything sharing the file
     (the job's stores) calls this before creating its own tables. ``conn`` must not be inside a transaction.
+    ``new_database``: the caller has just created the database (no need to look for foreign tables).
     """
-    tables = _table_names(conn, path)
-    if not tables:
-        try:
-            conn.begin()
-            try:
-                for statement in _SCHEMA:
-                    conn.execute(statement)
-                conn.executemany(
-                    f"INSERT OR IGNORE INTO {META_TABLE} (key, value) VALUES (?, ?)",
-                    [
-                        ("format", FORMAT_MARKER),
-                        ("version", FORMAT_VERSION),
-                        ("job.name", job_name),
-                        ("job.id", job_id),
-                        ("created_at_ms", str(now_ms())),
-                    ],
-                )
-                conn.commit()
-            except BaseException:
-                conn.rollback()
-                raise
-        except duckdb.Error as exc:
-            raise CheckpointError(f"job database {path}: could not create the schema: {exc}") from exc
-        tables = set(_REQUIRED_TABLES)
+    tables: set[str] | None = None
+    if new_database or table_columns(conn, META_TABLE) is None:
+        # Listing the tables costs ~10 ms on a cold database: only for a new or a foreign one.
+        tables = set() if new_database else _table_names(conn, path)
+        if not tables:
+            _create_schema(conn, path, job_name, job_id)
+            tables = set(_REQUIRED_TABLES)
     validate(conn, path, (job_name, job_id), tables=tables)
+
+
+def _create_schema(conn: duckdb.DuckDBPyConnection, path: str, job_name: str, job_id: str) -> None:
+    try:
+        conn.begin()
+        try:
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            conn.executemany(
+                f"INSERT OR IGNORE INTO {META_TABLE} (key, value) VALUES (?, ?)",
+                [
+                    ("format", FORMAT_MARKER),
+                    ("version", FORMAT_VERSION),
+                    ("job.name", job_name),
+                    ("job.id", job_id),
+                    ("created_at_ms", str(now_ms())),
+                ],
+            )
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+    except duckdb.Error as exc:
+        raise CheckpointError(f"job database {path}: could not create the schema: {exc}") from exc
+
+
+def table_columns(conn: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]] | None:
+    """The ``(name, type)`` columns of ``table`` in the current schema, or None when there is no such
+    table. One ``LIMIT 0`` query (the catalogue functions ``duckdb_tables()``/``duckdb_columns()`` cost
+    10-20 ms on a database's first use). ``conn`` must not be inside a transaction: a missing table
+    aborts it."""
+    try:
+        conn.execute(f"SELECT * FROM {quote_ident(table)} LIMIT 0")
+    except duckdb.CatalogException:
+        return None
+    return [(str(column[0]), str(column[1])) for column in conn.description or ()]
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier (any characters allowed)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def validate(
@@ -219,9 +246,11 @@ def validate(
     """Refuse (with :class:`CheckpointError` naming ``path``) a database that is not a samza_nb job database
     of this format and version, that belongs to another job than ``job`` (``(name, id)``; None accepts
     any job), or that lacks one of the samza_nb tables. Reads only; ``conn`` may be read-only. ``tables``:
-    the database's tables when the caller just listed them."""
+    the samza_nb tables the database has, when the caller knows them."""
     if tables is None:
-        tables = _table_names(conn, path)
+        tables = {table for table in _REQUIRED_TABLES if table_columns(conn, table) is not None}
+        if META_TABLE not in tables:
+            tables = _table_names(conn, path)
     if META_TABLE not in tables:
         listed = ", ".join(sorted(tables)[:10]) + (", ..." if len(tables) > 10 else "")
         raise CheckpointError(
@@ -307,6 +336,8 @@ __all__ = [
     "job_identity",
     "open_database",
     "partition_state_path",
+    "quote_ident",
     "state_directory",
+    "table_columns",
     "validate",
 ]

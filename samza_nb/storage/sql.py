@@ -25,8 +25,7 @@ from samza_nb.config import Config
 from samza_nb.errors import SamzaError
 from samza_nb.serde.base import Serde
 from samza_nb.serde.registry import SerdeRegistry
-from samza_nb.storage.engine import quote_ident
-from samza_nb.storage.job_files import job_identity, open_database, validate
+from samza_nb.storage.job_files import job_identity, open_database, quote_ident, validate
 from samza_nb.storage.results import QueryResult
 from samza_nb.storage.sql_relation import define_relation, resolve_serde
 from samza_nb.storage.tables import read_catalogue

@@ -15,7 +15,7 @@ from samza_nb.errors import SamzaError
 from samza_nb.serde.base import Serde
 from samza_nb.serde.builtin import BytesSerde, IntSerde, JsonSerde, LongSerde, StringSerde
 from samza_nb.serde.registry import SerdeRegistry
-from samza_nb.storage.engine import quote_ident
+from samza_nb.storage.job_files import quote_ident
 from samza_nb.storage.tables import StorePartitionInfo
 
 

@@ -104,6 +104,7 @@ class StateFile:
         with self._lock:
             if self._conn is not None or self._closed:
                 raise CheckpointError(f"job database {self._path} was already opened by this StateFile")
+            new_database = False
             if self._given is not None:
                 try:
                     conn = self._given.cursor()
@@ -112,9 +113,10 @@ class StateFile:
                         f"job database {self._path}: the given connection is unusable: {exc}"
                     ) from exc
             else:
+                new_database = self._path == IN_MEMORY or not Path(self._path).exists()
                 conn = open_database(self._path)
             try:
-                ensure_schema(conn, self._path, self._job_name, self._job_id)
+                ensure_schema(conn, self._path, self._job_name, self._job_id, new_database=new_database)
             except BaseException:
                 conn.close()
                 raise

@@ -62,6 +62,10 @@ def read_catalogue(
     """The catalogue rows (of one store, or all), by store and partition; empty without a catalogue."""
     if not has_catalogue(conn):
         return []
+    return _catalogue_rows(conn, store_name)
+
+
+def _catalogue_rows(conn: duckdb.DuckDBPyConnection, store_name: str | None) -> list[StorePartitionInfo]:
     sql = f"SELECT store_name, partition, table_name, key_serde, msg_serde FROM {STORES_TABLE}"
     params: list[object] = []
     if store_name is not None:
@@ -74,12 +78,12 @@ def read_catalogue(
 def record_partition(
     conn: duckdb.DuckDBPyConnection, info: StorePartitionInfo, *, table_has_rows: bool
 ) -> None:
-    """Record ``info`` in the catalogue.
+    """Record ``info`` in the catalogue (created before by :func:`ensure_catalogue`).
 
     If the partition was recorded with other serde names and its table holds rows, those rows would be
     misread: a :class:`ConfigError` names the serde key that changed, and nothing is recorded.
     """
-    existing = read_catalogue(conn, info.store_name)
+    existing = _catalogue_rows(conn, info.store_name)
     for old in existing:
         if old.partition != info.partition or not table_has_rows:
             continue
