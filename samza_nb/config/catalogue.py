@@ -327,7 +327,13 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.streams.<stream>.partitions",
         "1",
         "int>=1",
-        "Partitions of an output stream the system creates on first use (in-memory, Kafka).",
+        "Partitions of an output stream the system creates on first use (in-memory, Kafka, log).",
+    ),
+    KeySpec(
+        "systems.<system>.log.dir",
+        None,
+        "str",
+        "Durable log: directory of the streams (default <job.logged.store.base.dir>/log).",
     ),
 )
 

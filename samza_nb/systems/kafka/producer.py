@@ -24,11 +24,11 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.partitioner import murmur2
 
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.kafka.admin import check_topic_name
 from samza_nb.systems.kafka.clients import bounded, close_quietly, describe
+from samza_nb.systems.partitioner import murmur2
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import OutgoingMessageEnvelope
