@@ -10,7 +10,9 @@ flush mark: the offset after the last durable record and the byte where it ends,
   file durable, whoever wrote it, so the mark never covers a byte that is not on disk.
 - Readers read up to the mark only: a reader sees only flushed records.
 - The first access of a process recovers the partition under the lock: the batches after the mark are
-  checked (header, CRC, contiguous offsets). A torn tail (a strict prefix of a batch, a last batch whose
+  checked (header, CRC, contiguous offsets), and whole ones are made durable (fsync) and visible: a
+  record is visible once it is durable, and a mark lost in an OS crash hides nothing for long. A
+  torn tail (a strict prefix of a batch, a last batch whose
   CRC fails, or zeros up to the end) is truncated with a warning; anything else is damage, a SamzaError
   naming the file, the byte and the offset. Batches before the mark are checked when they are read.
 """
@@ -98,7 +100,8 @@ class PartitionLog:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
 
     def _recover(self) -> None:
-        """Under the lock: check what follows the mark, drop a torn tail, make the rest durable."""
+        """Under the lock: check what follows the mark, drop a torn tail, make the whole batches after
+        the mark durable and visible (a crashed writer's, or a live one's not yet flushed)."""
         upcoming, start = self.flushed()
         size = os.fstat(self._fd).st_size
         if start > size:
