@@ -71,7 +71,7 @@ def test_a_torn_tail_is_dropped_with_a_warning_and_appends_continue(
         log.flush()
         assert path.stat().st_size > good
     warning = " ".join(r.getMessage() for r in caplog.records)
-    assert f"dropped a torn tail" in warning and str(path) in warning and f"at byte {good}" in warning
+    assert "dropped a torn tail" in warning and str(path) in warning and f"at byte {good}" in warning
     assert values(tmp_path) == [f"b{b}-{i}".encode() for b in range(3) for i in range(10)] + [b"after"]
 
 
