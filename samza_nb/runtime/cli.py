@@ -25,6 +25,7 @@ from samza_nb.config import Config, load_config
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
 from samza_nb.runtime.local import LocalJobRunner
+from samza_nb.runtime.log_dump_cli import add_log_dump_command
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Run samza_nb jobs from the command line.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_command(commands)
+    add_log_dump_command(commands)
     return parser
 
 
