@@ -13,7 +13,8 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice, repeat
+from itertools import chain, islice, repeat
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,6 +27,8 @@ from samza_nb.systems.partitioner import key_partition
 STREAM_FILE: Final = "stream.json"
 FORMAT_VERSION: Final = 1
 _LEGAL_STREAM = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
+
+_first, _second, _third = itemgetter(0), itemgetter(1), itemgetter(2)
 
 Record = tuple[Any, Any, int | None]
 """What :meth:`DurableLog.send_batch` takes: ``(key, value, partition or None)``."""
@@ -177,16 +180,18 @@ class DurableLog:
         items = records if isinstance(records, Sequence) else list(records)
         if not items:
             return
-        keys, values, numbers = zip(*items, strict=True)
+        keys = list(map(_first, items))
+        values = list(map(_second, items))
+        numbers = list(map(_third, items))
         count = self.partitions(stream)
         no_keys = keys.count(None) == len(keys)
         if numbers.count(None) == len(numbers):
             if no_keys:
                 self._round_robin_batch(stream, values, count)
                 return
-            numbers = tuple(
+            numbers = [
                 self._place(stream, as_bytes(key, f"a key of stream {stream!r}"), None) for key in keys
-            )
+            ]
         by_partition: dict[int, tuple[list[Any], list[Any]]] = {}
         for key, value, number in zip(keys, values, numbers, strict=True):
             if number is None:
@@ -204,6 +209,9 @@ class DurableLog:
         with self._lock:
             start = self._round_robin.get(stream, 0)
             self._round_robin[stream] = (start + len(values)) % count
+        if count == 1:
+            self.append(stream, 0, values)
+            return
         for number in range(count):
             chunk = values[(number - start) % count :: count]
             if chunk:
@@ -255,12 +263,9 @@ class DurableLog:
         """The flushed records of one partition from offset ``start``: ``(offset, key, value)`` with key
         and value bytes or None. Reads to the end flushed when the iteration began."""
         begin = _offset(start)
-        for batch in self.batches(stream, partition, begin):
-            skip = max(begin - batch.base, 0)
-            values = batch.values
-            offsets = range(batch.base + skip, batch.base + len(values))
-            keys: Iterable[Any] = repeat(None) if batch.keys is None else islice(batch.keys, skip, None)
-            yield from zip(offsets, keys, islice(values, skip, None) if skip else values, strict=False)
+        batches = self.batches(stream, partition, begin)
+        # No generator frame per record: C iterators chained over the batches' records.
+        return chain.from_iterable(map(_records, repeat(begin), batches))
 
     def batches(self, stream: str, partition: int, start: int = 0) -> Iterator[Batch]:
         """The flushed batches of one partition from the one holding offset ``start`` (which may begin
@@ -306,6 +311,15 @@ class DurableLog:
             self._streams.clear()
         for part in parts:
             part.close()
+
+
+def _records(begin: int, batch: Batch) -> Iterator[tuple[int, Any, Any]]:
+    """``(offset, key, value)`` of the records of ``batch`` from offset ``begin``."""
+    skip = max(begin - batch.base, 0)
+    values = batch.values
+    offsets = range(batch.base + skip, batch.base + len(values))
+    keys: Iterable[Any] = repeat(None) if batch.keys is None else islice(batch.keys, skip, None)
+    return zip(offsets, keys, islice(values, skip, None) if skip else values, strict=False)
 
 
 def _offset(start: str | int) -> int:

@@ -30,12 +30,9 @@ u16 name length, UTF-8 name, u32 value length, value.
 from __future__ import annotations
 
 import struct
-import sys
 import zlib
-from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, islice
 from typing import Any, Final
 
 from samza_nb.errors import SamzaError
@@ -53,7 +50,6 @@ MAX_BATCH_RECORDS: Final = 16384
 """The most records one batch holds; a larger ``send_batch`` writes several batches."""
 MAX_BODY: Final = 0x7FFFFFFF
 
-_LITTLE = sys.byteorder == "little"
 _HEADER_COUNT = struct.Struct("<H")
 _NAME_LEN = struct.Struct("<H")
 _VALUE_LEN = struct.Struct("<I")
@@ -90,9 +86,9 @@ class Batch:
 
     base: int
     timestamp: int
-    values: list[bytes | None]
-    keys: list[bytes | None] | None
-    headers: list[Headers] | None
+    values: Sequence[bytes | None]
+    keys: Sequence[bytes | None] | None
+    headers: Sequence[Headers] | None
 
 
 class BatchDamage(Exception):
@@ -120,20 +116,33 @@ def as_bytes(value: Any, what: str) -> bytes | None:
     )
 
 
+def _lengths(count: int) -> struct.Struct:
+    """The struct of a column of ``count`` lengths (cached: batches mostly have the same size)."""
+    layout = _LENGTHS.get(count)
+    if layout is None:
+        if len(_LENGTHS) > 64:
+            _LENGTHS.clear()
+        layout = _LENGTHS[count] = struct.Struct(f"<{count}i")
+    return layout
+
+
+_LENGTHS: dict[int, struct.Struct] = {}
+_EQUAL: dict[tuple[int, int], struct.Struct] = {}
+_ITEM_FORMATS: Final = tuple(f"{size}s" for size in range(4096))
+"""The struct format of an item of each size below 4 KiB (looked up, not formatted, per item)."""
+
+
 def _column(items: Sequence[Any], what: str) -> tuple[bytes, bytes, bool]:
     """(lengths, concatenated bytes, whether some item is None) of a column of keys or values."""
+    layout = _lengths(len(items))
     try:
         blob = b"".join(items)  # TypeError when an item is not bytes-like (None, str, ...)
-        lengths = array("i", map(len, items))
-        nulls = False
+        return layout.pack(*map(len, items)), blob, False
     except TypeError:
         fixed = [as_bytes(item, what) for item in items]
         blob = b"".join([item for item in fixed if item is not None])
-        lengths = array("i", [-1 if item is None else len(item) for item in fixed])
-        nulls = None in fixed
-    if not _LITTLE:  # pragma: no cover - big-endian hosts
-        lengths.byteswap()
-    return lengths.tobytes(), blob, nulls
+        lengths = layout.pack(*[-1 if item is None else len(item) for item in fixed])
+        return lengths, blob, None in fixed
 
 
 def encode_headers(headers: Iterable[tuple[str, bytes]]) -> bytes:
@@ -174,6 +183,19 @@ def encode_batch(
 ) -> bytes:
     """One batch of ``values`` (bytes, str or None) with offsets from ``base``; ``keys`` None when no
     record has a key; ``headers`` per record already encoded (:func:`encode_headers`) or None."""
+    return b"".join(encode_batch_parts(base, timestamp, values, keys, headers, what))
+
+
+def encode_batch_parts(
+    base: int,
+    timestamp: int,
+    values: Sequence[Any],
+    keys: Sequence[Any] | None = None,
+    headers: Sequence[bytes] | None = None,
+    what: str = "a record",
+) -> list[bytes]:
+    """:func:`encode_batch` as the consecutive parts of the batch (to be written with one ``writev``,
+    without joining them first)."""
     count = len(values)
     if not 0 < count <= MAX_BATCH_RECORDS:
         raise ValueError(f"a batch holds 1..{MAX_BATCH_RECORDS} records, not {count}")
@@ -191,12 +213,16 @@ def encode_batch(
         columns.append(header_lengths)
         blobs.append(header_blob)
         flags |= HEADERS
-    body = b"".join(columns + blobs)
-    if len(body) > MAX_BODY:
-        raise SamzaError(f"{what}: a batch of {count} records is {len(body)} bytes, more than a batch holds")
-    head = HEADER.pack(MAGIC, 0, base, timestamp, count, len(body), flags, 0)
-    crc = zlib.crc32(body, zlib.crc32(memoryview(head)[CRC_START:]))
-    return b"".join((head[:4], crc.to_bytes(4, "little"), head[CRC_START:], body))
+    parts = columns + blobs
+    length = sum(map(len, parts))
+    if length > MAX_BODY:
+        raise SamzaError(f"{what}: a batch of {count} records is {length} bytes, more than a batch holds")
+    head = bytearray(HEADER.pack(MAGIC, 0, base, timestamp, count, length, flags, 0))
+    crc = zlib.crc32(memoryview(head)[CRC_START:])
+    for part in parts:
+        crc = zlib.crc32(part, crc)
+    struct.pack_into("<I", head, 4, crc)
+    return [bytes(head), *parts]
 
 
 # -- decoding -------------------------------------------------------------------------------------------
@@ -221,11 +247,23 @@ def check_crc(buf: bytes, header: BatchHeader, offset_in_buf: int = 0) -> None:
         raise BatchDamage(f"CRC mismatch (stored {stored:#010x}, computed {actual:#010x})")
 
 
-def _split(buf: bytes, lengths: array[int], start: int, nulls: bool) -> tuple[list[Any], int]:
+def _split(buf: bytes, lengths: tuple[int, ...], start: int, nulls: bool) -> tuple[Sequence[Any], int]:
     """The items of a column whose bytes start at ``buf[start]``, and where they end."""
     if not nulls:
-        bounds = list(accumulate(lengths, initial=start))
-        return list(map(buf.__getitem__, map(slice, bounds, islice(bounds, 1, None)))), bounds[-1]
+        # struct cuts the column in C: a format of one "<n>s" per item (cached when all are equal).
+        count, first = len(lengths), lengths[0]
+        if lengths.count(first) == count:
+            layout = _EQUAL.get((first, count))
+            if layout is None:
+                if len(_EQUAL) > 64:
+                    _EQUAL.clear()
+                layout = _EQUAL[(first, count)] = struct.Struct(f"<{count * f'{first}s'}")
+            return layout.unpack_from(buf, start), start + first * count
+        try:
+            text = "".join(map(_ITEM_FORMATS.__getitem__, lengths))
+        except IndexError:  # an item of 4 KiB or more
+            text = "s".join(map(str, lengths)) + "s"
+        return struct.unpack_from("<" + text, buf, start), start + sum(lengths)
     items: list[bytes | None] = []
     pos = start
     for length in lengths:
@@ -247,13 +285,10 @@ def decode_batch(buf: bytes, header: BatchHeader, offset_in_buf: int = 0) -> Bat
     columns = 1 + bool(flags & KEYS) + bool(flags & HEADERS)
     if 4 * count * columns > header.length:
         raise BatchDamage("the batch's length columns do not fit in its body")
+    layout = _lengths(count)
     lengths = []
     for _ in range(columns):
-        column = array("i")
-        column.frombytes(buf[pos : pos + 4 * count])
-        if not _LITTLE:  # pragma: no cover - big-endian hosts
-            column.byteswap()
-        lengths.append(column)
+        lengths.append(layout.unpack_from(buf, pos))
         pos += 4 * count
     nulls = bool(flags & NULLS)
     values, pos = _split(buf, lengths[0], pos, nulls)
@@ -281,6 +316,7 @@ __all__ = [
     "decode_batch",
     "decode_headers",
     "encode_batch",
+    "encode_batch_parts",
     "encode_headers",
     "read_header",
 ]

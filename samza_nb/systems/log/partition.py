@@ -42,7 +42,7 @@ from samza_nb.systems.log.format import (
     BatchHeader,
     check_crc,
     decode_batch,
-    encode_batch,
+    encode_batch_parts,
     read_header,
 )
 from samza_nb.systems.log.wake import notify_flushed
@@ -175,27 +175,20 @@ class PartitionLog:
             with self._locked():
                 self._catch_up()
                 first = base = self._next
-                parts = []
+                parts: list[bytes] = []
                 for at in range(0, len(values), MAX_BATCH_RECORDS):
                     stop = at + MAX_BATCH_RECORDS
                     chunk = values[at:stop] if at or stop < len(values) else values
-                    parts.append(
-                        encode_batch(
-                            base,
-                            timestamp,
-                            chunk,
-                            None if keys is None else keys[at:stop],
-                            None if headers is None else headers[at:stop],
-                            what,
-                        )
+                    parts += encode_batch_parts(
+                        base,
+                        timestamp,
+                        chunk,
+                        None if keys is None else keys[at:stop],
+                        None if headers is None else headers[at:stop],
+                        what,
                     )
                     base += len(chunk)
-                data = parts[0] if len(parts) == 1 else b"".join(parts)
-                view = memoryview(data)
-                while view:
-                    written = os.write(self._fd, view)
-                    view = view[written:]
-                self._end += len(data)
+                self._end += _write_all(self._fd, parts)
                 self._next = base
                 self._dirty = True
             return first
@@ -345,6 +338,24 @@ class PartitionLog:
                 os.close(self._fd)
                 os.close(self._mark_fd)
                 self._fd = self._mark_fd = -1
+
+
+def _write_all(fd: int, parts: list[bytes]) -> int:
+    """Write ``parts`` in order with as few ``writev`` calls as the system allows; returns the bytes."""
+    total = 0
+    for at in range(0, len(parts), _IOV_MAX):
+        group = parts[at : at + _IOV_MAX]
+        size = sum(map(len, group))
+        written = os.writev(fd, group)
+        if written < size:  # a short write (rare: signals, huge sizes): write the rest plainly
+            view = memoryview(b"".join(group))[written:]
+            while view:
+                view = view[os.write(fd, view) :]
+        total += size
+    return total
+
+
+_IOV_MAX: Final = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 1024, 1024)
 
 
 class _Bad(Exception):
