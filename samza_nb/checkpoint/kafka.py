@@ -22,7 +22,7 @@ from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.stream_format import (
     DEFAULT_GROUPER,
     GROUPER_KEY,
-    CheckpointTable,
+    StreamCheckpointManager,
     checkpoint_topic,
     decode_checkpoint,
     encode_checkpoint,
@@ -52,7 +52,7 @@ def checkpoint_system(config: Config) -> str:
     return system
 
 
-class KafkaCheckpointManager:
+class KafkaCheckpointManager(StreamCheckpointManager):
     """Reads and writes task checkpoints on the checkpoint topic of one job (see the module docstring).
 
     ``start`` creates the topic if needed and reads it to its end; ``read_last_checkpoint`` answers from
@@ -68,23 +68,13 @@ class KafkaCheckpointManager:
         self.topic = topic
         self.grouper = grouper
         self._replication = replication_factor
-        self._tasks: list[str] = []
-        self._table = CheckpointTable(topic, grouper)
-        self._checkpoints = self._table.checkpoints
+        super().__init__(topic, grouper)
         self._producer: AIOKafkaProducer | None = None
         self._state = "new"
 
-    def register(self, task_name: str) -> None:
-        """Announce a task (before ``start``)."""
-        if self._state == "stopped":
-            raise CheckpointError(f"cannot register task {task_name!r}: {self} is stopped")
-        if task_name not in self._tasks:
-            self._tasks.append(task_name)
-
     async def start(self) -> None:
         """Create the topic if missing, read every checkpoint on it, connect the writer."""
-        if self._state != "new":
-            raise CheckpointError(f"{self} was already started")
+        self._check_new()
         admin = KafkaSystemAdmin(self.settings)
         try:
             await admin.create_checkpoint_stream(self.topic, self._replication)
@@ -133,20 +123,10 @@ class KafkaCheckpointManager:
         finally:
             await close_quietly(consumer)
 
-    async def read_last_checkpoint(self, task_name: str) -> Checkpoint | None:
-        """The last checkpoint of ``task_name`` on the topic, or None."""
-        self._require_started("read_last_checkpoint")
-        return self._checkpoints.get(task_name)
-
     async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
         """Write ``checkpoint`` as the task's latest; returns once acknowledged."""
         producer = self._require_started("write_checkpoint")
-        if not isinstance(checkpoint, Checkpoint):
-            raise CheckpointError(
-                f"write_checkpoint of task {task_name!r} needs a Checkpoint, got {checkpoint!r}"
-            )
-        key = encode_key(task_name, self.grouper)
-        value = encode_checkpoint(checkpoint)
+        key, value = self._message(task_name, checkpoint)
 
         async def deliver() -> None:
             future = await producer.send(self.topic, value, key=key, partition=0)
@@ -158,7 +138,7 @@ class KafkaCheckpointManager:
             f"writing the checkpoint of task {task_name!r} to topic {self.topic!r}",
             CheckpointError,
         )
-        self._checkpoints[task_name] = checkpoint
+        self._table.checkpoints[task_name] = checkpoint
 
     async def stop(self) -> None:
         """Disconnect. Idempotent."""
@@ -169,7 +149,7 @@ class KafkaCheckpointManager:
 
     def _require_started(self, what: str) -> AIOKafkaProducer:
         if self._state != "started" or self._producer is None:
-            raise CheckpointError(f"{what} called on {self} (start it first; a stopped one cannot be reused)")
+            raise self._not_started(what)
         return self._producer
 
     def __str__(self) -> str:

@@ -20,10 +20,8 @@ from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.stream_format import (
     DEFAULT_GROUPER,
     GROUPER_KEY,
-    CheckpointTable,
+    StreamCheckpointManager,
     checkpoint_topic,
-    encode_checkpoint,
-    encode_key,
 )
 from samza_nb.config.system_defaults import default_system, log_directory
 from samza_nb.errors import CheckpointError, ConfigError, SamzaError
@@ -37,30 +35,19 @@ if TYPE_CHECKING:
 CHECKPOINT_SYSTEM_KEY: Final[str] = "task.checkpoint.system"
 
 
-class LogCheckpointManager:
+class LogCheckpointManager(StreamCheckpointManager):
     """Reads and writes the task checkpoints of one job on a durable log stream (see the module
     docstring). Failures of the log (a damaged file, a full disk) raise CheckpointError naming it."""
 
     def __init__(self, directory: Path, stream: str, grouper: str) -> None:
+        super().__init__(stream, grouper)
         self.directory = directory
         self.stream = stream
-        self.grouper = grouper
-        self._tasks: list[str] = []
-        self._table = CheckpointTable(stream, grouper)
         self._log: DurableLog | None = None
-        self._state = "new"
-
-    def register(self, task_name: str) -> None:
-        """Announce a task (before ``start``)."""
-        if self._state == "stopped":
-            raise CheckpointError(f"cannot register task {task_name!r}: {self} is stopped")
-        if task_name not in self._tasks:
-            self._tasks.append(task_name)
 
     async def start(self) -> None:
         """Create the stream if missing and read every checkpoint on it."""
-        if self._state != "new":
-            raise CheckpointError(f"{self} was already started")
+        self._check_new()
         await asyncio.to_thread(self._start)
         self._state = "started"
 
@@ -78,20 +65,10 @@ class LogCheckpointManager:
             raise CheckpointError(f"checkpoint stream {self.stream!r} in {self.directory}: {exc}") from exc
         self._log = log
 
-    async def read_last_checkpoint(self, task_name: str) -> Checkpoint | None:
-        """The last checkpoint of ``task_name`` on the stream (as read at start, or written since)."""
-        self._require_started("read_last_checkpoint")
-        return self._table.checkpoints.get(task_name)
-
     async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
         """Append ``checkpoint`` as the task's latest; durable (fsync) when this returns."""
         log = self._require_started("write_checkpoint")
-        if not isinstance(checkpoint, Checkpoint):
-            raise CheckpointError(
-                f"write_checkpoint of task {task_name!r} needs a Checkpoint, got {checkpoint!r}"
-            )
-        key = encode_key(task_name, self.grouper)
-        value = encode_checkpoint(checkpoint)
+        key, value = self._message(task_name, checkpoint)
 
         def write() -> None:
             log.append(self.stream, 0, [value], [key])
@@ -114,7 +91,7 @@ class LogCheckpointManager:
 
     def _require_started(self, what: str) -> DurableLog:
         if self._state != "started" or self._log is None:
-            raise CheckpointError(f"{what} called on {self} (start it first; a stopped one cannot be reused)")
+            raise self._not_started(what)
         return self._log
 
     def __str__(self) -> str:

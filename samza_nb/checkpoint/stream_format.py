@@ -117,11 +117,55 @@ class CheckpointTable:
             self.checkpoints[task] = decode_checkpoint(raw_value, f"{self.stream} offset {offset}")
 
 
+class StreamCheckpointManager:
+    """What the checkpoint managers on a checkpoint stream share: task registration, the lifecycle (new,
+    started, stopped), the encoding of a write and the table of each task's last checkpoint. A subclass
+    reads the stream into ``_table`` in ``start`` and implements ``_require_started``."""
+
+    def __init__(self, stream: str, grouper: str) -> None:
+        self.grouper = grouper
+        self._tasks: list[str] = []
+        self._table = CheckpointTable(stream, grouper)
+        self._state = "new"
+
+    def register(self, task_name: str) -> None:
+        """Announce a task (before ``start``)."""
+        if self._state == "stopped":
+            raise CheckpointError(f"cannot register task {task_name!r}: {self} is stopped")
+        if task_name not in self._tasks:
+            self._tasks.append(task_name)
+
+    def _check_new(self) -> None:
+        if self._state != "new":
+            raise CheckpointError(f"{self} was already started")
+
+    def _require_started(self, what: str) -> Any:
+        """The connection to write with; a CheckpointError naming ``what`` unless started."""
+        raise NotImplementedError
+
+    def _not_started(self, what: str) -> CheckpointError:
+        return CheckpointError(f"{what} called on {self} (start it first; a stopped one cannot be reused)")
+
+    async def read_last_checkpoint(self, task_name: str) -> Checkpoint | None:
+        """The last checkpoint of ``task_name`` on the stream (as read at start, or written since)."""
+        self._require_started("read_last_checkpoint")
+        return self._table.checkpoints.get(task_name)
+
+    def _message(self, task_name: str, checkpoint: Checkpoint) -> tuple[bytes, bytes]:
+        """The key and value of a write of ``checkpoint``; a CheckpointError when it is not one."""
+        if not isinstance(checkpoint, Checkpoint):
+            raise CheckpointError(
+                f"write_checkpoint of task {task_name!r} needs a Checkpoint, got {checkpoint!r}"
+            )
+        return encode_key(task_name, self.grouper), encode_checkpoint(checkpoint)
+
+
 __all__ = [
     "CHECKPOINT_TYPE",
     "DEFAULT_GROUPER",
     "GROUPER_KEY",
     "CheckpointTable",
+    "StreamCheckpointManager",
     "checkpoint_topic",
     "decode_checkpoint",
     "decode_key",

@@ -22,8 +22,11 @@ from samza_nb.errors import SamzaError
 from samza_nb.systems.log.format import Batch, as_bytes, encode_headers
 from samza_nb.systems.log.partition import PartitionLog
 from samza_nb.systems.log.wake import FlushWaiter
+from samza_nb.systems.offsets import parse_integer_offset
 from samza_nb.systems.partitioner import key_partition
 
+LOG_OFFSET: Final = "a durable log offset (expected 0, 1, ...)"
+"""What an offset of the durable log is, for errors about one."""
 STREAM_FILE: Final = "stream.json"
 FORMAT_VERSION: Final = 1
 _LEGAL_STREAM = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
@@ -262,7 +265,7 @@ class DurableLog:
     def read(self, stream: str, partition: int, start: str | int = "0") -> Iterator[tuple[int, Any, Any]]:
         """The flushed records of one partition from offset ``start``: ``(offset, key, value)`` with key
         and value bytes or None. Reads to the end flushed when the iteration began."""
-        begin = _offset(start)
+        begin = parse_integer_offset(f"durable log stream {stream!r}", str(start), LOG_OFFSET)
         batches = self.batches(stream, partition, begin)
         # No generator frame per record: C iterators chained over the batches' records.
         return chain.from_iterable(map(_records, repeat(begin), batches))
@@ -322,14 +325,4 @@ def _records(begin: int, batch: Batch) -> Iterator[tuple[int, Any, Any]]:
     return zip(offsets, keys, islice(values, skip, None) if skip else values, strict=False)
 
 
-def _offset(start: str | int) -> int:
-    try:
-        value = int(start)
-    except (TypeError, ValueError):
-        raise SamzaError(f"{start!r} is not a durable log offset (expected 0, 1, ...)") from None
-    if value < 0:
-        raise SamzaError(f"durable log offset {start!r} is negative")
-    return value
-
-
-__all__ = ["DurableLog", "Record", "check_stream_name"]
+__all__ = ["LOG_OFFSET", "DurableLog", "Record", "check_stream_name"]

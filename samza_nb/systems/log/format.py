@@ -180,22 +180,10 @@ def encode_batch(
     keys: Sequence[Any] | None = None,
     headers: Sequence[bytes] | None = None,
     what: str = "a record",
-) -> bytes:
-    """One batch of ``values`` (bytes, str or None) with offsets from ``base``; ``keys`` None when no
-    record has a key; ``headers`` per record already encoded (:func:`encode_headers`) or None."""
-    return b"".join(encode_batch_parts(base, timestamp, values, keys, headers, what))
-
-
-def encode_batch_parts(
-    base: int,
-    timestamp: int,
-    values: Sequence[Any],
-    keys: Sequence[Any] | None = None,
-    headers: Sequence[bytes] | None = None,
-    what: str = "a record",
 ) -> list[bytes]:
-    """:func:`encode_batch` as the consecutive parts of the batch (to be written with one ``writev``,
-    without joining them first)."""
+    """One batch of ``values`` (bytes, str or None) with offsets from ``base``; ``keys`` None when no
+    record has a key; ``headers`` per record already encoded (:func:`encode_headers`) or None. Returned
+    as the consecutive parts of the batch, to be written with one ``writev`` without joining them."""
     count = len(values)
     if not 0 < count <= MAX_BATCH_RECORDS:
         raise ValueError(f"a batch holds 1..{MAX_BATCH_RECORDS} records, not {count}")
@@ -316,7 +304,6 @@ __all__ = [
     "decode_batch",
     "decode_headers",
     "encode_batch",
-    "encode_batch_parts",
     "encode_headers",
     "read_header",
 ]

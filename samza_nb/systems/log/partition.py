@@ -42,7 +42,7 @@ from samza_nb.systems.log.format import (
     BatchHeader,
     check_crc,
     decode_batch,
-    encode_batch_parts,
+    encode_batch,
     read_header,
 )
 from samza_nb.systems.log.wake import notify_flushed
@@ -179,7 +179,7 @@ class PartitionLog:
                 for at in range(0, len(values), MAX_BATCH_RECORDS):
                     stop = at + MAX_BATCH_RECORDS
                     chunk = values[at:stop] if at or stop < len(values) else values
-                    parts += encode_batch_parts(
+                    parts += encode_batch(
                         base,
                         timestamp,
                         chunk,

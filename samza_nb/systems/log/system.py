@@ -22,13 +22,13 @@ import asyncio
 import threading
 from collections.abc import Collection, Mapping, Sequence
 from itertools import islice, repeat
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
 from samza_nb.config.system_defaults import log_directory
 from samza_nb.errors import SamzaError, SystemConsumersError, SystemProducerError
-from samza_nb.systems.log.durable_log import DurableLog, Record
+from samza_nb.systems.log.durable_log import LOG_OFFSET, DurableLog, Record
 from samza_nb.systems.log.format import as_bytes
 from samza_nb.systems.log.wake import FlushWaiter
 from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
@@ -36,9 +36,6 @@ from samza_nb.systems.partitioner import key_partition
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
-
-LOG_OFFSET: Final = "a durable log offset (expected 0, 1, ...)"
-"""What an offset of this system is, for errors about one."""
 
 
 class LogSystemAdmin:

@@ -8,23 +8,22 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from samza_nb import Config
+from samza_nb.config.stores import changelog_systems
 from samza_nb.systems.log import DurableLog
+from tests.unit.container import test_state_jobs as state_jobs
 from tests.unit.container.harness import Job
 from tests.unit.container.test_state_jobs import WORDS, CountingTask, store_contents
 
 
-def stateful_job(tmp_path: Path, **extra: str) -> Job:
-    return Job(
-        stores__counts__factory="samza_nb.storage.duckdb.DuckDBStoreFactory",
-        stores__counts__key__serde="string",
-        stores__counts__msg__serde="int",
-        stores__counts__changelog="counts-changelog",  # no system named: the durable log, "log"
-        # The container starts the systems of its inputs and of systems.<name>.samza.factory keys only;
-        # until it also starts changelog_systems(config), the log system is named here.
-        systems__log__samza__factory="samza_nb.systems.log.LogSystemFactory",
-        job__logged__store__base__dir=str(tmp_path / "state"),
-        **extra,
-    )
+def stateful_job(tmp_path: Path) -> Job:
+    job = state_jobs.stateful_job(tmp_path)
+    job.config["stores.counts.changelog"] = "counts-changelog"  # no system named: the durable log, "log"
+    # The container starts the systems of its inputs and of systems.<name>.samza.factory keys only;
+    # until it also starts changelog_systems(config), the log system is named here.
+    job.config["systems.log.samza.factory"] = "samza_nb.systems.log.LogSystemFactory"
+    assert changelog_systems(Config(job.config)) == {"log"}
+    return job
 
 
 def test_a_store_is_restored_from_its_changelog_on_the_durable_log(tmp_path: Path) -> None:

@@ -6,12 +6,18 @@ from __future__ import annotations
 import logging
 import struct
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from samza_nb.errors import SamzaError
 from samza_nb.systems.log import DurableLog
-from samza_nb.systems.log.format import HEADER_SIZE, encode_batch
+from samza_nb.systems.log.format import HEADER_SIZE
+from samza_nb.systems.log.format import encode_batch as encode_parts
+
+
+def encode_batch(*args: Any, **kwargs: Any) -> bytes:
+    return b"".join(encode_parts(*args, **kwargs))
 
 
 def filled(tmp_path: Path, batches: int = 3) -> Path:
