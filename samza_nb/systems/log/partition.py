@@ -25,6 +25,7 @@ import logging
 import os
 import struct
 import threading
+import weakref
 import zlib
 from array import array
 from collections.abc import Iterator, Sequence
@@ -65,6 +66,7 @@ class PartitionLog:
         self._lock = threading.RLock()
         self._fd = -1
         self._mark_fd = -1
+        self._finalizer: Any = None
         self._writable = True
         self._end = 0
         self._next = 0
@@ -76,20 +78,38 @@ class PartitionLog:
 
     # -- opening and recovery -------------------------------------------------------------------------
     def _open(self) -> None:
+        """Open the files (once) and, where writable, recover the partition; a partition whose recovery
+        fails stays closed, so every later use fails the same way."""
         if self._fd >= 0:
             return
+        writable = True
         try:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
-            self._mark_fd = os.open(self.mark_path, os.O_RDWR | os.O_CREAT, 0o644)
-        except PermissionError:
-            self._fd = os.open(self.path, os.O_RDONLY)
-            self._mark_fd = os.open(self.mark_path, os.O_RDONLY)
-            self._writable = False
-            return
+            try:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+                mode = os.O_RDWR | os.O_CREAT
+            except PermissionError:
+                fd, mode, writable = os.open(self.path, os.O_RDONLY), os.O_RDONLY, False
+            try:
+                mark = os.open(self.mark_path, mode, 0o644)
+            except BaseException:
+                os.close(fd)
+                raise
         except OSError as exc:
             raise SamzaError(f"durable log {self.name}: cannot open {self.path}: {exc}") from exc
-        with self._locked():
-            self._recover()
+        # A handle dropped without close() still releases its files.
+        finalizer = weakref.finalize(self, _close_files, fd, mark)
+        self._fd, self._mark_fd, self._writable = fd, mark, writable
+        if not writable:
+            self._finalizer = finalizer
+            return
+        try:
+            with self._locked():
+                self._recover()
+        except BaseException:
+            finalizer()
+            self._fd = self._mark_fd = -1
+            raise
+        self._finalizer = finalizer
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -335,9 +355,14 @@ class PartitionLog:
             try:
                 self.flush()
             finally:
-                os.close(self._fd)
-                os.close(self._mark_fd)
+                self._finalizer()
                 self._fd = self._mark_fd = -1
+
+
+def _close_files(*fds: int) -> None:
+    for fd in fds:
+        if fd >= 0:
+            os.close(fd)
 
 
 def _write_all(fd: int, parts: list[bytes]) -> int:

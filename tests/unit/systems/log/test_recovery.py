@@ -95,6 +95,11 @@ def test_damage_before_the_tail_found_on_open_names_file_byte_and_offset(tmp_pat
     assert str(path) in message and f"byte {second}," in message and "offset 10" in message
     assert "CRC mismatch" in message and positions == [0]
     assert path.stat().st_size > second  # nothing was truncated
+    with DurableLog(tmp_path) as log:
+        for _ in range(2):  # every use fails the same way; none appends after the damage
+            with pytest.raises(SamzaError, match=f"byte {second}, offset 10"):
+                log.send("s", b"more")
+    assert path.stat().st_size == batch_positions(path)[-1] + len(encode_batch(13, 0, [b"y"] * 3))
 
 
 def test_damage_in_flushed_batches_is_found_when_they_are_read(tmp_path: Path) -> None:
