@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -28,6 +29,8 @@ WRITER = """
     directory, name, batches = sys.argv[1], sys.argv[2], int(sys.argv[3])
     log = DurableLog(directory)
     log.create_stream("s", 2)
+    print("ready", flush=True)
+    sys.stdin.readline()  # all writers start appending together
     for b in range(batches):
         if b % 3 == 0:
             for i in range(5):
@@ -41,8 +44,20 @@ WRITER = """
 
 
 def test_processes_appending_at_once_lose_and_duplicate_nothing(tmp_path: Path) -> None:
-    writers = [python(WRITER, str(tmp_path), f"w{n}", "200") for n in range(4)]
+    writers = [
+        python(WRITER, str(tmp_path), f"w{n}", "200", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        for n in range(4)
+    ]
+    for writer in writers:
+        assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    for writer in writers:
+        assert writer.stdin is not None
+        writer.stdin.write("go\n")
+        writer.stdin.close()
     assert [w.wait(60) for w in writers] == [0, 0, 0, 0]
+    for writer in writers:
+        assert writer.stdout is not None
+        writer.stdout.close()
     expected = {f"w{n}-{b}-{i}" for n in range(4) for b in range(200) for i in range(5 if b % 3 == 0 else 50)}
     with DurableLog(tmp_path) as log:
         seen: list[str] = []
@@ -50,6 +65,9 @@ def test_processes_appending_at_once_lose_and_duplicate_nothing(tmp_path: Path) 
             records = list(log.read("s", partition))
             assert [offset for offset, _, _ in records] == list(range(len(records)))  # dense
             seen += [value.decode() for _, _, value in records]
+            authors = [value[:2] for _, _, value in records]
+            switches = sum(a != b for a, b in itertools.pairwise(authors))
+            assert switches > 3, "the writers did not append at the same time"
             # each writer's records of one partition stay in the order it sent them
             for n in range(4):
                 mine = [v.decode() for _, _, v in records if v.decode().startswith(f"w{n}-")]
