@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import OutgoingMessageEnvelope
     from samza_nb.systems.kafka.admin import KafkaSystemAdmin
     from samza_nb.systems.kafka.config import KafkaSystemConfig
-    from samza_nb.systems.kafka.serdes import Serde
+    from samza_nb.systems.serdes import Serde
 
 _PRUNE_AT = 8192
 # A queued message: (source, topic, key bytes, value bytes, explicit partition, partition-key hash).

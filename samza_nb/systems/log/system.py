@@ -5,10 +5,12 @@
 this one when no factory is configured for it.
 
 - Offsets are "0", "1", ... per partition, compared as integers. Partitions are unbounded: no end-of-stream.
-- Messages are bytes: the producer stores bytes unchanged and str as UTF-8 (a None message is a
-  tombstone, a None key no key); anything else is an error naming the stream (serialize it first, e.g.
-  with a store's serde or ``json.dumps``). The consumer hands out the stored bytes as key and message,
-  with the append time (ms) as the timestamp. No serde is applied on this system.
+- Messages are bytes. Without a serde the producer stores bytes unchanged and str as UTF-8 (a None
+  message is a tombstone, a None key no key) and refuses anything else, naming the stream; the consumer
+  hands out the stored bytes as key and message, with the append time (ms) as the timestamp. The serdes
+  of Kafka apply here too (:mod:`samza_nb.systems.serdes`: ``systems.<name>.samza.key.serde`` /
+  ``samza.msg.serde``, per stream ``systems.<name>.streams.<stream>.samza.*.serde``; store changelogs stay
+  bytes): values are serialized when the producer writes them and deserialized by the consumer.
 - Partition of a sent message: ``partition``, else Kafka's murmur2 of ``partition_key`` (or ``key``),
   else round robin. A stream written for the first time is created with
   ``systems.<name>.streams.<stream>.partitions`` partitions (default 1).
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import islice, repeat
 from typing import TYPE_CHECKING, Any
 
@@ -33,9 +35,13 @@ from samza_nb.systems.log.format import as_bytes
 from samza_nb.systems.log.wake import FlushWaiter
 from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
 from samza_nb.systems.partitioner import key_partition
+from samza_nb.systems.serdes import StreamSerdes, is_identity
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
+
+Decoder = Callable[[bytes], Any]
+"""A serde's ``from_bytes``."""
 
 
 class LogSystemAdmin:
@@ -83,9 +89,11 @@ class LogSystemConsumer:
 
     MAX_POLL_BATCH = 4096
 
-    def __init__(self, log: DurableLog, system: str) -> None:
+    def __init__(self, log: DurableLog, system: str, serdes: StreamSerdes) -> None:
         self.log = log
         self.system = system
+        self._serdes = serdes
+        self._decoders: dict[str, tuple[Decoder | None, Decoder | None]] = {}
         self._positions: dict[SystemStreamPartition, int] = {}
         self._pending: dict[SystemStreamPartition, list[IncomingMessageEnvelope]] = {}
         self._waiter: FlushWaiter | None = None
@@ -144,11 +152,16 @@ class LogSystemConsumer:
         except KeyError:
             raise SystemConsumersError(f"{ssp} was never registered with this consumer") from None
         envelopes: list[IncomingMessageEnvelope] = []
+        key_decoder, msg_decoder = self._decoders_of(ssp.stream)
         for batch in self.log.batches(ssp.stream, ssp.partition, position):
             skip = position - batch.base
             end = batch.base + len(batch.values)
             keys: Any = repeat(None) if batch.keys is None else islice(batch.keys, skip, None)
-            values = islice(batch.values, skip, None) if skip else batch.values
+            values: Any = islice(batch.values, skip, None) if skip else batch.values
+            if key_decoder is not None and batch.keys is not None:
+                keys = _decoded(keys, key_decoder, ssp, position)
+            if msg_decoder is not None:
+                values = _decoded(values, msg_decoder, ssp, position)
             envelopes.extend(
                 map(
                     IncomingMessageEnvelope,
@@ -165,6 +178,16 @@ class LogSystemConsumer:
         self._positions[ssp] = position
         return envelopes
 
+    def _decoders_of(self, stream: str) -> tuple[Decoder | None, Decoder | None]:
+        decoders = self._decoders.get(stream)
+        if decoders is None:
+            key, msg = self._serdes.key_serde(stream), self._serdes.msg_serde(stream)
+            decoders = self._decoders[stream] = (
+                None if is_identity(key) else key.from_bytes,
+                None if is_identity(msg) else msg.from_bytes,
+            )
+        return decoders
+
     async def stop(self) -> None:
         """Stop watching and close the files."""
         waiter, self._waiter = self._waiter, None
@@ -180,10 +203,11 @@ class LogSystemProducer:
     WRITE_AT = 16384
     """Messages sent since the last write that trigger a write (not yet a flush)."""
 
-    def __init__(self, log: DurableLog, config: Config, system: str) -> None:
+    def __init__(self, log: DurableLog, config: Config, system: str, serdes: StreamSerdes) -> None:
         self.log = log
         self._config = config
         self.system = system
+        self._serdes = serdes
         self._lock = threading.Lock()
         self._pending: list[OutgoingMessageEnvelope] = []
 
@@ -210,20 +234,27 @@ class LogSystemProducer:
         if not pending:
             return
         by_stream: dict[str, list[Record]] = {}
-        for envelope in pending:
-            stream = envelope.system_stream.stream
-            records = by_stream.get(stream)
-            if records is None:
-                self._ensure(stream)
-                records = by_stream[stream] = []
-            partition = envelope.partition
-            if partition is None and envelope.partition_key is not None:
-                what = f"the partition key of a message to {self.system}.{stream}"
-                raw = as_bytes(envelope.partition_key, what)
-                assert raw is not None
-                partition = key_partition(raw, self.log.partitions(stream))
-            records.append((envelope.key, envelope.message, partition))
         try:
+            for envelope in pending:
+                stream = envelope.system_stream.stream
+                records = by_stream.get(stream)
+                if records is None:
+                    self._ensure(stream)
+                    records = by_stream[stream] = []
+                key_serde, msg_serde = self._serdes.key_serde(stream), self._serdes.msg_serde(stream)
+                key, message, partition = envelope.key, envelope.message, envelope.partition
+                if key is not None and not is_identity(key_serde):
+                    key = key_serde.to_bytes(key)
+                if message is not None and not is_identity(msg_serde):
+                    message = msg_serde.to_bytes(message)
+                if partition is None and envelope.partition_key is not None:
+                    raw = envelope.partition_key
+                    raw = as_bytes(
+                        raw if is_identity(key_serde) else key_serde.to_bytes(raw), "a partition key"
+                    )
+                    assert raw is not None
+                    partition = key_partition(raw, self.log.partitions(stream))
+                records.append((key, message, partition))
             for stream, records in by_stream.items():
                 self.log.send_batch(stream, records)
         except SamzaError as exc:
@@ -251,6 +282,19 @@ class LogSystemProducer:
         self.log.close()
 
 
+def _decoded(
+    items: Iterable[bytes | None], decode: Decoder, ssp: SystemStreamPartition, first: int
+) -> list[Any]:
+    """``items`` through ``decode`` (None stays None); a SystemConsumersError naming the offset."""
+    result = []
+    for offset, item in enumerate(items, first):
+        try:
+            result.append(None if item is None else decode(item))
+        except SamzaError as exc:
+            raise SystemConsumersError(f"{ssp} offset {offset}: {exc}") from None
+    return result
+
+
 class LogSystemFactory:
     """``systems.<name>.samza.factory = samza_nb.systems.log.LogSystemFactory``; the directory is
     ``systems.<name>.log.dir`` (default ``<job.logged.store.base.dir>/log``)."""
@@ -266,11 +310,13 @@ class LogSystemFactory:
 
     def get_consumer(self, system_name: str, config: Config) -> LogSystemConsumer:
         """A consumer of ``system_name``."""
-        return LogSystemConsumer(self.durable_log(system_name, config), system_name)
+        serdes = StreamSerdes(config, system_name)
+        return LogSystemConsumer(self.durable_log(system_name, config), system_name, serdes)
 
     def get_producer(self, system_name: str, config: Config) -> LogSystemProducer:
         """A producer of ``system_name``."""
-        return LogSystemProducer(self.durable_log(system_name, config), config, system_name)
+        serdes = StreamSerdes(config, system_name)
+        return LogSystemProducer(self.durable_log(system_name, config), config, system_name, serdes)
 
 
 __all__ = ["LOG_OFFSET", "LogSystemAdmin", "LogSystemConsumer", "LogSystemFactory", "LogSystemProducer"]

@@ -172,3 +172,48 @@ def test_the_producer_refuses_values_that_are_not_bytes_and_keeps_them(tmp_path:
             await producer.flush("t")
 
     asyncio.run(go())
+
+
+def test_serdes_apply_as_on_kafka_and_changelogs_stay_bytes(tmp_path: Path) -> None:
+    cfg = config(
+        tmp_path,
+        **{
+            "systems.log.samza.msg.serde": "json",
+            "systems.log.samza.key.serde": "string",
+            "systems.log.streams.raw.samza.msg.serde": "bytes",
+            "stores.counts.changelog": "counts-log",  # on "log": no default system
+        },
+    )
+    ssp = SystemStreamPartition("log", "events", 0)
+
+    async def go() -> list[tuple[object, object]]:
+        producer = LogSystemFactory().get_producer("log", cfg)
+        await producer.start()
+        producer.send("t", OutgoingMessageEnvelope(SystemStream("log", "events"), {"n": 1}, key="k"))
+        producer.send("t", OutgoingMessageEnvelope(SystemStream("log", "events"), None, key="gone"))
+        producer.send("t", OutgoingMessageEnvelope(SystemStream("log", "raw"), b"\xff"))
+        producer.send("t", OutgoingMessageEnvelope(SystemStream("log", "counts-log"), b"\x00", key=b"\x01"))
+        await producer.stop()
+        consumer = LogSystemFactory().get_consumer("log", cfg)
+        consumer.register(ssp, "0")
+        await consumer.start()
+        envelopes = (await consumer.poll([ssp], 0))[ssp]
+        await consumer.stop()
+        return [(e.key, e.message) for e in envelopes]
+
+    assert asyncio.run(go()) == [("k", {"n": 1}), ("gone", None)]
+    with DurableLog(tmp_path / "log") as log:
+        assert list(log.read("events", 0)) == [(0, b"k", b'{"n":1}'), (1, b"gone", None)]
+        assert list(log.read("raw", 0)) == [(0, None, b"\xff")]
+        assert list(log.read("counts-log", 0)) == [(0, b"\x01", b"\x00")]
+        log.send("events", b"not json")
+
+    async def bad() -> None:
+        consumer = LogSystemFactory().get_consumer("log", cfg)
+        consumer.register(ssp, "2")
+        await consumer.start()
+        with pytest.raises(SystemConsumersError, match=r"log.events#0 offset 2: the json serde"):
+            await consumer.poll([ssp], 0)
+        await consumer.stop()
+
+    asyncio.run(bad())
