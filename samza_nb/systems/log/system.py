@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 Decoder = Callable[[bytes], Any]
 """A serde's ``from_bytes``."""
+Encoder = Callable[[Any], bytes] | None
+"""A serde's ``to_bytes``, or None to store values as given."""
 
 
 class LogSystemAdmin:
@@ -234,6 +236,7 @@ class LogSystemProducer:
         if not pending:
             return
         by_stream: dict[str, list[Record]] = {}
+        encoders: dict[str, tuple[Encoder, Encoder]] = {}
         try:
             for envelope in pending:
                 stream = envelope.system_stream.stream
@@ -241,17 +244,16 @@ class LogSystemProducer:
                 if records is None:
                     self._ensure(stream)
                     records = by_stream[stream] = []
-                key_serde, msg_serde = self._serdes.key_serde(stream), self._serdes.msg_serde(stream)
+                    encoders[stream] = self._encoders(stream)
+                encode_key, encode_msg = encoders[stream]
                 key, message, partition = envelope.key, envelope.message, envelope.partition
-                if key is not None and not is_identity(key_serde):
-                    key = key_serde.to_bytes(key)
-                if message is not None and not is_identity(msg_serde):
-                    message = msg_serde.to_bytes(message)
+                if key is not None and encode_key is not None:
+                    key = encode_key(key)
+                if message is not None and encode_msg is not None:
+                    message = encode_msg(message)
                 if partition is None and envelope.partition_key is not None:
                     raw = envelope.partition_key
-                    raw = as_bytes(
-                        raw if is_identity(key_serde) else key_serde.to_bytes(raw), "a partition key"
-                    )
+                    raw = as_bytes(raw if encode_key is None else encode_key(raw), "a partition key")
                     assert raw is not None
                     partition = key_partition(raw, self.log.partitions(stream))
                 records.append((key, message, partition))
@@ -260,6 +262,11 @@ class LogSystemProducer:
         except SamzaError as exc:
             raise SystemProducerError(f"system {self.system!r}: {exc}") from exc
         self._pending = []
+
+    def _encoders(self, stream: str) -> tuple[Encoder, Encoder]:
+        """The ``to_bytes`` of the stream's key and message serdes; None for bytes (stored as given)."""
+        key, msg = self._serdes.key_serde(stream), self._serdes.msg_serde(stream)
+        return None if is_identity(key) else key.to_bytes, None if is_identity(msg) else msg.to_bytes
 
     def _ensure(self, stream: str) -> None:
         if not self.log.has_stream(stream):
