@@ -50,8 +50,13 @@ class Bootstrapped:
         return [m for m in self._messages if m.type == type]
 
     def latest(self, type: str) -> dict[str, CoordinatorStreamMessage]:
-        """Key → the message of ``type`` that wins for that key."""
-        return {m.key: m for m in self._messages if m.type == type}
+        """Key → the message of ``type`` that wins for that key (the last one), in the order of those
+        messages."""
+        winners: dict[str, CoordinatorStreamMessage] = {}
+        for message in reversed(self._messages):
+            if message.type == type and message.key not in winners:
+                winners[message.key] = message
+        return dict(reversed(winners.items()))
 
 
 def bootstrap(messages: Iterable[CoordinatorStreamMessage]) -> list[CoordinatorStreamMessage]:

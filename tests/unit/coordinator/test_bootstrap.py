@@ -87,3 +87,10 @@ def test_a_changelog_partition_that_is_no_integer_is_named() -> None:
     view = view_of(Msg("set-changelog", "Partition 4", {"Partition": "four"}))
     with pytest.raises(SamzaError, match=r"Partition 4.*'four'"):
         changelog_mapping_of(view)
+
+
+def test_views_list_keys_in_the_order_of_their_last_write() -> None:
+    view = view_of(
+        Msg.set_config("a", "1", "s"), Msg.set_config("b", "2", "s"), Msg.set_config("a", "3", "s")
+    )
+    assert list(config_of(view).items()) == [("b", "2"), ("a", "3")]
