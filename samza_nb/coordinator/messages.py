@@ -143,7 +143,7 @@ class CoordinatorStreamMessage:
         try:
             parsed_key = json.loads(key)
         except (ValueError, UnicodeDecodeError, TypeError) as exc:
-            raise SamzaError(f"{where}: the key {_short(key)} is not JSON: {exc}") from None
+            raise SamzaError(f"{where}: the key {key!r:.80} is not JSON: {exc}") from None
         if (
             not isinstance(parsed_key, list)
             or len(parsed_key) != 3
@@ -153,8 +153,7 @@ class CoordinatorStreamMessage:
             or not isinstance(parsed_key[2], str)
         ):
             raise SamzaError(
-                f"{where}: the key {_short(key)} is not a coordinator stream key "
-                '[<version>, "<type>", "<key>"]'
+                f'{where}: the key {key!r:.80} is not a coordinator stream key [<version>, "<type>", "<key>"]'
             )
         version, type_, name = parsed_key
         if value is None:
@@ -163,20 +162,18 @@ class CoordinatorStreamMessage:
             parsed = json.loads(value)
         except (ValueError, UnicodeDecodeError, TypeError) as exc:
             raise SamzaError(
-                f"{where}: the value {_short(value)} of key {_short(key)} is not JSON: {exc}"
+                f"{where}: the value {value!r:.80} of key {key!r:.80} is not JSON: {exc}"
             ) from None
         if not isinstance(parsed, dict):
-            raise SamzaError(f"{where}: the value {_short(value)} of key {_short(key)} is not a JSON object")
+            raise SamzaError(f"{where}: the value {value!r:.80} of key {key!r:.80} is not a JSON object")
         values = parsed.get("values")
         if values is None:
             values = {}
         if not isinstance(values, dict):
-            raise SamzaError(
-                f'{where}: the "values" of key {_short(key)} are not a JSON object: {_short(value)}'
-            )
+            raise SamzaError(f'{where}: the "values" of key {key!r:.80} are not a JSON object: {value!r:.80}')
         timestamp = parsed.get("timestamp", 0)
         if not isinstance(timestamp, int) or isinstance(timestamp, bool):
-            raise SamzaError(f"{where}: the timestamp of key {_short(key)} is not an integer: {timestamp!r}")
+            raise SamzaError(f"{where}: the timestamp of key {key!r:.80} is not an integer: {timestamp!r}")
         return cls(
             type_,
             name,
@@ -205,11 +202,6 @@ class CoordinatorStreamMessage:
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)
-
-
-def _short(data: Any, limit: int = 80) -> str:
-    text = repr(data)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 __all__ = [
