@@ -208,6 +208,7 @@ class SamzaContainer:
         model = self._job_model(config)
         self.job_model = model
         container = model.containers[self.container_id]
+        _refuse_shared_partitions(container.tasks)
 
         checkpoints = self._checkpoints or load_checkpoint_manager(config)
         self._checkpoints = checkpoints
@@ -299,9 +300,8 @@ class SamzaContainer:
             loop.wake()
 
     def _job_model(self, config: Config) -> JobModel:
-        grouper = grouper_for(config.value("job.systemstreampartition.grouper.factory"))
-        groups = grouper.group(self.metadata)
-        return build_job_model(groups, config.get_int("job.container.count", 1))
+        groups = grouper_for(config).group(self.metadata)
+        return build_job_model(groups, config.get_int("job.container.count", 1), config=config)
 
     async def _commit(self, ti: TaskInstance, offsets: dict[SystemStreamPartition, str]) -> None:
         """Commit order: flush stores, flush producers, commit the stores' state with the offsets it
@@ -352,6 +352,20 @@ class SamzaContainer:
                 log.error("while stopping container %s: %s", self.container_id, problem)
             if error is None:
                 raise problems[0]
+
+
+def _refuse_shared_partitions(tasks: Mapping[str, TaskModel]) -> None:
+    """The run loop delivers each input partition to one task: a partition several tasks read (a broadcast
+    input) is a ConfigError until it delivers to all of them."""
+    owner: dict[SystemStreamPartition, str] = {}
+    for name, task in tasks.items():
+        for ssp in task.ssps:
+            if owner.setdefault(ssp, name) != name:
+                raise ConfigError(
+                    f"task.broadcast.inputs: {ssp} is read by tasks {owner[ssp]!r} and {name!r} of one "
+                    "container; the container cannot deliver one partition to several tasks yet",
+                    key="task.broadcast.inputs",
+                )
 
 
 async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:

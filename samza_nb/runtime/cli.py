@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from samza_nb.config import Config, load_config
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
+from samza_nb.runtime.coordinator_stream_writer_cli import add_coordinator_stream_writer_command
 from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.runtime.log_dump_cli import add_log_dump_command
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=PROG, description="Run samza_nb jobs from the command line.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_command(commands)
+    add_coordinator_stream_writer_command(commands)
     add_log_dump_command(commands)
     return parser
 
