@@ -13,6 +13,7 @@ from samza_nb.api.streams import SystemStream, SystemStreamPartition
 from samza_nb.api.task import TaskContext
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.config.stores import changelog_systems
 from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.collector import OutputBuffer, TaskCollector
@@ -200,7 +201,9 @@ class SamzaContainer:
         What started is stopped by :meth:`_close`, also when a later step fails."""
         config = self.config
         inputs = input_streams(config)
-        systems = sorted({s.system for s in inputs} | set(configured_systems(config)))
+        systems = sorted(
+            {s.system for s in inputs} | set(configured_systems(config)) | changelog_systems(config)
+        )
         factories = {name: system_factory(config, name) for name in systems}
         admins = {name: factories[name].get_admin(name, config) for name in systems}
         self._admins = admins

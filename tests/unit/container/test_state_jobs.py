@@ -161,9 +161,6 @@ def stateful_job(tmp_path: Path, **extra: str) -> Job:
 def changelog_on_the_durable_log(job: Job) -> None:
     """Move the job's changelog to the durable log: a bare stream name, no default system."""
     job.config["stores.counts.changelog"] = "counts-changelog"
-    # The container starts the systems of its inputs and of systems.<name>.samza.factory keys only;
-    # until it also starts changelog_systems(config), the log system is named here.
-    job.config["systems.log.samza.factory"] = "samza_nb.systems.log.LogSystemFactory"
     assert changelog_systems(Config(job.config)) == {"log"}
 
 
