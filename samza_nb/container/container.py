@@ -7,7 +7,7 @@ import enum
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
 from samza_nb.api.task import TaskContext
@@ -22,8 +22,6 @@ from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.container.task_instance import TaskInstance, TaskKind, task_kind
-from samza_nb.coordinator.grouper import grouper_for
-from samza_nb.coordinator.job_model import JobModel, build_job_model
 from samza_nb.errors import ConfigError, ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
@@ -34,12 +32,21 @@ from samza_nb.systems.registry import system_factory
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import TaskModel
+    from samza_nb.coordinator.job_model import ContainerModel, JobModel, TaskModel
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 
 log = logging.getLogger(__name__)
 
 TaskFactory = Callable[[], Any]
+
+
+class JobModelPlanner(Protocol):
+    """Computes the job model from the config and the inputs' partitions (the coordinator package has one
+    for a job run in one process); the container itself never groups partitions into tasks."""
+
+    def __call__(self, config: Config, metadata: Mapping[SystemStreamPartition, SSPMetadata], /) -> JobModel:
+        """The job model of the job described by ``config`` whose inputs have these partitions."""
+        ...
 
 
 class ContainerState(enum.Enum):
@@ -84,6 +91,10 @@ def configured_systems(config: Config) -> list[str]:
 class SamzaContainer:
     """One container of a job: its tasks run on the current asyncio loop until done, stopped or failed.
 
+    Which tasks it runs comes from a job model: either ``job_model`` (given, e.g. fetched from the job
+    coordinator: the container runs exactly the tasks of ``container_id`` in it) or ``planner`` (called
+    with the inputs' partitions once they are known). Exactly one of the two is given.
+
     ``run()`` may be called once. ``shutdown()`` (from any thread) stops it gracefully: in-flight messages
     finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close.
     """
@@ -94,12 +105,18 @@ class SamzaContainer:
         task_factory: TaskFactory,
         *,
         container_id: str = "0",
+        job_model: JobModel | None = None,
+        planner: JobModelPlanner | None = None,
         clock: Clock | None = None,
         bus: EventBus | None = None,
         checkpoint_manager: CheckpointManager | None = None,
         max_messages: int | None = None,
     ) -> None:
+        if (job_model is None) == (planner is None):
+            raise SamzaError("SamzaContainer needs exactly one of job_model (a JobModel) and planner")
         self.config = config.validate()
+        self._given_model = job_model
+        self._planner = planner
         self._task_factory = task_factory
         self.container_id = container_id
         self.clock: Clock = clock or SystemClock()
@@ -204,10 +221,10 @@ class SamzaContainer:
         factories = {name: system_factory(config, name) for name in systems}
         admins = {name: factories[name].get_admin(name, config) for name in systems}
         self._admins = admins
-        self.metadata = await _input_metadata(inputs, admins)
+        self.metadata = await input_metadata(inputs, admins)
         model = self._job_model(config)
         self.job_model = model
-        container = model.containers[self.container_id]
+        container = _own_container(model, self.container_id, self.metadata)
 
         checkpoints = self._checkpoints or load_checkpoint_manager(config)
         self._checkpoints = checkpoints
@@ -299,9 +316,10 @@ class SamzaContainer:
             loop.wake()
 
     def _job_model(self, config: Config) -> JobModel:
-        grouper = grouper_for(config.value("job.systemstreampartition.grouper.factory"))
-        groups = grouper.group(self.metadata)
-        return build_job_model(groups, config.get_int("job.container.count", 1))
+        if self._given_model is not None:
+            return self._given_model
+        assert self._planner is not None
+        return self._planner(config, self.metadata)
 
     async def _commit(self, ti: TaskInstance, offsets: dict[SystemStreamPartition, str]) -> None:
         """Commit order: flush stores, flush producers, commit the stores' state with the offsets it
@@ -361,9 +379,31 @@ async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:
         problems.append(exc)
 
 
-async def _input_metadata(
+def _own_container(
+    model: JobModel, container_id: str, metadata: Mapping[SystemStreamPartition, SSPMetadata]
+) -> ContainerModel:
+    """This container's part of ``model``; a SamzaError when the model has no such container or names an
+    input partition the systems do not have (the inputs changed since the model was computed)."""
+    container = model.containers.get(container_id)
+    if container is None:
+        raise SamzaError(
+            f"container {container_id!r} is not in the job model (its containers: "
+            f"{', '.join(sorted(model.containers)) or 'none'})"
+        )
+    for task in container.tasks.values():
+        missing = sorted(ssp for ssp in task.ssps if ssp not in metadata)
+        if missing:
+            raise SamzaError(
+                f"task {task.name!r} of container {container_id!r} reads {missing[0]}, which its system does "
+                "not have (the inputs changed since the job model was computed; restart the job)"
+            )
+    return container
+
+
+async def input_metadata(
     inputs: list[SystemStream], admins: Mapping[str, SystemAdmin]
 ) -> dict[SystemStreamPartition, SSPMetadata]:
+    """The metadata of every partition of ``inputs``, asked of their systems' admins."""
     by_system: dict[str, list[str]] = {}
     for input_stream in inputs:
         by_system.setdefault(input_stream.system, []).append(input_stream.stream)

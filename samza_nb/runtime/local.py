@@ -11,6 +11,7 @@ from samza_nb.api.task_factory import task_factory
 from samza_nb.checkpoint.base import load_checkpoint_manager
 from samza_nb.config.plugins import import_dotted
 from samza_nb.container.container import SamzaContainer
+from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 
 if TYPE_CHECKING:
@@ -59,7 +60,9 @@ class LocalJobRunner:
                 key="job.container.count",
             )
         factory = load_task_factory(config) if task is None else task_factory(task)
-        self.container = SamzaContainer(config, factory, bus=bus, max_messages=max_messages)
+        self.container = SamzaContainer(
+            config, factory, planner=plan_job_model, bus=bus, max_messages=max_messages
+        )
         self.config = self.container.config
         self.bus = self.container.bus
 

@@ -1,0 +1,28 @@
+"""Computing a job model from config and the inputs' partitions (the grouper, then the container deal)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.config import Config
+from samza_nb.coordinator.grouper import grouper_for
+from samza_nb.coordinator.job_model import JobModel, build_job_model
+
+
+def plan_job_model(
+    config: Config,
+    ssps: Iterable[SystemStreamPartition],
+    previous_changelog: Mapping[str, int] | None = None,
+) -> JobModel:
+    """The job model for ``config`` whose inputs have the partitions ``ssps``: grouped into tasks by
+    ``job.systemstreampartition.grouper.factory``, dealt to ``job.container.count`` containers, keeping
+    ``previous_changelog`` (task -> changelog partition) mappings. A job run in one process passes this
+    function to ``SamzaContainer(planner=...)``; the job coordinator calls it with the mappings of its
+    coordinator stream."""
+    grouper = grouper_for(config.value("job.systemstreampartition.grouper.factory"))
+    groups = grouper.group(ssps)
+    return build_job_model(groups, config.get_int("job.container.count", 1), previous_changelog)
+
+
+__all__ = ["plan_job_model"]
