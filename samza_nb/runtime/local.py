@@ -15,7 +15,7 @@ from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
@@ -36,6 +36,26 @@ def load_task_factory(config: Config) -> Callable[[], Any]:
         return task_factory(target)
     except SamzaError as exc:
         raise ConfigError(f"{TASK_CLASS_KEY}={path!r}: {exc}", key=TASK_CLASS_KEY) from None
+
+
+async def read_checkpoints(
+    config: Config, tasks: Iterable[str]
+) -> dict[str, dict[SystemStreamPartition, str]]:
+    """The last checkpointed offsets of each of ``tasks`` (``{}`` for a task without a checkpoint), read from
+    the job's checkpoint store."""
+    names = sorted(tasks)
+    manager = load_checkpoint_manager(config)
+    for name in names:
+        manager.register(name)
+    await manager.start()
+    try:
+        result: dict[str, dict[SystemStreamPartition, str]] = {}
+        for name in names:
+            checkpoint = await manager.read_last_checkpoint(name)
+            result[name] = dict(checkpoint.offsets) if checkpoint is not None else {}
+        return result
+    finally:
+        await manager.stop()
 
 
 class LocalJobRunner:
@@ -102,19 +122,7 @@ class LocalJobRunner:
         model = self.container.job_model
         if model is None:
             return {}
-        names = sorted(model.tasks)
-        manager = load_checkpoint_manager(self.config)
-        for name in names:
-            manager.register(name)
-        await manager.start()
-        try:
-            result: dict[str, dict[SystemStreamPartition, str]] = {}
-            for name in names:
-                checkpoint = await manager.read_last_checkpoint(name)
-                result[name] = dict(checkpoint.offsets) if checkpoint is not None else {}
-            return result
-        finally:
-            await manager.stop()
+        return await read_checkpoints(self.config, model.tasks)
 
     def run(self, timeout: float | None = None) -> None:
         """Run on a new event loop (see :meth:`run_async`); not from inside a running loop."""
@@ -126,4 +134,4 @@ class LocalJobRunner:
         raise SamzaError("LocalJobRunner.run() cannot be called in a running event loop: await run_async()")
 
 
-__all__ = ["TASK_CLASS_KEY", "LocalJobRunner", "load_task_factory"]
+__all__ = ["TASK_CLASS_KEY", "LocalJobRunner", "load_task_factory", "read_checkpoints"]
