@@ -52,6 +52,13 @@ def add_container_command(commands: Any) -> None:
     )
     parser.add_argument("--coordinator-url", default=os.environ.get(URL_ENV), help=f"default: ${URL_ENV}")
     parser.add_argument("--container-id", default=os.environ.get(ID_ENV), help=f"default: ${ID_ENV}")
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=FETCH_TIMEOUT_S,
+        metavar="S",
+        help=f"how long to wait for the coordinator's job model (default {FETCH_TIMEOUT_S:g} s)",
+    )
     parser.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
     parser.set_defaults(handler=container_command)
 
@@ -65,7 +72,8 @@ def container_command(args: argparse.Namespace) -> int:
         return report_error(ConfigError(f"no {missing} in the environment and no {flag}"), args.verbose)
     who = f"container {args.container_id}: "
     try:
-        return asyncio.run(ContainerProcess(args.coordinator_url, args.container_id).run())
+        process = ContainerProcess(args.coordinator_url, args.container_id, args.connect_timeout)
+        return asyncio.run(process.run())
     except Exception as exc:
         return report_error(exc, args.verbose, who)
 
@@ -73,8 +81,9 @@ def container_command(args: argparse.Namespace) -> int:
 class ContainerProcess:
     """One container run against the coordinator at ``url``, with its status reporter and signals."""
 
-    def __init__(self, url: str, container_id: str) -> None:
+    def __init__(self, url: str, container_id: str, connect_timeout_s: float = FETCH_TIMEOUT_S) -> None:
         self.url = url
+        self.connect_timeout_s = connect_timeout_s
         self.container_id = container_id
         self.host = socket.gethostname()
         self.container: SamzaContainer | None = None
@@ -82,11 +91,13 @@ class ContainerProcess:
         self.forced: int | None = None
         self._job: asyncio.Future[None] | None = None
         self._lost: str | None = None
+        self._unknown = False
 
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
-        model, raw = await asyncio.to_thread(fetch_job_model, self.url, FETCH_TIMEOUT_S)
+        model, raw = await asyncio.to_thread(fetch_job_model, self.url, self.connect_timeout_s)
         config = Config(raw).validate()
+        self._unknown = self.container_id not in model.containers  # the container's run says so
         container = SamzaContainer(
             config, load_task_factory(config), container_id=self.container_id, job_model=model
         )
@@ -177,7 +188,7 @@ class ContainerProcess:
 
     async def _final_report(self, error: BaseException | None) -> None:
         """The last report (stopped or failed, with the error); the coordinator may be gone: best effort."""
-        if self.container is None:
+        if self.container is None or self._unknown:
             return
         text = None if error is None else " ".join(str(error).split()) or type(error).__name__
         report = self._report("failed" if error is not None else "stopped", text)

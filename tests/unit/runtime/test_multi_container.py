@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import threading
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -13,6 +16,7 @@ import pytest
 from samza_nb import Config
 from samza_nb.coordinator import job_coordinator
 from samza_nb.runtime.multi_container import MultiContainerRun
+from tests.eventually import eventually
 from tests.unit.coordinator.memory_store import MemoryStore
 
 ROOT = Path(__file__).parents[3]
@@ -53,8 +57,11 @@ def processed(workdir: Path) -> list[tuple[str, int, str, str, str]]:
     path = workdir / "processed.log"
     if not path.exists():
         return []
-    rows = [line.split(" ") for line in path.read_text().splitlines()]
-    return [(task, int(pid), stream, offset, message) for task, pid, stream, offset, message in rows]
+    rows = [line.split(" ") for line in path.read_text().splitlines(keepends=True) if line.endswith("\n")]
+    return [
+        (task, int(pid), stream, offset, message.rstrip("\n"))
+        for task, pid, stream, offset, message in (row for row in rows if len(row) == 5)
+    ]
 
 
 def run(config: Config, **kwargs: Any) -> int:
@@ -105,3 +112,27 @@ def test_a_failed_container_stops_the_job_with_one_line_naming_it(
     assert "cannot process 'b3'" in last and "exited with status 1" in last
     assert "Traceback" not in err
     assert len([r for r in processed(workdir) if r[2] == "a"]) < 5000, "container 0 was stopped"
+
+
+def test_sigterm_stops_every_container_gracefully_and_each_commits(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = job(workdir, 100_000, **{"test.sleep.ms": "1"})
+
+    def terminate_once_both_run() -> None:
+        eventually(lambda: {row[2] for row in processed(workdir)} == {"a", "b"})
+        os.kill(os.getpid(), signal.SIGTERM)  # the runner's handler forwards it to the containers
+
+    killer = threading.Thread(target=terminate_once_both_run, daemon=True)
+    killer.start()
+    status = run(config)
+    killer.join()
+    out, err = capsys.readouterr()
+    assert status == 0, err
+    assert "SIGTERM: stopping every container gracefully" in err
+    assert "interrupted; stopped gracefully" in err
+    rows = processed(workdir)
+    for stream in ("a", "b"):
+        last = max(int(offset) for _, _, s, offset, _ in rows if s == stream)
+        assert last < 99_999
+        assert f"file.{stream}#0={last}" in out, "each container committed what it processed"
