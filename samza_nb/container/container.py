@@ -283,7 +283,14 @@ class SamzaContainer:
         assert self._checkpoints is not None
         config = self.config
         remote = {name: await self._checkpoints.read_last_checkpoint(name) for name in tasks}
-        storage = StorageManager(config, tasks, self._producers, admins, factories, self.bus, self.clock)
+        model = self.job_model
+        # Changelogs have a partition per task of the whole job, not only of this container.
+        partitions = (
+            1 + max((t.changelog_partition for t in model.tasks.values()), default=0) if model else None
+        )
+        storage = StorageManager(
+            config, tasks, self._producers, admins, factories, self.bus, self.clock, partitions
+        )
         self._storage = storage
         resume_from = await storage.start(remote)
         outputs = self._outputs = OutputBuffer(self._producers)
