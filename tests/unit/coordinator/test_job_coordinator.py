@@ -54,23 +54,23 @@ async def started(config: Config, store: MemoryStore) -> JobCoordinator:
     return coordinator
 
 
-def get(url: str) -> tuple[int, Any]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
-
-
-def put(url: str, body: bytes, method: str = "PUT") -> tuple[int, Any]:
-    request = urllib.request.Request(
-        url, data=body, method=method, headers={"Content-Type": "application/json"}
-    )
+def call(url: str, method: str = "GET", body: bytes | None = None) -> tuple[int, Any]:
+    """Status and JSON body of one request (an HTTP error answer too)."""
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read())
+
+
+def get(url: str) -> tuple[int, Any]:
+    return call(url)
+
+
+def put(url: str, body: bytes) -> tuple[int, Any]:
+    return call(url, "PUT", body)
 
 
 def test_the_model_deals_four_tasks_to_two_containers_and_is_persisted(namespace: str) -> None:
@@ -242,11 +242,7 @@ def test_bad_requests_get_json_errors(
     async def go() -> None:
         coordinator = await started(job(namespace), MemoryStore())
         try:
-            code, answer = (
-                await asyncio.to_thread(put, coordinator.url + path, body, method)
-                if body is not None
-                else await asyncio.to_thread(_request, coordinator.url + path, method)
-            )
+            code, answer = await asyncio.to_thread(call, coordinator.url + path, method, body)
             assert code == status
             assert fragment in answer["error"]
             assert "Traceback" not in answer["error"]
@@ -254,15 +250,6 @@ def test_bad_requests_get_json_errors(
             await coordinator.stop()
 
     asyncio.run(go())
-
-
-def _request(url: str, method: str) -> tuple[int, Any]:
-    request = urllib.request.Request(url, method=method)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
 
 
 def test_a_configured_port_and_host_are_used(namespace: str) -> None:
