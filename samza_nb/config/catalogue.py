@@ -128,6 +128,18 @@ KEYS: tuple[KeySpec, ...] = (
         "How input partitions are grouped into tasks.",
         choices=("group-by-partition", "group-by-ssp"),
     ),
+    KeySpec(
+        "task.broadcast.inputs",
+        None,
+        "list",
+        "Partitions every task reads: <system>.<stream>#<n> or <system>.<stream>#[<n>-<m>], comma-separated.",
+    ),
+    KeySpec(
+        "job.coordinator.system",
+        None,
+        "str",
+        "System of the coordinator stream (else job.default.system, else the durable log).",
+    ),
     KeySpec("task.class", None, "class", "Dotted path of the task class (or zero-arg factory)."),
     KeySpec("task.inputs", None, "list", "Comma-separated inputs, each <system>.<stream>."),
     KeySpec("task.max.concurrency", "1", "int>=1", "Messages in flight per task."),

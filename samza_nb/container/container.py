@@ -225,6 +225,7 @@ class SamzaContainer:
         model = self._job_model(config)
         self.job_model = model
         container = _own_container(model, self.container_id, self.metadata)
+        _refuse_shared_partitions(container.tasks)
 
         checkpoints = self._checkpoints or load_checkpoint_manager(config)
         self._checkpoints = checkpoints
@@ -283,11 +284,8 @@ class SamzaContainer:
         assert self._checkpoints is not None
         config = self.config
         remote = {name: await self._checkpoints.read_last_checkpoint(name) for name in tasks}
-        model = self.job_model
-        # Changelogs have a partition per task of the whole job, not only of this container.
-        partitions = (
-            1 + max((t.changelog_partition for t in model.tasks.values()), default=0) if model else None
-        )
+        # Changelogs have a partition per task of the whole job, not only of this container's.
+        partitions = self.job_model.max_changelog_partitions if self.job_model is not None else None
         storage = StorageManager(
             config, tasks, self._producers, admins, factories, self.bus, self.clock, partitions
         )
@@ -377,6 +375,20 @@ class SamzaContainer:
                 log.error("while stopping container %s: %s", self.container_id, problem)
             if error is None:
                 raise problems[0]
+
+
+def _refuse_shared_partitions(tasks: Mapping[str, TaskModel]) -> None:
+    """The run loop delivers each input partition to one task: a partition several tasks read (a broadcast
+    input) is a ConfigError until it delivers to all of them."""
+    owner: dict[SystemStreamPartition, str] = {}
+    for name, task in tasks.items():
+        for ssp in task.ssps:
+            if owner.setdefault(ssp, name) != name:
+                raise ConfigError(
+                    f"task.broadcast.inputs: {ssp} is read by tasks {owner[ssp]!r} and {name!r} of one "
+                    "container; the container cannot deliver one partition to several tasks yet",
+                    key="task.broadcast.inputs",
+                )
 
 
 async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:

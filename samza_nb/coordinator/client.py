@@ -8,7 +8,6 @@ import urllib.error
 import urllib.request
 
 from samza_nb.coordinator.job_model import JobModel
-from samza_nb.coordinator.model_json import model_from_json
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import SamzaError
 
@@ -21,10 +20,10 @@ class CoordinatorUnreachable(SamzaError):
     """The job coordinator did not answer (connection refused, timeout) or answered with an error."""
 
 
-def fetch_job_model(url: str, timeout_s: float) -> tuple[JobModel, dict[str, str]]:
-    """The job model and config served at ``url``. While the coordinator is not (yet) reachable the request
-    is retried with growing pauses for up to ``timeout_s``; then, or on an HTTP error or a body that is not a
-    job model, a :class:`CoordinatorUnreachable` or SamzaError naming the URL."""
+def fetch_job_model(url: str, timeout_s: float) -> JobModel:
+    """The job model (with the job's config) served at ``url``. While the coordinator is not (yet)
+    reachable the request is retried with growing pauses for up to ``timeout_s``; then, or on an HTTP error
+    or a body that is not a job model, a :class:`CoordinatorUnreachable` or SamzaError naming the URL."""
     deadline = time.monotonic() + timeout_s
     pause, attempts = FIRST_PAUSE_S, 0
     while True:
@@ -39,7 +38,10 @@ def fetch_job_model(url: str, timeout_s: float) -> tuple[JobModel, dict[str, str
                 ) from None
         time.sleep(pause)  # waiting for the coordinator to listen (a bounded retry, not synchronisation)
         pause = min(pause * 2, MAX_PAUSE_S)
-    return model_from_json(body, f"the answer of {url}")
+    try:
+        return JobModel.from_json(body)
+    except SamzaError as exc:
+        raise SamzaError(f"the answer of {url} is not a job model: {exc}") from None
 
 
 def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> None:

@@ -17,9 +17,9 @@ from samza_nb.coordinator.changes import refuse_incompatible_change
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
-from samza_nb.coordinator.model_json import model_to_json
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.coordinator.status import ContainerReport, JobStatus
+from samza_nb.coordinator.stream_store import CoordinatorStreamStore, coordinator_stream_name
 from samza_nb.errors import SamzaError
 from samza_nb.systems.registry import system_factory
 
@@ -67,10 +67,7 @@ class CoordinatorStore(Protocol):
 
 def default_store(config: Config) -> CoordinatorStore:
     """The job's coordinator stream on its coordinator system."""
-    from samza_nb.coordinator.stream_store import CoordinatorStreamStore  # type: ignore[import-not-found]
-
-    store: CoordinatorStore = CoordinatorStreamStore(config)
-    return store
+    return CoordinatorStreamStore(config)
 
 
 class JobCoordinator:
@@ -121,14 +118,13 @@ class JobCoordinator:
         admins = {s: system_factory(config, s).get_admin(s, config) for s in {i.system for i in inputs}}
         ssps = list(await input_metadata(inputs, admins))
         model = plan_job_model(config, ssps, previous_changelog)
-        refuse_incompatible_change(
-            config, previous_config, previous_changelog, model.tasks, ssps, _stream_name(config)
-        )
+        stream = coordinator_stream_name(config.job_name(), config.job_id())
+        refuse_incompatible_change(config, previous_config, previous_changelog, model.tasks, ssps, stream)
         await store.send(
             _changes(config, previous_config, previous_changelog, store.task_containers(), model)
         )
         self._model = model
-        self._model_json = model_to_json(model, config).encode()
+        self._model_json = model.to_json().encode()
         self._hosts = {cid: host for cid, host in store.container_hosts().items() if cid in model.containers}
         self._status = JobStatus(config.job_name(), tuple(model.containers))
         self._server = CoordinatorHttpServer(
@@ -244,13 +240,6 @@ def _changes(
             if previous_assignment.get(name) != cid:
                 messages.append(CoordinatorStreamMessage.set_task_container(name, cid, SOURCE))
     return messages
-
-
-def _stream_name(config: Config) -> str:
-    def clean(text: str) -> str:
-        return text.replace("_", "-")
-
-    return f"__samza_coordinator_{clean(config.job_name())}_{clean(config.job_id())}"
 
 
 def _log_failure(future: concurrent.futures.Future[None]) -> None:

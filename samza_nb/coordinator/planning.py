@@ -16,13 +16,12 @@ def plan_job_model(
     previous_changelog: Mapping[str, int] | None = None,
 ) -> JobModel:
     """The job model for ``config`` whose inputs have the partitions ``ssps``: grouped into tasks by
-    ``job.systemstreampartition.grouper.factory``, dealt to ``job.container.count`` containers, keeping
-    ``previous_changelog`` (task -> changelog partition) mappings. A job run in one process passes this
-    function to ``SamzaContainer(planner=...)``; the job coordinator calls it with the mappings of its
-    coordinator stream."""
-    grouper = grouper_for(config.value("job.systemstreampartition.grouper.factory"))
-    groups = grouper.group(ssps)
-    return build_job_model(groups, config.get_int("job.container.count", 1), previous_changelog)
+    ``job.systemstreampartition.grouper.factory`` (and ``task.broadcast.inputs``), dealt to
+    ``job.container.count`` containers, keeping ``previous_changelog`` (task -> changelog partition)
+    mappings; the model carries ``config``. A job run in one process passes this function to
+    ``SamzaContainer(planner=...)``; the job coordinator calls it with its coordinator stream's mappings."""
+    groups = grouper_for(config).group(ssps)
+    return build_job_model(groups, config.get_int("job.container.count", 1), previous_changelog, config)
 
 
 __all__ = ["plan_job_model"]

@@ -95,8 +95,8 @@ class ContainerProcess:
 
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
-        model, raw = await asyncio.to_thread(fetch_job_model, self.url, self.connect_timeout_s)
-        config = Config(raw).validate()
+        model = await asyncio.to_thread(fetch_job_model, self.url, self.connect_timeout_s)
+        config = Config(model.config).validate()
         self._unknown = self.container_id not in model.containers  # the container's run says so
         container = SamzaContainer(
             config, load_task_factory(config), container_id=self.container_id, job_model=model

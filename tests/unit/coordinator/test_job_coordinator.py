@@ -15,7 +15,7 @@ import pytest
 from samza_nb import Config, ConfigError
 from samza_nb.coordinator.changes import JobChangeRefused
 from samza_nb.coordinator.job_coordinator import JobCoordinator
-from samza_nb.coordinator.model_json import model_from_json
+from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.systems.inmemory import InMemoryBroker
 from tests.eventually import eventually
@@ -191,9 +191,9 @@ def test_http_serves_the_model_locality_and_status_and_takes_reports(namespace: 
         try:
             status, body = await asyncio.to_thread(get, url + "/")
             assert status == 200
-            model, config = model_from_json(json.dumps(body))
+            model = JobModel.from_json(json.dumps(body))
             assert model == coordinator.job_model
-            assert config["task.inputs"] == "mem.in"
+            assert model.config["task.inputs"] == "mem.in"
             assert body["containers"]["1"]["tasks"]["Partition 3"]["system-stream-partitions"] == [
                 {"system": "mem", "stream": "in", "partition": 3}
             ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import threading
 import uuid
 from collections import Counter
@@ -14,10 +15,9 @@ from typing import Any
 import pytest
 
 from samza_nb import Config
-from samza_nb.coordinator import job_coordinator
+from samza_nb.coordinator import CoordinatorStreamStore
 from samza_nb.runtime.multi_container import MultiContainerRun
 from tests.eventually import eventually
-from tests.unit.coordinator.memory_store import MemoryStore
 
 ROOT = Path(__file__).parents[3]
 
@@ -26,8 +26,6 @@ ROOT = Path(__file__).parents[3]
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
-    store = MemoryStore()
-    monkeypatch.setattr(job_coordinator, "default_store", lambda config: store)
     return tmp_path
 
 
@@ -48,6 +46,10 @@ def job(workdir: Path, lines: int, **extra: str) -> Config:
         "test.checkpoint.dir": str(workdir / "checkpoints"),
         "job.logged.store.base.dir": str(workdir / "state"),
         "cluster-manager.container.status.interval.ms": "50",
+        # The coordinator stream on an in-memory system: this process's coordinator is its only reader.
+        "job.coordinator.system": "coordination",
+        "systems.coordination.samza.factory": "samza_nb.systems.inmemory.InMemorySystemFactory",
+        "systems.coordination.inmemory.namespace": f"coordination-{uuid.uuid4().hex[:8]}",
     }
     values.update(extra)
     return Config(values)
@@ -64,6 +66,16 @@ def processed(workdir: Path) -> list[tuple[str, int, str, str, str]]:
     ]
 
 
+async def coordinator_stream(config: Config) -> tuple[dict[str, int], dict[str, str]]:
+    """The changelog mapping and container hosts the job's coordinator stream holds."""
+    store = CoordinatorStreamStore(config)
+    await store.start()
+    try:
+        return store.changelog_mapping(), store.container_hosts()
+    finally:
+        await store.stop()
+
+
 def run(config: Config, **kwargs: Any) -> int:
     runner = MultiContainerRun(config, kwargs.get("max_messages"), kwargs.get("timeout"), no_progress=True)
     return asyncio.run(runner.run())
@@ -72,9 +84,14 @@ def run(config: Config, **kwargs: Any) -> int:
 def test_two_containers_each_run_their_task_in_their_own_process(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = run(job(workdir, 50))
+    config = job(workdir, 50)
+    status = run(config)
     out, err = capsys.readouterr()
     assert status == 0, err
+    assert asyncio.run(coordinator_stream(config)) == (
+        {"SystemStreamPartition [file, a, 0]": 0, "SystemStreamPartition [file, b, 0]": 1},
+        {"0": socket.gethostname(), "1": socket.gethostname()},
+    )
     rows = processed(workdir)
     assert Counter(message for *_, message in rows) == Counter(
         f"{s}{i}" for s in ("a", "b") for i in range(50)
