@@ -47,7 +47,7 @@ def add_container_command(commands: Any) -> None:
     parser = commands.add_parser(
         "container",
         help="run one container of a job from its job coordinator",
-        description=__doc__,
+        description=(__doc__ or "").replace("``", ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--coordinator-url", default=os.environ.get(URL_ENV), help=f"default: ${URL_ENV}")

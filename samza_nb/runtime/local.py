@@ -76,7 +76,8 @@ class LocalJobRunner:
     ) -> None:
         if config.get_int("job.container.count", 1) != 1:
             raise ConfigError(
-                "job.container.count must be 1 for a local run: it runs one container with every task",
+                "job.container.count must be 1 for a run in this process (it runs one container with every "
+                "task); samza-nb run starts a job coordinator and job.container.count container processes",
                 key="job.container.count",
             )
         factory = load_task_factory(config) if task is None else task_factory(task)
