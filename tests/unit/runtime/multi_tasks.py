@@ -24,11 +24,12 @@ class Record:
         self.log = open("processed.log", "a")  # noqa: SIM115 (closed in close())
 
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
-        if self.fail_on and envelope.message == self.fail_on:
-            raise ValueError(f"cannot process {envelope.message!r}")
-        self.log.write(
-            f"{self.task} {os.getpid()} {envelope.ssp.stream} {envelope.offset} {envelope.message}\n"
-        )
+        message = envelope.message
+        if isinstance(message, bytes):
+            message = message.decode()
+        if self.fail_on and message == self.fail_on:
+            raise ValueError(f"cannot process {message!r}")
+        self.log.write(f"{self.task} {os.getpid()} {envelope.ssp.stream} {envelope.offset} {message}\n")
         self.log.flush()
         if self.sleep:
             time.sleep(self.sleep)
