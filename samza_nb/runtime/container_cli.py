@@ -96,11 +96,14 @@ class ContainerProcess:
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
         model = await asyncio.to_thread(fetch_job_model, self.url, self.connect_timeout_s)
-        config = Config(model.config).validate()
         self._unknown = self.container_id not in model.containers  # the container's run says so
-        container = SamzaContainer(
-            config, load_task_factory(config), container_id=self.container_id, job_model=model
-        )
+        try:
+            config = Config(model.config).validate()
+            factory = load_task_factory(config)
+        except SamzaError as exc:
+            await self._final_report(exc)  # the runner names the container with this error
+            raise
+        container = SamzaContainer(config, factory, container_id=self.container_id, job_model=model)
         self.container = container
         loop = asyncio.get_running_loop()
         restore = install_signal_handlers(loop, self._on_signal)
@@ -140,7 +143,8 @@ class ContainerProcess:
             self.forced = 128 + signum
 
     def _report(self, state: str | None = None, error: str | None = None) -> ContainerReport:
-        assert self.container is not None
+        if self.container is None:  # it failed before its container existed
+            return ContainerReport(self.container_id, self.host, state or "failed", 0, (), error, os.getpid())
         status = self.container.status()
         tasks = tuple(
             {
@@ -188,7 +192,7 @@ class ContainerProcess:
 
     async def _final_report(self, error: BaseException | None) -> None:
         """The last report (stopped or failed, with the error); the coordinator may be gone: best effort."""
-        if self.container is None or self._unknown:
+        if self._unknown:
             return
         text = None if error is None else " ".join(str(error).split()) or type(error).__name__
         report = self._report("failed" if error is not None else "stopped", text)

@@ -22,8 +22,9 @@ from typing import Any
 
 from samza_nb.config import Config
 from samza_nb.coordinator.job_coordinator import JobCoordinator
-from samza_nb.errors import SamzaError
+from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.runtime.console import (
+    EXIT_CONFIG,
     EXIT_OK,
     PROG,
     PROGRESS_INTERVAL_S,
@@ -198,7 +199,9 @@ class MultiContainerRun:
         print(summary(job, self.processed, elapsed, checkpoints), flush=True)
         if failed is None:
             return EXIT_OK
-        return report_error(SamzaError(self._failure(failed)), self.verbose)
+        # A container that exits 2 refused the config: so does the job.
+        kind = ConfigError if failed.exit_status == EXIT_CONFIG else SamzaError
+        return report_error(kind(self._failure(failed)), self.verbose)
 
     def _failure(self, child: _Child) -> str:
         report = self.coordinator.job_status().reports.get(child.container_id)
@@ -221,7 +224,7 @@ async def _relay(child: _Child, tell: Callable[[str], None]) -> None:
     while line := await stream.readline():
         text = line.decode(errors="replace").rstrip()
         if text:
-            child.last_line = text.removeprefix(f"{PROG}: ")
+            child.last_line = text.removeprefix(f"{PROG}: ").removeprefix(f"container {child.container_id}: ")
             tell(f"[container {child.container_id}] {child.last_line}")
 
 

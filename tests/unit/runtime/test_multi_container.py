@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import threading
@@ -153,3 +154,15 @@ def test_sigterm_stops_every_container_gracefully_and_each_commits(
         last = max(int(offset) for _, _, s, offset, _ in rows if s == stream)
         assert last < 99_999
         assert f"file.{stream}#0={last}" in out, "each container committed what it processed"
+
+
+def test_a_task_class_the_containers_cannot_import_is_a_config_error_naming_a_container(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = run(job(workdir, 5, **{"task.class": "tests.unit.runtime.multi_tasks.Missing"}))
+    _, err = capsys.readouterr()
+    assert status == 2
+    last = err.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"samza-nb: error: container [01] failed: .*task\.class.*\(exited with status 2\)", last
+    )
