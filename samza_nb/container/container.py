@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol
 
-from samza_nb.api.streams import SystemStream, SystemStreamPartition
+from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import TaskContext
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.checkpoint.checkpoint import Checkpoint
@@ -17,6 +17,7 @@ from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.collector import OutputBuffer, TaskCollector
 from samza_nb.container.consumers import SystemConsumers
+from samza_nb.container.inputs import configured_systems, input_metadata, input_streams
 from samza_nb.container.loop_state import LoopState
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
@@ -58,34 +59,6 @@ class ContainerState(enum.Enum):
     STOPPING = "stopping"
     STOPPED = "stopped"
     FAILED = "failed"
-
-
-def input_streams(config: Config) -> list[SystemStream]:
-    """The job's inputs from ``task.inputs``; a ConfigError naming the key when missing or malformed."""
-    raw = config.get_list("task.inputs")
-    if not raw:
-        raise ConfigError(
-            "missing required config task.inputs (e.g. task.inputs = kafka.page-views)", key="task.inputs"
-        )
-    streams = []
-    for item in raw:
-        system, sep, stream = item.partition(".")
-        if not sep or not system or not stream:
-            raise ConfigError(
-                f"task.inputs={config['task.inputs']!r}: {item!r} is not of the form <system>.<stream>",
-                key="task.inputs",
-            )
-        streams.append(SystemStream(system, stream))
-    return list(dict.fromkeys(streams))
-
-
-def configured_systems(config: Config) -> list[str]:
-    """Every system with a ``systems.<name>.samza.factory``."""
-    names = []
-    for key in config:
-        if key.startswith("systems.") and key.endswith(".samza.factory"):
-            names.append(key[len("systems.") : -len(".samza.factory")])
-    return sorted(set(names))
 
 
 class SamzaContainer:
@@ -417,22 +390,6 @@ def _own_container(
                 "not have (the inputs changed since the job model was computed; restart the job)"
             )
     return container
-
-
-async def input_metadata(
-    inputs: list[SystemStream], admins: Mapping[str, SystemAdmin]
-) -> dict[SystemStreamPartition, SSPMetadata]:
-    """The metadata of every partition of ``inputs``, asked of their systems' admins."""
-    by_system: dict[str, list[str]] = {}
-    for input_stream in inputs:
-        by_system.setdefault(input_stream.system, []).append(input_stream.stream)
-    result: dict[SystemStreamPartition, SSPMetadata] = {}
-    for system, names in by_system.items():
-        metadata = await admins[system].get_metadata(names)
-        for stream, partitions in metadata.items():
-            for partition, meta in partitions.items():
-                result[SystemStreamPartition(system, stream, partition)] = meta
-    return result
 
 
 def _settings(config: Config, max_messages: int | None) -> RunLoopSettings:

@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from samza_nb.config import Config
-from samza_nb.container.container import input_metadata, input_streams
+from samza_nb.container.inputs import input_metadata, input_streams
 from samza_nb.coordinator.changes import refuse_incompatible_change
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
 from samza_nb.coordinator.job_model import JobModel

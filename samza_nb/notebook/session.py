@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config, job_name
-from samza_nb.container.container import SamzaContainer, input_streams
+from samza_nb.container.container import SamzaContainer
+from samza_nb.container.inputs import input_streams
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import SamzaError
 from samza_nb.notebook import cell_config, checkpoints
