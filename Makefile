@@ -29,3 +29,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/choosers.py
 	$(BIN)/python benchmarks/state.py
 	$(BIN)/python benchmarks/dashboard.py
+	$(BIN)/python benchmarks/log.py

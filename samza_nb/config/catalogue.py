@@ -245,17 +245,22 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.samza.key.serde",
         None,
         "str",
-        "Kafka: key serde at the boundary (bytes when unset; string, json, int, long, or a class).",
+        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, or a class).",
     ),
     KeySpec(
         "systems.<system>.samza.msg.serde",
         None,
         "str",
-        "Kafka: message serde at the boundary (bytes when unset).",
+        "Kafka, log: message serde at the boundary (bytes when unset).",
     ),
-    KeySpec("systems.<system>.streams.<stream>.samza.key.serde", None, "str", "Kafka: per-stream key serde."),
     KeySpec(
-        "systems.<system>.streams.<stream>.samza.msg.serde", None, "str", "Kafka: per-stream message serde."
+        "systems.<system>.streams.<stream>.samza.key.serde", None, "str", "Kafka, log: per-stream key serde."
+    ),
+    KeySpec(
+        "systems.<system>.streams.<stream>.samza.msg.serde",
+        None,
+        "str",
+        "Kafka, log: per-stream message serde.",
     ),
     KeySpec(
         "systems.<system>.default.stream.replication.factor",
@@ -369,7 +374,13 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.streams.<stream>.partitions",
         "1",
         "int>=1",
-        "Partitions of an output stream the system creates on first use (in-memory, Kafka).",
+        "Partitions of an output stream the system creates on first use (in-memory, Kafka, log).",
+    ),
+    KeySpec(
+        "systems.<system>.log.dir",
+        None,
+        "str",
+        "Durable log: directory of the streams (default <job.logged.store.base.dir>/log).",
     ),
 )
 

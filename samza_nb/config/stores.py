@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from samza_nb.api.streams import SystemStream
 from samza_nb.config.config import Config
+from samza_nb.config.system_defaults import default_system
 from samza_nb.errors import ConfigError
 
 
@@ -26,9 +27,9 @@ def configured_store_names(config: Config) -> list[str]:
 def changelog_stream(config: Config, store: str) -> SystemStream | None:
     """The changelog of ``store``, or None without one.
 
-    ``stores.<name>.changelog`` is ``system.stream``, or a bare stream on ``job.changelog.system`` (else
-    ``job.default.system``). Anything else (``.counts``, ``kafka.``, a bare stream with neither system key
-    set) is a :class:`ConfigError` naming ``stores.<name>.changelog``.
+    ``stores.<name>.changelog`` is ``system.stream``, or a bare stream on ``job.changelog.system``, else
+    ``job.default.system``, else the embedded durable log (system ``log``). Anything else (``.counts``,
+    ``kafka.``) is a :class:`ConfigError` naming ``stores.<name>.changelog``.
     """
     return parse_changelog(config, store, _text(config, store_key(store, "changelog")))
 
@@ -43,14 +44,16 @@ def parse_changelog(config: Config, store: str, value: str | None) -> SystemStre
         return SystemStream(system, stream)
     if dot:
         raise ConfigError(f"{key}={value!r} is not valid: expected system.stream or a stream name", key=key)
-    system = _text(config, "job.changelog.system") or _text(config, "job.default.system") or ""
-    if not system:
-        raise ConfigError(
-            f"{key}={value!r} names no system, and neither job.changelog.system nor job.default.system "
-            "is set: write it as system.stream",
-            key=key,
-        )
+    system = _text(config, "job.changelog.system") or default_system(config)
     return SystemStream(system, value)
+
+
+def changelog_systems(config: Config) -> set[str]:
+    """The systems the configured stores' changelogs are on (``log`` for a changelog that names none when
+    no default system is set): a container needs them whether or not they have a
+    ``systems.<name>.samza.factory``."""
+    streams = (changelog_stream(config, store) for store in configured_store_names(config))
+    return {stream.system for stream in streams if stream is not None}
 
 
 def _text(config: Config, key: str) -> str | None:
@@ -58,4 +61,4 @@ def _text(config: Config, key: str) -> str | None:
     return value.strip() if value is not None and value.strip() else None
 
 
-__all__ = ["changelog_stream", "configured_store_names", "parse_changelog", "store_key"]
+__all__ = ["changelog_stream", "changelog_systems", "configured_store_names", "parse_changelog", "store_key"]

@@ -39,6 +39,7 @@ from samza_nb.runtime.container_cli import add_container_command
 from samza_nb.runtime.coordinator_stream_writer_cli import add_coordinator_stream_writer_command
 from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
 from samza_nb.runtime.local import LocalJobRunner
+from samza_nb.runtime.log_dump_cli import add_log_dump_command
 from samza_nb.runtime.multi_container import run_containers
 
 if TYPE_CHECKING:
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_run_command(commands)
     add_coordinator_stream_writer_command(commands)
+    add_log_dump_command(commands)
     add_container_command(commands)
     return parser
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from samza_nb.config.plugins import import_dotted
+from samza_nb.config.system_defaults import DEFAULT_LOG_SYSTEM, default_system, log_directory
 from samza_nb.errors import ConfigError
 from samza_nb.systems.base import SystemFactory
 
@@ -13,9 +14,14 @@ if TYPE_CHECKING:
 
 
 def system_factory(config: Config, system: str) -> SystemFactory:
-    """An instance of the factory configured for ``system`` (``systems.<system>.samza.factory``)."""
+    """An instance of the factory configured for ``system`` (``systems.<system>.samza.factory``); the
+    system named :data:`DEFAULT_LOG_SYSTEM` (``log``) is the embedded durable log when none is."""
     key = f"systems.{system}.samza.factory"
-    path = config.get_str(key)
+    path = (config.get_str(key) or "").strip()
+    if not path and system == DEFAULT_LOG_SYSTEM:
+        from samza_nb.systems.log import LogSystemFactory
+
+        return LogSystemFactory()
     if not path:
         raise ConfigError(f"missing required config {key}: no factory for system {system!r}", key=key)
     factory_cls = import_dotted(path, key)
@@ -27,3 +33,6 @@ def system_factory(config: Config, system: str) -> SystemFactory:
             key=key,
         )
     return factory
+
+
+__all__ = ["DEFAULT_LOG_SYSTEM", "default_system", "log_directory", "system_factory"]

@@ -20,7 +20,7 @@ from samza_nb.systems.kafka.config import KafkaSystemConfig
 from samza_nb.systems.kafka.consumer import KafkaSystemConsumer
 from samza_nb.systems.kafka.factory import KafkaSystemFactory
 from samza_nb.systems.kafka.producer import KafkaSystemProducer
-from samza_nb.systems.kafka.serdes import Serde, serde_for
+from samza_nb.systems.serdes import Serde, serde_for
 
 quiet_repeated_client_logs()
 

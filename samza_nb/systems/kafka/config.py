@@ -37,9 +37,8 @@ from typing import TYPE_CHECKING, Any, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from samza_nb.config.catalogue import parse_bool, parse_int
-from samza_nb.config.stores import changelog_stream
 from samza_nb.errors import ConfigError
-from samza_nb.systems.kafka.serdes import DEFAULT_SERDE, Serde, serde_for
+from samza_nb.systems.serdes import Serde, StreamSerdes
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -155,7 +154,10 @@ class KafkaSystemConfig:
     replication_factor: int
     topic_configs: dict[str, str]
     config: Config = field(repr=False)
-    _serdes: dict[tuple[str, str], Serde] = field(default_factory=dict, repr=False)
+    _serdes: StreamSerdes = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._serdes = StreamSerdes(self.config, self.system)
 
     @classmethod
     def from_config(cls, system: str, config: Config) -> KafkaSystemConfig:
@@ -208,39 +210,16 @@ class KafkaSystemConfig:
     # -- serdes ---------------------------------------------------------------------------------------
     def key_serde(self, stream: str) -> Serde:
         """The key serde of ``stream`` (``""``: the system-wide one)."""
-        return self._serde(stream, "key")
+        return self._serdes.key_serde(stream)
 
     def msg_serde(self, stream: str) -> Serde:
         """The message serde of ``stream`` (``""``: the system-wide one)."""
-        return self._serde(stream, "msg")
-
-    def _serde(self, stream: str, kind: str) -> Serde:
-        cached = self._serdes.get((stream, kind))
-        if cached is not None:
-            return cached
-        system_key = f"systems.{self.system}.samza.{kind}.serde"
-        stream_key = f"systems.{self.system}.streams.{stream}.samza.{kind}.serde"
-        if stream and stream_key in self.config:
-            key, name = stream_key, self.config[stream_key]
-        elif stream and stream in self.changelog_streams():
-            key, name = stream_key, DEFAULT_SERDE  # stores serialize their own records
-        else:
-            key, name = system_key, self.config.get_str(system_key, DEFAULT_SERDE)
-        serde = serde_for(name, key)
-        self._serdes[(stream, kind)] = serde
-        return serde
+        return self._serdes.msg_serde(stream)
 
     def changelog_streams(self) -> frozenset[str]:
-        """The streams of this system that are store changelogs (``stores.<name>.changelog`` =
-        ``<system>.<stream>``, or a bare stream on ``job.changelog.system`` / ``job.default.system``).
-        They carry the stores' own bytes: their serde is bytes unless configured per stream."""
-        streams = set()
-        stores = {key[len("stores.") : -len(".changelog")] for key in self.config if _is_changelog_key(key)}
-        for store in stores:
-            changelog = changelog_stream(self.config, store)
-            if changelog is not None and changelog.system == self.system:
-                streams.add(changelog.stream)
-        return frozenset(streams)
+        """The streams of this system that are store changelogs (their serde is bytes unless configured
+        per stream)."""
+        return self._serdes.changelog_streams()
 
     # -- streams samza_nb creates ---------------------------------------------------------------------
     def partitions_for(self, stream: str) -> int:
@@ -251,10 +230,6 @@ class KafkaSystemConfig:
     def describe_brokers(self) -> str:
         """How error messages name the brokers: ``Kafka broker(s) <servers> of system '<s>'``."""
         return f"Kafka broker {self.bootstrap_servers} (system {self.system!r})"
-
-
-def _is_changelog_key(key: str) -> bool:
-    return key.startswith("stores.") and key.endswith(".changelog") and key.count(".") == 2
 
 
 __all__ = ["DEFAULT_BROKER_TIMEOUT_MS", "KafkaSystemConfig"]

@@ -35,8 +35,8 @@ from samza_nb.errors import SamzaError, SystemConsumersError
 from samza_nb.systems.kafka.admin import KAFKA_OFFSET
 from samza_nb.systems.kafka.clients import bounded, client_settings, close_quietly, describe, topic_partitions
 from samza_nb.systems.kafka.fetcher import Fetcher, PartitionState
-from samza_nb.systems.kafka.serdes import is_identity
 from samza_nb.systems.offsets import parse_integer_offset
+from samza_nb.systems.serdes import is_identity
 
 if TYPE_CHECKING:
     from samza_nb.systems.kafka.config import KafkaSystemConfig

@@ -24,17 +24,17 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from aiokafka import AIOKafkaProducer
-from aiokafka.partitioner import murmur2
 
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.kafka.admin import check_topic_name
 from samza_nb.systems.kafka.clients import bounded, close_quietly, describe
+from samza_nb.systems.partitioner import murmur2
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import OutgoingMessageEnvelope
     from samza_nb.systems.kafka.admin import KafkaSystemAdmin
     from samza_nb.systems.kafka.config import KafkaSystemConfig
-    from samza_nb.systems.kafka.serdes import Serde
+    from samza_nb.systems.serdes import Serde
 
 _PRUNE_AT = 8192
 # A queued message: (source, topic, key bytes, value bytes, explicit partition, partition-key hash).

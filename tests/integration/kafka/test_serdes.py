@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.systems.kafka.serdes import BytesSerde, is_identity, serde_for
+from samza_nb.systems.serdes import BytesSerde, is_identity, serde_for
 
 
 class Upper:

@@ -15,8 +15,10 @@ from typing import Any
 import duckdb
 import pytest
 
-from samza_nb import RequestScope
+from samza_nb import Config, RequestScope, SystemStreamPartition
 from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager
+from samza_nb.config.stores import changelog_systems
+from samza_nb.systems.log import DurableLog
 from tests.eventually import eventually
 
 from .harness import Job
@@ -156,17 +158,35 @@ def stateful_job(tmp_path: Path, **extra: str) -> Job:
     )
 
 
-def test_a_deleted_local_store_is_restored_from_its_changelog(tmp_path: Path) -> None:
+def changelog_on_the_durable_log(job: Job) -> None:
+    """Move the job's changelog to the durable log: a bare stream name, no default system."""
+    job.config["stores.counts.changelog"] = "counts-changelog"
+    # The container starts the systems of its inputs and of systems.<name>.samza.factory keys only;
+    # until it also starts changelog_systems(config), the log system is named here.
+    job.config["systems.log.samza.factory"] = "samza_nb.systems.log.LogSystemFactory"
+    assert changelog_systems(Config(job.config)) == {"log"}
+
+
+@pytest.mark.parametrize("on_log", [False, True], ids=["in-memory", "durable-log"])
+def test_a_deleted_local_store_is_restored_from_its_changelog(tmp_path: Path, on_log: bool) -> None:
     rng = random.Random(3)
     first = [rng.choice(WORDS[:20]) for _ in range(300)]
     second = [rng.choice(WORDS[:20]) for _ in range(200)]
     job = stateful_job(tmp_path)
+    if on_log:
+        changelog_on_the_durable_log(job)
     job.send("in", first)
     job.run(CountingTask, max_messages=len(first))
     state = tmp_path / "state" / "test-job-1" / "stores"
     assert store_contents(state) == dict(collections.Counter(first))
-    changelog = job.broker.read("counts-changelog")[0]
-    assert len(changelog) > 0
+    if on_log:
+        with DurableLog(tmp_path / "state" / "log") as log:  # <job.logged.store.base.dir>/log
+            assert log.partitions("counts-changelog") == 1
+            keys = {key.decode() for _, key, _ in log.read("counts-changelog", 0)}
+    else:
+        envelopes, _ = job.broker.envelopes(SystemStreamPartition("test", "counts-changelog", 0), 0)
+        keys = {envelope.key.decode() for envelope in envelopes}
+    assert keys == set(first)
 
     import shutil
 

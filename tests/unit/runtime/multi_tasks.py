@@ -1,16 +1,10 @@
-"""Tasks and a checkpoint manager for multi-container tests: importable by the container processes."""
+"""A task for multi-container tests: importable by the container processes."""
 
 from __future__ import annotations
 
 import os
-import pickle
 import time
-from pathlib import Path
 from typing import Any
-
-from samza_nb.checkpoint.checkpoint import Checkpoint
-from samza_nb.config import Config
-from samza_nb.errors import CheckpointError
 
 
 class Record:
@@ -36,44 +30,3 @@ class Record:
 
     def close(self) -> None:
         self.log.close()
-
-
-class FileCheckpointManager:
-    """One pickle file per task in ``test.checkpoint.dir`` (each task belongs to one process)."""
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def register(self, task_name: str) -> None:
-        pass
-
-    async def start(self) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-
-    def _path(self, task_name: str) -> Path:
-        return self.directory / (task_name.replace(" ", "_") + ".pickle")
-
-    async def read_last_checkpoint(self, task_name: str) -> Checkpoint | None:
-        path = self._path(task_name)
-        if not path.exists():
-            return None
-        checkpoint = pickle.loads(path.read_bytes())
-        if not isinstance(checkpoint, Checkpoint):
-            raise CheckpointError(f"{path} holds no checkpoint")
-        return checkpoint
-
-    async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
-        path = self._path(task_name)
-        temporary = path.with_suffix(".tmp")
-        temporary.write_bytes(pickle.dumps(checkpoint))
-        temporary.replace(path)
-
-    async def stop(self) -> None:
-        pass
-
-
-class FileCheckpointManagerFactory:
-    """Builds a FileCheckpointManager on ``test.checkpoint.dir``."""
-
-    def get_checkpoint_manager(self, config: Config) -> FileCheckpointManager:
-        return FileCheckpointManager(Path(config.require("test.checkpoint.dir", "a directory")))

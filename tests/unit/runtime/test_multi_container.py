@@ -43,14 +43,8 @@ def job(workdir: Path, lines: int, **extra: str) -> Config:
         "systems.file.samza.offset.default": "oldest",
         "job.systemstreampartition.grouper.factory": "group-by-ssp",
         "job.container.count": "2",
-        "task.checkpoint.factory": "tests.unit.runtime.multi_tasks.FileCheckpointManagerFactory",
-        "test.checkpoint.dir": str(workdir / "checkpoints"),
         "job.logged.store.base.dir": str(workdir / "state"),
         "cluster-manager.container.status.interval.ms": "50",
-        # The coordinator stream on an in-memory system: this process's coordinator is its only reader.
-        "job.coordinator.system": "coordination",
-        "systems.coordination.samza.factory": "samza_nb.systems.inmemory.InMemorySystemFactory",
-        "systems.coordination.inmemory.namespace": f"coordination-{uuid.uuid4().hex[:8]}",
     }
     values.update(extra)
     return Config(values)

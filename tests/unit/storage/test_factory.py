@@ -164,9 +164,8 @@ def test_changelog_stream_parsing() -> None:
         "kafka2", "counts-log"
     )
     assert bare.changelog_stream(Config({"job.default.system": "k3"})) == SystemStream("k3", "counts-log")
-    with pytest.raises(ConfigError) as info:
-        bare.changelog_stream(Config())
-    assert info.value.key == "stores.counts.changelog"
+    # Neither job.changelog.system nor job.default.system: the embedded durable log, system "log".
+    assert bare.changelog_stream(Config()) == SystemStream("log", "counts-log")
 
 
 @pytest.mark.parametrize("value", [".counts", "kafka.", "."])

@@ -1,24 +1,30 @@
-"""Serdes at the Kafka boundary: how message keys and values become bytes and back.
+"""Serdes at a system's boundary (Kafka, the durable log): how message keys and values become bytes and back.
 
-Kafka carries bytes. A Kafka system reads and writes bytes unchanged by default; a serde name turns them into
-Python values on the way in and back into bytes on the way out. Names: ``bytes`` (the default, no copy),
-``string`` (UTF-8), ``json`` (UTF-8 JSON, compact), ``int`` (4-byte big-endian signed, Samza's
-IntegerSerde), ``long`` (8-byte big-endian signed, Samza's LongSerde), or the dotted path of a class with
-``to_bytes(obj) -> bytes`` and ``from_bytes(data) -> obj`` (instantiated with no arguments).
+Kafka and the durable log carry bytes. Such a system reads and writes bytes unchanged by default; a serde
+name turns them into Python values on the way in and back into bytes on the way out. Names: ``bytes``
+(the default, no copy), ``string`` (UTF-8), ``json`` (UTF-8 JSON, compact), ``int`` (4-byte big-endian
+signed, Samza's IntegerSerde), ``long`` (8-byte big-endian signed, Samza's LongSerde), or the dotted path
+of a class with ``to_bytes(obj) -> bytes`` and ``from_bytes(data) -> obj`` (instantiated with no
+arguments).
 
 Config: ``systems.<system>.samza.key.serde`` / ``systems.<system>.samza.msg.serde`` for every stream of
 the system, overridden per stream by ``systems.<system>.streams.<stream>.samza.key.serde`` /
-``.samza.msg.serde``. A Kafka null (a tombstone, or a message without key) is ``None`` whatever the serde.
+``.samza.msg.serde``. A null (a tombstone, or a message without key) is ``None`` whatever the serde. Store
+changelogs stay bytes unless configured per stream (the stores serialize their own records).
 """
 
 from __future__ import annotations
 
 import json
 import struct
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from samza_nb.config.plugins import import_dotted
+from samza_nb.config.stores import changelog_stream
 from samza_nb.errors import ConfigError, SamzaError
+
+if TYPE_CHECKING:
+    from samza_nb.config import Config
 
 
 @runtime_checkable
@@ -139,7 +145,7 @@ BUILTIN_SERDES: Final[dict[str, type[Any]]] = {
     "integer": IntegerSerde,
     "long": LongSerde,
 }
-"""The serde names every Kafka system knows."""
+"""The serde names every system with serdes knows."""
 
 DEFAULT_SERDE: Final[str] = "bytes"
 
@@ -168,6 +174,56 @@ def serde_for(name: str, key: str) -> Serde:
     return instance
 
 
+class StreamSerdes:
+    """The key and message serdes of the streams of one system, from its config (cached per stream)."""
+
+    def __init__(self, config: Config, system: str) -> None:
+        self.config = config
+        self.system = system
+        self._serdes: dict[tuple[str, str], Serde] = {}
+        self._changelogs: frozenset[str] | None = None
+
+    def key_serde(self, stream: str) -> Serde:
+        """The key serde of ``stream`` (``""``: the system-wide one)."""
+        return self._serde(stream, "key")
+
+    def msg_serde(self, stream: str) -> Serde:
+        """The message serde of ``stream`` (``""``: the system-wide one)."""
+        return self._serde(stream, "msg")
+
+    def _serde(self, stream: str, kind: str) -> Serde:
+        cached = self._serdes.get((stream, kind))
+        if cached is not None:
+            return cached
+        system_key = f"systems.{self.system}.samza.{kind}.serde"
+        stream_key = f"systems.{self.system}.streams.{stream}.samza.{kind}.serde"
+        if stream and stream_key in self.config:
+            key, name = stream_key, self.config[stream_key]
+        elif stream and stream in self.changelog_streams():
+            key, name = stream_key, DEFAULT_SERDE  # stores serialize their own records
+        else:
+            key, name = system_key, self.config.get_str(system_key, DEFAULT_SERDE)
+        serde = serde_for(name, key)
+        self._serdes[(stream, kind)] = serde
+        return serde
+
+    def changelog_streams(self) -> frozenset[str]:
+        """The streams of this system that are store changelogs (``stores.<name>.changelog`` =
+        ``<system>.<stream>``, or a bare stream on the job's changelog or default system). They carry the
+        stores' own bytes: their serde is bytes unless configured per stream."""
+        if self._changelogs is None:
+            stores = {key[len("stores.") : -len(".changelog")] for key in self.config if _is_changelog(key)}
+            streams = (changelog_stream(self.config, store) for store in stores)
+            self._changelogs = frozenset(
+                s.stream for s in streams if s is not None and s.system == self.system
+            )
+        return self._changelogs
+
+
+def _is_changelog(key: str) -> bool:
+    return key.startswith("stores.") and key.endswith(".changelog") and key.count(".") == 2
+
+
 def is_identity(serde: Serde) -> bool:
     """True for the bytes serde, which the consumer skips entirely (no call per message)."""
     return type(serde) is BytesSerde
@@ -186,6 +242,7 @@ __all__ = [
     "JsonSerde",
     "LongSerde",
     "Serde",
+    "StreamSerdes",
     "StringSerde",
     "is_identity",
     "serde_for",

@@ -1,0 +1,329 @@
+"""The durable log as a system: admin, consumer and producer over a :class:`DurableLog` directory.
+
+``systems.<name>.samza.factory = samza_nb.systems.log.LogSystemFactory``; the directory is
+``systems.<name>.log.dir`` (default ``<job.logged.store.base.dir>/log``). The system named ``log`` is
+this one when no factory is configured for it.
+
+- Offsets are "0", "1", ... per partition, compared as integers. Partitions are unbounded: no end-of-stream.
+- Messages are bytes. Without a serde the producer stores bytes unchanged and str as UTF-8 (a None
+  message is a tombstone, a None key no key) and refuses anything else, naming the stream; the consumer
+  hands out the stored bytes as key and message, with the append time (ms) as the timestamp. The serdes
+  of Kafka apply here too (:mod:`samza_nb.systems.serdes`: ``systems.<name>.samza.key.serde`` /
+  ``samza.msg.serde``, per stream ``systems.<name>.streams.<stream>.samza.*.serde``; store changelogs stay
+  bytes): values are serialized when the producer writes them and deserialized by the consumer.
+- Partition of a sent message: ``partition``, else Kafka's murmur2 of ``partition_key`` (or ``key``),
+  else round robin. A stream written for the first time is created with
+  ``systems.<name>.streams.<stream>.partitions`` partitions (default 1).
+- ``producer.flush`` (before every checkpoint) writes what was sent and fsyncs it; consumers see a
+  message only once it is flushed, and a consumer waiting in ``poll`` is woken by the flush itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from itertools import islice, repeat
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.api.metadata import SSPMetadata
+from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
+from samza_nb.config.system_defaults import log_directory
+from samza_nb.errors import SamzaError, SystemConsumersError, SystemProducerError
+from samza_nb.systems.log.durable_log import LOG_OFFSET, DurableLog, Record
+from samza_nb.systems.log.format import as_bytes
+from samza_nb.systems.log.wake import FlushWaiter
+from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
+from samza_nb.systems.partitioner import key_partition
+from samza_nb.systems.serdes import StreamSerdes, is_identity
+
+if TYPE_CHECKING:
+    from samza_nb.config import Config
+
+Decoder = Callable[[bytes], Any]
+"""A serde's ``from_bytes``."""
+Encoder = Callable[[Any], bytes] | None
+"""A serde's ``to_bytes``, or None to store values as given."""
+
+
+class LogSystemAdmin:
+    """Admin of a durable log system: metadata from the flush marks; integer offset order."""
+
+    def __init__(self, log: DurableLog, system: str) -> None:
+        self.log = log
+        self.system = system
+
+    async def get_metadata(self, streams: Collection[str]) -> dict[str, dict[int, SSPMetadata]]:
+        """oldest/newest/upcoming of every partition of ``streams`` (flushed records only); an unknown
+        stream is a SamzaError naming it."""
+        result: dict[str, dict[int, SSPMetadata]] = {}
+        for stream in streams:
+            partitions: dict[int, SSPMetadata] = {}
+            for number in range(self.log.partitions(stream)):
+                upcoming = self.log.upcoming(stream, number)
+                if upcoming:
+                    partitions[number] = SSPMetadata("0", str(upcoming - 1), str(upcoming))
+                else:
+                    partitions[number] = SSPMetadata(None, None, "0")
+            result[stream] = partitions
+        return result
+
+    def offset_comparator(self, a: str, b: str) -> int:
+        """Integer order ("2" < "10"); end-of-stream sorts last."""
+        return compare_integer_offsets(a, b)
+
+    def offset_after(self, offset: str) -> str:
+        """The next integer offset."""
+        return integer_offset_after(f"system {self.system!r}", offset, LOG_OFFSET)
+
+    async def create_stream(self, stream: str, partitions: int) -> None:
+        """Create ``stream`` unless it exists with ``partitions`` partitions (another count: SamzaError)."""
+        self.log.create_stream(stream, partitions)
+
+    async def create_changelog_stream(self, stream: str, partitions: int) -> None:
+        """Create changelog ``stream``; an existing one must have ``partitions`` partitions."""
+        self.log.create_stream(stream, partitions)
+
+
+class LogSystemConsumer:
+    """Reads registered partitions from their starting offsets; ``poll`` returns up to
+    :attr:`MAX_POLL_BATCH` flushed messages per partition and otherwise waits for a flush."""
+
+    MAX_POLL_BATCH = 4096
+
+    def __init__(self, log: DurableLog, system: str, serdes: StreamSerdes) -> None:
+        self.log = log
+        self.system = system
+        self._serdes = serdes
+        self._decoders: dict[str, tuple[Decoder | None, Decoder | None]] = {}
+        self._positions: dict[SystemStreamPartition, int] = {}
+        self._pending: dict[SystemStreamPartition, list[IncomingMessageEnvelope]] = {}
+        self._waiter: FlushWaiter | None = None
+
+    def register(self, ssp: SystemStreamPartition, offset: str) -> None:
+        """Read ``ssp`` from ``offset``."""
+        self._positions[ssp] = parse_integer_offset(ssp, offset, LOG_OFFSET)
+
+    async def start(self) -> None:
+        """Check every registered partition exists (a SystemConsumersError naming one that does not)
+        and start watching their flushes."""
+        for ssp in self._positions:
+            try:
+                count = self.log.partitions(ssp.stream)
+            except SamzaError as exc:
+                raise SystemConsumersError(f"input {ssp}: {exc}") from None
+            if ssp.partition >= count:
+                raise SystemConsumersError(f"input {ssp}: stream {ssp.stream!r} has only {count} partitions")
+        self._waiter = self.log.waiter([(ssp.stream, ssp.partition) for ssp in self._positions])
+
+    async def poll(
+        self, ssps: Collection[SystemStreamPartition], timeout: float
+    ) -> Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]:
+        """The next flushed messages of ``ssps`` in offset order, waiting up to ``timeout`` seconds for a
+        flush when there are none."""
+        result = self._collect(ssps)
+        if result or timeout <= 0 or self._waiter is None:
+            return result
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not result:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            await self._waiter.wait_async(remaining)
+            result = self._collect(ssps)
+        return result
+
+    def _collect(
+        self, ssps: Collection[SystemStreamPartition]
+    ) -> dict[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]:
+        result: dict[SystemStreamPartition, Sequence[IncomingMessageEnvelope]] = {}
+        limit = self.MAX_POLL_BATCH
+        for ssp in ssps:
+            envelopes = self._pending.pop(ssp, None) or self._read(ssp)
+            if len(envelopes) > limit:
+                self._pending[ssp] = envelopes[limit:]
+                envelopes = envelopes[:limit]
+            if envelopes:
+                result[ssp] = envelopes
+        return result
+
+    def _read(self, ssp: SystemStreamPartition) -> list[IncomingMessageEnvelope]:
+        try:
+            position = self._positions[ssp]
+        except KeyError:
+            raise SystemConsumersError(f"{ssp} was never registered with this consumer") from None
+        envelopes: list[IncomingMessageEnvelope] = []
+        key_decoder, msg_decoder = self._decoders_of(ssp.stream)
+        for batch in self.log.batches(ssp.stream, ssp.partition, position):
+            skip = position - batch.base
+            end = batch.base + len(batch.values)
+            keys: Any = repeat(None) if batch.keys is None else islice(batch.keys, skip, None)
+            values: Any = islice(batch.values, skip, None) if skip else batch.values
+            if key_decoder is not None and batch.keys is not None:
+                keys = _decoded(keys, key_decoder, ssp, position)
+            if msg_decoder is not None:
+                values = _decoded(values, msg_decoder, ssp, position)
+            envelopes.extend(
+                map(
+                    IncomingMessageEnvelope,
+                    repeat(ssp),
+                    map(str, range(position, end)),
+                    keys,
+                    values,
+                    repeat(batch.timestamp),
+                )
+            )
+            position = end
+            if len(envelopes) >= self.MAX_POLL_BATCH:
+                break
+        self._positions[ssp] = position
+        return envelopes
+
+    def _decoders_of(self, stream: str) -> tuple[Decoder | None, Decoder | None]:
+        decoders = self._decoders.get(stream)
+        if decoders is None:
+            key, msg = self._serdes.key_serde(stream), self._serdes.msg_serde(stream)
+            decoders = self._decoders[stream] = (
+                None if is_identity(key) else key.from_bytes,
+                None if is_identity(msg) else msg.from_bytes,
+            )
+        return decoders
+
+    async def stop(self) -> None:
+        """Stop watching and close the files."""
+        waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            waiter.close()
+        self.log.close()
+
+
+class LogSystemProducer:
+    """Appends sent messages to the durable log; ``flush`` makes them durable and visible. Thread-safe;
+    takes batches (``send_batch``)."""
+
+    WRITE_AT = 16384
+    """Messages sent since the last write that trigger a write (not yet a flush)."""
+
+    def __init__(self, log: DurableLog, config: Config, system: str, serdes: StreamSerdes) -> None:
+        self.log = log
+        self._config = config
+        self.system = system
+        self._serdes = serdes
+        self._lock = threading.Lock()
+        self._pending: list[OutgoingMessageEnvelope] = []
+
+    async def start(self) -> None:
+        """Nothing to connect."""
+
+    def send(self, source: str, envelope: OutgoingMessageEnvelope) -> None:
+        """Queue ``envelope``; it is written within :attr:`WRITE_AT` messages and durable after flush."""
+        with self._lock:
+            self._pending.append(envelope)
+            if len(self._pending) >= self.WRITE_AT:
+                self._write()
+
+    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """``send`` of each of ``envelopes``, in order."""
+        with self._lock:
+            self._pending.extend(envelopes)
+            if len(self._pending) >= self.WRITE_AT:
+                self._write()
+
+    def _write(self) -> None:
+        """Under the lock: append the pending messages, stream by stream; they stay pending on error."""
+        pending = self._pending
+        if not pending:
+            return
+        by_stream: dict[str, list[Record]] = {}
+        encoders: dict[str, tuple[Encoder, Encoder]] = {}
+        try:
+            for envelope in pending:
+                stream = envelope.system_stream.stream
+                records = by_stream.get(stream)
+                if records is None:
+                    self._ensure(stream)
+                    records = by_stream[stream] = []
+                    encoders[stream] = self._encoders(stream)
+                encode_key, encode_msg = encoders[stream]
+                key, message, partition = envelope.key, envelope.message, envelope.partition
+                if key is not None and encode_key is not None:
+                    key = encode_key(key)
+                if message is not None and encode_msg is not None:
+                    message = encode_msg(message)
+                if partition is None and envelope.partition_key is not None:
+                    raw = envelope.partition_key
+                    raw = as_bytes(raw if encode_key is None else encode_key(raw), "a partition key")
+                    assert raw is not None
+                    partition = key_partition(raw, self.log.partitions(stream))
+                records.append((key, message, partition))
+            for stream, records in by_stream.items():
+                self.log.send_batch(stream, records)
+        except SamzaError as exc:
+            raise SystemProducerError(f"system {self.system!r}: {exc}") from exc
+        self._pending = []
+
+    def _encoders(self, stream: str) -> tuple[Encoder, Encoder]:
+        """The ``to_bytes`` of the stream's key and message serdes; None for bytes (stored as given)."""
+        key, msg = self._serdes.key_serde(stream), self._serdes.msg_serde(stream)
+        return None if is_identity(key) else key.to_bytes, None if is_identity(msg) else msg.to_bytes
+
+    def _ensure(self, stream: str) -> None:
+        if not self.log.has_stream(stream):
+            key = f"systems.{self.system}.streams.{stream}.partitions"
+            self.log.create_stream(stream, self._config.get_int(key, 1))
+
+    def flush_now(self) -> None:
+        """Write every pending message and make all of them durable and visible (blocking)."""
+        with self._lock:
+            self._write()
+            self.log.flush()
+
+    async def flush(self, source: str) -> None:
+        """Return once every message sent so far is durable (fsync) and visible to readers."""
+        await asyncio.to_thread(self.flush_now)
+
+    async def stop(self) -> None:
+        """Flush and close the files."""
+        await self.flush("")
+        self.log.close()
+
+
+def _decoded(
+    items: Iterable[bytes | None], decode: Decoder, ssp: SystemStreamPartition, first: int
+) -> list[Any]:
+    """``items`` through ``decode`` (None stays None); a SystemConsumersError naming the offset."""
+    result = []
+    for offset, item in enumerate(items, first):
+        try:
+            result.append(None if item is None else decode(item))
+        except SamzaError as exc:
+            raise SystemConsumersError(f"{ssp} offset {offset}: {exc}") from None
+    return result
+
+
+class LogSystemFactory:
+    """``systems.<name>.samza.factory = samza_nb.systems.log.LogSystemFactory``; the directory is
+    ``systems.<name>.log.dir`` (default ``<job.logged.store.base.dir>/log``)."""
+
+    @staticmethod
+    def durable_log(system_name: str, config: Config) -> DurableLog:
+        """A new handle of the directory of ``system_name``."""
+        return DurableLog(log_directory(config, system_name))
+
+    def get_admin(self, system_name: str, config: Config) -> LogSystemAdmin:
+        """The admin of ``system_name``."""
+        return LogSystemAdmin(self.durable_log(system_name, config), system_name)
+
+    def get_consumer(self, system_name: str, config: Config) -> LogSystemConsumer:
+        """A consumer of ``system_name``."""
+        serdes = StreamSerdes(config, system_name)
+        return LogSystemConsumer(self.durable_log(system_name, config), system_name, serdes)
+
+    def get_producer(self, system_name: str, config: Config) -> LogSystemProducer:
+        """A producer of ``system_name``."""
+        serdes = StreamSerdes(config, system_name)
+        return LogSystemProducer(self.durable_log(system_name, config), config, system_name, serdes)
+
+
+__all__ = ["LOG_OFFSET", "LogSystemAdmin", "LogSystemConsumer", "LogSystemFactory", "LogSystemProducer"]

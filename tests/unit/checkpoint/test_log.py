@@ -1,0 +1,175 @@
+"""Checkpoints on a durable log stream: Samza's key/value JSON, last value per task wins, several
+processes writing at once."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from samza_nb import Config, SystemStreamPartition
+from samza_nb.checkpoint.base import load_checkpoint_manager
+from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.checkpoint.log import LogCheckpointManager, LogCheckpointManagerFactory
+from samza_nb.checkpoint.stream_format import decode_checkpoint, encode_checkpoint, encode_key
+from samza_nb.errors import CheckpointError, ConfigError
+from samza_nb.systems.log import DurableLog
+
+ROOT = Path(__file__).parents[3]
+STREAM = "__samza_checkpoint_ver_1_for_my-job_1"
+
+
+def job_config(tmp_path: Path, **extra: str) -> Config:
+    return Config(
+        {
+            "job.name": "my_job",
+            "job.logged.store.base.dir": str(tmp_path),
+            "task.checkpoint.factory": "samza_nb.checkpoint.log.LogCheckpointManagerFactory",
+            **extra,
+        }
+    )
+
+
+def checkpoint(offset: str, store: str | None = None) -> Checkpoint:
+    ssp = SystemStreamPartition("kafka", "in", 0)
+    return Checkpoint({ssp: offset}, {"counts": store} if store else {})
+
+
+def manager(tmp_path: Path, *tasks: str) -> LogCheckpointManager:
+    result = load_checkpoint_manager(job_config(tmp_path))
+    assert isinstance(result, LogCheckpointManager)
+    for task in tasks:
+        result.register(task)
+    return result
+
+
+def test_checkpoints_are_written_durably_and_the_last_per_task_wins(tmp_path: Path) -> None:
+    async def first() -> None:
+        m = manager(tmp_path, "Partition 0", "Partition 1")
+        await m.start()
+        assert await m.read_last_checkpoint("Partition 0") is None
+        await m.write_checkpoint("Partition 0", checkpoint("1"))
+        await m.write_checkpoint("Partition 1", checkpoint("7", "3"))
+        await m.write_checkpoint("Partition 0", checkpoint("2"))
+        assert await m.read_last_checkpoint("Partition 0") == checkpoint("2")
+        await m.stop()
+
+    async def second() -> None:
+        m = manager(tmp_path, "Partition 0", "Partition 1")
+        await m.start()
+        assert await m.read_last_checkpoint("Partition 0") == checkpoint("2")
+        assert await m.read_last_checkpoint("Partition 1") == checkpoint("7", "3")
+        await m.stop()
+        with pytest.raises(CheckpointError, match="start it first"):
+            await m.read_last_checkpoint("Partition 0")
+
+    asyncio.run(first())
+    asyncio.run(second())
+    with DurableLog(tmp_path / "log") as log:  # Samza's format, in the log directory
+        records = list(log.read(STREAM, 0))
+    assert [key for _, key, _ in records] == [
+        encode_key("Partition 0", "group-by-partition"),
+        encode_key("Partition 1", "group-by-partition"),
+        encode_key("Partition 0", "group-by-partition"),
+    ]
+    assert records[1][2] == encode_checkpoint(checkpoint("7", "3"))
+    assert decode_checkpoint(records[1][2], "x") == checkpoint("7", "3")
+    assert b'"SystemStreamPartition [kafka, in, 0]"' in records[1][2]
+
+
+def test_a_tombstone_deletes_and_another_groupers_checkpoints_are_ignored(tmp_path: Path) -> None:
+    with DurableLog(tmp_path / "log") as log:
+        log.create_stream(STREAM, 1)
+        log.send(
+            STREAM, encode_checkpoint(checkpoint("5")), key=encode_key("Partition 0", "group-by-partition")
+        )
+        log.send(STREAM, None, key=encode_key("Partition 0", "group-by-partition"))
+        log.send(STREAM, encode_checkpoint(checkpoint("9")), key=encode_key("Partition 1", "other"))
+        log.send(STREAM, b"not json", key=b"not a checkpoint key")
+
+    async def go() -> None:
+        m = manager(tmp_path, "Partition 0", "Partition 1")
+        await m.start()
+        assert await m.read_last_checkpoint("Partition 0") is None
+        assert await m.read_last_checkpoint("Partition 1") is None
+        await m.stop()
+
+    asyncio.run(go())
+
+
+def test_a_damaged_checkpoint_value_is_an_error_naming_stream_and_offset(tmp_path: Path) -> None:
+    with DurableLog(tmp_path / "log") as log:
+        log.create_stream(STREAM, 1)
+        log.send(STREAM, b"{}", key=encode_key("Partition 0", "group-by-partition"))
+        log.send(STREAM, b"[1]", key=encode_key("Partition 0", "group-by-partition"))
+    with pytest.raises(CheckpointError, match=f"{STREAM} offset 1: not a samza_nb checkpoint"):
+        asyncio.run(manager(tmp_path, "Partition 0").start())
+
+
+def test_the_checkpoint_system_must_be_a_durable_log(tmp_path: Path) -> None:
+    kafka = {
+        "task.checkpoint.system": "kafka",
+        "systems.kafka.samza.factory": "samza_nb.systems.kafka.KafkaSystemFactory",
+    }
+    with pytest.raises(ConfigError, match="durable log checkpoints need a durable log system") as info:
+        LogCheckpointManagerFactory().get_checkpoint_manager(job_config(tmp_path, **kafka))
+    assert info.value.key == "task.checkpoint.system"
+    own = job_config(
+        tmp_path,
+        **{
+            "job.default.system": "durable",
+            "systems.durable.samza.factory": "samza_nb.systems.log.LogSystemFactory",
+            "systems.durable.log.dir": str(tmp_path / "elsewhere"),
+        },
+    )
+    assert LogCheckpointManagerFactory().get_checkpoint_manager(own).directory == tmp_path / "elsewhere"
+
+
+WRITER = """
+import asyncio, sys
+from samza_nb import Config, SystemStreamPartition
+from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.checkpoint.log import LogCheckpointManagerFactory
+
+async def main(base, task, count):
+    config = Config({"job.name": "my_job", "job.logged.store.base.dir": base})
+    m = LogCheckpointManagerFactory().get_checkpoint_manager(config)
+    m.register(task)
+    await m.start()
+    ssp = SystemStreamPartition("kafka", "in", int(task.split()[-1]))
+    for offset in range(count):
+        await m.write_checkpoint(task, Checkpoint({ssp: str(offset)}))
+    await m.stop()
+
+asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
+"""
+
+
+def test_two_processes_write_checkpoints_of_their_own_tasks(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    writers = [
+        subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(tmp_path), task, "150"], env=env)
+        for task in ("Partition 0", "Partition 1")
+    ]
+    assert [w.wait(60) for w in writers] == [0, 0]
+
+    async def read() -> dict[str, Checkpoint | None]:
+        m = manager(tmp_path, "Partition 0", "Partition 1")
+        await m.start()
+        result = {task: await m.read_last_checkpoint(task) for task in ("Partition 0", "Partition 1")}
+        await m.stop()
+        return result
+
+    last = asyncio.run(read())
+    assert last == {
+        "Partition 0": Checkpoint({SystemStreamPartition("kafka", "in", 0): "149"}),
+        "Partition 1": Checkpoint({SystemStreamPartition("kafka", "in", 1): "149"}),
+    }
+    with DurableLog(tmp_path / "log") as log:
+        records = list(log.read(STREAM, 0))
+    assert [offset for offset, _, _ in records] == list(range(300))
