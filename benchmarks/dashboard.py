@@ -46,7 +46,7 @@ systems.bench.samza.offset.default = oldest
 PASS = "%%samza_task\nclass Pass:\n    def process(self, envelope, collector, coordinator):\n        pass\n"
 
 BARE = (
-    "container = SamzaContainer(Config(samza.config), Pass,\n"
+    "container = SamzaContainer(Config(samza.config), Pass, planner=plan_job_model,\n"
     "                           checkpoint_manager=InMemoryCheckpointManager())\n"
     "gc.collect()\nt0, c0 = time.perf_counter(), time.process_time()\nawait container.run()\n"
     "wall, cpu = time.perf_counter() - t0, time.process_time() - c0\n"
@@ -100,6 +100,7 @@ def measure(kernel: Kernel, messages: int, rounds: int) -> dict[str, dict[str, l
         "import time\n"
         "from samza_nb.config import Config\n"
         "from samza_nb.container.container import SamzaContainer\n"
+        "from samza_nb.coordinator.planning import plan_job_model\n"
         "from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager\n" + INSTRUMENT
     )
     variants = {

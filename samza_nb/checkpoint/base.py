@@ -17,6 +17,10 @@ CHECKPOINT_FACTORY_KEY = "task.checkpoint.factory"
 DEFAULT_CHECKPOINT_FACTORY = "samza_nb.checkpoint.duckdb.DuckDBCheckpointManagerFactory"
 """The factory used when ``task.checkpoint.factory`` is not set: checkpoints in the job's DuckDB file."""
 
+MULTI_CONTAINER_CHECKPOINT_FACTORY = "samza_nb.checkpoint.log.LogCheckpointManagerFactory"
+"""The default when ``job.container.count`` > 1: the durable log, which several processes append to safely
+(one DuckDB file cannot be written by several processes)."""
+
 
 @runtime_checkable
 class CheckpointManager(Protocol):
@@ -61,16 +65,35 @@ class CheckpointManagerFactory(Protocol):
         ...
 
 
+def checkpoint_factory_path(config: Config) -> str:
+    """The dotted path of the job's checkpoint manager factory: ``task.checkpoint.factory``, else DuckDB for
+    a job of one container and the durable log for ``job.container.count`` > 1. DuckDB named explicitly for
+    several containers is a ConfigError naming both keys."""
+    containers = config.get_int("job.container.count", 1)
+    path = (config.get_str(CHECKPOINT_FACTORY_KEY, "") or "").strip()
+    if not path:
+        return DEFAULT_CHECKPOINT_FACTORY if containers <= 1 else MULTI_CONTAINER_CHECKPOINT_FACTORY
+    if containers > 1 and path == DEFAULT_CHECKPOINT_FACTORY:
+        raise ConfigError(
+            f"{CHECKPOINT_FACTORY_KEY}={path} cannot hold the checkpoints of "
+            f"job.container.count={containers} containers (one DuckDB file is written by one process); "
+            "unset it (the durable log, "
+            f"{MULTI_CONTAINER_CHECKPOINT_FACTORY}, is the default then) or use the Kafka checkpoint manager",
+            key=CHECKPOINT_FACTORY_KEY,
+        )
+    return path
+
+
 def load_checkpoint_manager(config: Config) -> CheckpointManager:
-    """The checkpoint manager of the factory named by ``task.checkpoint.factory`` (default: DuckDB).
+    """The checkpoint manager of the factory named by ``task.checkpoint.factory`` (default: see
+    :func:`checkpoint_factory_path`).
 
     The dotted path is imported, called with no arguments (a class is instantiated), and its
     ``get_checkpoint_manager(config)`` is returned, not yet started. A path that cannot be imported, an
     object that cannot be built with no arguments, or one without ``get_checkpoint_manager``, raises
     :class:`ConfigError` naming the key and the path.
     """
-    raw = config.get_str(CHECKPOINT_FACTORY_KEY, DEFAULT_CHECKPOINT_FACTORY)
-    path = (raw or "").strip() or DEFAULT_CHECKPOINT_FACTORY
+    path = checkpoint_factory_path(config)
     target = import_dotted(path, CHECKPOINT_FACTORY_KEY)
     if not callable(target):
         raise ConfigError(
@@ -103,7 +126,9 @@ def load_checkpoint_manager(config: Config) -> CheckpointManager:
 __all__ = [
     "CHECKPOINT_FACTORY_KEY",
     "DEFAULT_CHECKPOINT_FACTORY",
+    "MULTI_CONTAINER_CHECKPOINT_FACTORY",
     "CheckpointManager",
     "CheckpointManagerFactory",
+    "checkpoint_factory_path",
     "load_checkpoint_manager",
 ]

@@ -178,7 +178,37 @@ KEYS: tuple[KeySpec, ...] = (
         "job.container.count",
         "1",
         "int>=1",
-        "Containers of the job (one runs in-process today; the job coordinator issue adds more).",
+        "Containers of the job: 1 runs in this process; N > 1 runs N processes under a job coordinator.",
+    ),
+    KeySpec(
+        "cluster-manager.jobcoordinator.host",
+        "127.0.0.1",
+        "str",
+        "Address the job coordinator's HTTP service binds to (loopback unless set).",
+    ),
+    KeySpec(
+        "cluster-manager.jobcoordinator.url.port",
+        "0",
+        "int>=0",
+        "Port of the job coordinator's HTTP service; 0 = any free port.",
+    ),
+    KeySpec(
+        "cluster-manager.container.status.interval.ms",
+        "250",
+        "int>=1",
+        "How often a container process reports its status and host to the job coordinator.",
+    ),
+    KeySpec(
+        "cluster-manager.container.coordinator.timeout.ms",
+        "30000",
+        "int>=1",
+        "A container process gives up when the job coordinator stays unreachable this long.",
+    ),
+    KeySpec(
+        "job.coordinator.catchup.ms",
+        "5000",
+        "int",
+        "How often the job coordinator reads new coordinator stream messages; <= 0 never.",
     ),
     KeySpec(
         "systems.<system>.streams.<stream>.path",

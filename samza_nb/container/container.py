@@ -7,9 +7,9 @@ import enum
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from samza_nb.api.streams import SystemStream, SystemStreamPartition
+from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import TaskContext
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.checkpoint.checkpoint import Checkpoint
@@ -18,13 +18,12 @@ from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.collector import OutputBuffer, TaskCollector
 from samza_nb.container.consumers import SystemConsumers
+from samza_nb.container.inputs import configured_systems, input_metadata, input_streams
 from samza_nb.container.loop_state import LoopState
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.container.task_instance import TaskInstance, TaskKind, task_kind
-from samza_nb.coordinator.grouper import grouper_for
-from samza_nb.coordinator.job_model import JobModel, build_job_model
 from samza_nb.errors import ConfigError, ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
@@ -35,12 +34,21 @@ from samza_nb.systems.registry import system_factory
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import TaskModel
+    from samza_nb.coordinator.job_model import ContainerModel, JobModel, TaskModel
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 
 log = logging.getLogger(__name__)
 
 TaskFactory = Callable[[], Any]
+
+
+class JobModelPlanner(Protocol):
+    """Computes the job model from the config and the inputs' partitions (the coordinator package has one
+    for a job run in one process); the container itself never groups partitions into tasks."""
+
+    def __call__(self, config: Config, metadata: Mapping[SystemStreamPartition, SSPMetadata], /) -> JobModel:
+        """The job model of the job described by ``config`` whose inputs have these partitions."""
+        ...
 
 
 class ContainerState(enum.Enum):
@@ -54,36 +62,12 @@ class ContainerState(enum.Enum):
     FAILED = "failed"
 
 
-def input_streams(config: Config) -> list[SystemStream]:
-    """The job's inputs from ``task.inputs``; a ConfigError naming the key when missing or malformed."""
-    raw = config.get_list("task.inputs")
-    if not raw:
-        raise ConfigError(
-            "missing required config task.inputs (e.g. task.inputs = kafka.page-views)", key="task.inputs"
-        )
-    streams = []
-    for item in raw:
-        system, sep, stream = item.partition(".")
-        if not sep or not system or not stream:
-            raise ConfigError(
-                f"task.inputs={config['task.inputs']!r}: {item!r} is not of the form <system>.<stream>",
-                key="task.inputs",
-            )
-        streams.append(SystemStream(system, stream))
-    return list(dict.fromkeys(streams))
-
-
-def configured_systems(config: Config) -> list[str]:
-    """Every system with a ``systems.<name>.samza.factory``."""
-    names = []
-    for key in config:
-        if key.startswith("systems.") and key.endswith(".samza.factory"):
-            names.append(key[len("systems.") : -len(".samza.factory")])
-    return sorted(set(names))
-
-
 class SamzaContainer:
     """One container of a job: its tasks run on the current asyncio loop until done, stopped or failed.
+
+    Which tasks it runs comes from a job model: either ``job_model`` (given, e.g. fetched from the job
+    coordinator: the container runs exactly the tasks of ``container_id`` in it) or ``planner`` (called
+    with the inputs' partitions once they are known). Exactly one of the two is given.
 
     ``run()`` may be called once. ``shutdown()`` (from any thread) stops it gracefully: in-flight messages
     finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close.
@@ -95,12 +79,18 @@ class SamzaContainer:
         task_factory: TaskFactory,
         *,
         container_id: str = "0",
+        job_model: JobModel | None = None,
+        planner: JobModelPlanner | None = None,
         clock: Clock | None = None,
         bus: EventBus | None = None,
         checkpoint_manager: CheckpointManager | None = None,
         max_messages: int | None = None,
     ) -> None:
+        if (job_model is None) == (planner is None):
+            raise SamzaError("SamzaContainer needs exactly one of job_model (a JobModel) and planner")
         self.config = config.validate()
+        self._given_model = job_model
+        self._planner = planner
         self._task_factory = task_factory
         self.container_id = container_id
         self.clock: Clock = clock or SystemClock()
@@ -207,10 +197,10 @@ class SamzaContainer:
         factories = {name: system_factory(config, name) for name in systems}
         admins = {name: factories[name].get_admin(name, config) for name in systems}
         self._admins = admins
-        self.metadata = await _input_metadata(inputs, admins)
+        self.metadata = await input_metadata(inputs, admins)
         model = self._job_model(config)
         self.job_model = model
-        container = model.containers[self.container_id]
+        container = _own_container(model, self.container_id, self.metadata)
         _refuse_shared_partitions(container.tasks)
 
         checkpoints = self._checkpoints or load_checkpoint_manager(config)
@@ -270,7 +260,11 @@ class SamzaContainer:
         assert self._checkpoints is not None
         config = self.config
         remote = {name: await self._checkpoints.read_last_checkpoint(name) for name in tasks}
-        storage = StorageManager(config, tasks, self._producers, admins, factories, self.bus, self.clock)
+        # Changelogs have a partition per task of the whole job, not only of this container's.
+        partitions = self.job_model.max_changelog_partitions if self.job_model is not None else None
+        storage = StorageManager(
+            config, tasks, self._producers, admins, factories, self.bus, self.clock, partitions
+        )
         self._storage = storage
         resume_from = await storage.start(remote)
         outputs = self._outputs = OutputBuffer(self._producers)
@@ -303,8 +297,10 @@ class SamzaContainer:
             loop.wake()
 
     def _job_model(self, config: Config) -> JobModel:
-        groups = grouper_for(config).group(self.metadata)
-        return build_job_model(groups, config.get_int("job.container.count", 1), config=config)
+        if self._given_model is not None:
+            return self._given_model
+        assert self._planner is not None
+        return self._planner(config, self.metadata)
 
     async def _commit(self, ti: TaskInstance, offsets: dict[SystemStreamPartition, str]) -> None:
         """Commit order: flush stores, flush producers, commit the stores' state with the offsets it
@@ -378,19 +374,25 @@ async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:
         problems.append(exc)
 
 
-async def _input_metadata(
-    inputs: list[SystemStream], admins: Mapping[str, SystemAdmin]
-) -> dict[SystemStreamPartition, SSPMetadata]:
-    by_system: dict[str, list[str]] = {}
-    for input_stream in inputs:
-        by_system.setdefault(input_stream.system, []).append(input_stream.stream)
-    result: dict[SystemStreamPartition, SSPMetadata] = {}
-    for system, names in by_system.items():
-        metadata = await admins[system].get_metadata(names)
-        for stream, partitions in metadata.items():
-            for partition, meta in partitions.items():
-                result[SystemStreamPartition(system, stream, partition)] = meta
-    return result
+def _own_container(
+    model: JobModel, container_id: str, metadata: Mapping[SystemStreamPartition, SSPMetadata]
+) -> ContainerModel:
+    """This container's part of ``model``; a SamzaError when the model has no such container or names an
+    input partition the systems do not have (the inputs changed since the model was computed)."""
+    container = model.containers.get(container_id)
+    if container is None:
+        raise SamzaError(
+            f"container {container_id!r} is not in the job model (its containers: "
+            f"{', '.join(sorted(model.containers)) or 'none'})"
+        )
+    for task in container.tasks.values():
+        missing = sorted(ssp for ssp in task.ssps if ssp not in metadata)
+        if missing:
+            raise SamzaError(
+                f"task {task.name!r} of container {container_id!r} reads {missing[0]}, which its system does "
+                "not have (the inputs changed since the job model was computed; restart the job)"
+            )
+    return container
 
 
 def _settings(config: Config, max_messages: int | None) -> RunLoopSettings:

@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config, job_name
-from samza_nb.container.container import SamzaContainer, input_streams
+from samza_nb.container.container import SamzaContainer
+from samza_nb.container.inputs import input_streams
+from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import SamzaError
 from samza_nb.notebook import cell_config, checkpoints
 from samza_nb.notebook.dashboard import Dashboard
@@ -174,7 +176,9 @@ class NotebookSession:
             if cell_config.uses_notebook_checkpoints(config):
                 key = (config.job_name(), config.job_id())
                 manager = InMemoryCheckpointManager(self._stores.setdefault(key, {}))
-            return SamzaContainer(config, factory, checkpoint_manager=manager, max_messages=max_messages)
+            return SamzaContainer(
+                config, factory, planner=plan_job_model, checkpoint_manager=manager, max_messages=max_messages
+            )
         except NotebookError:
             raise
         except SamzaError as exc:

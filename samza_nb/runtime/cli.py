@@ -16,28 +16,34 @@ import os
 import signal
 import sys
 import time
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any
 
 from samza_nb.config import Config, load_config
-from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
+from samza_nb.errors import ConfigError, JobTimeoutError
+from samza_nb.runtime.console import (
+    EXIT_CONFIG,
+    EXIT_OK,
+    PROG,
+    PROGRESS_INTERVAL_S,
+    install_signal_handlers,
+    isatty,
+    progress_bar,
+    report_error,
+    say,
+    setup_logging,
+    summary,
+)
+from samza_nb.runtime.container_cli import add_container_command
 from samza_nb.runtime.coordinator_stream_writer_cli import add_coordinator_stream_writer_command
 from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.runtime.log_dump_cli import add_log_dump_command
+from samza_nb.runtime.multi_container import run_containers
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
-
-PROG = "samza-nb"
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_CONFIG = 2
-PROGRESS_INTERVAL_S = 0.2
-SUMMARY_TASKS = 8
-"""At most this many tasks' checkpoints are spelled out in the summary line."""
 
 
 # -- argument parsing ------------------------------------------------------------------------------------
@@ -48,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_command(commands)
     add_coordinator_stream_writer_command(commands)
     add_log_dump_command(commands)
+    add_container_command(commands)
     return parser
 
 
@@ -55,8 +62,9 @@ def add_run_command(commands: Any) -> None:
     """``samza-nb run``."""
     run = commands.add_parser(
         "run",
-        help="run a job in this process",
-        description="Run the job described by a config file in this process, as one container. The task "
+        help="run a job (one container in this process, or job.container.count processes)",
+        description="Run the job described by a config file: as one container in this process, or with "
+        "job.container.count = N > 1 as a job coordinator here and N container processes. The task "
         "class comes from task.class (a dotted path importable from the working directory).",
     )
     run.add_argument("--config-path", required=True, metavar="FILE", help="job config (.properties or .toml)")
@@ -112,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return handler(args)
     except KeyboardInterrupt:  # before the job's own signal handling was in place
-        _say("interrupted")
+        say("interrupted")
         return 128 + signal.SIGINT
 
 
@@ -130,12 +138,14 @@ def load_job_config(path: str, overrides: Sequence[str]) -> Config:
 
 def run_command(args: argparse.Namespace) -> int:
     """``samza-nb run``: load the job, run it, report."""
-    _setup_logging(args.verbose)
+    setup_logging(args.verbose)
     try:
         config = load_job_config(args.config_path, args.overrides)
+        if config.get_int("job.container.count", 1) > 1:
+            return run_containers(config, args)
         runner = LocalJobRunner(config, max_messages=args.max_messages)
     except Exception as exc:
-        return _report_error(exc, args.verbose)
+        return report_error(exc, args.verbose)
     return asyncio.run(_run(runner, args))
 
 
@@ -169,10 +179,10 @@ async def _run(runner: LocalJobRunner, args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     started = time.monotonic()
     job = asyncio.ensure_future(runner.run_async(args.timeout))
-    bar = _progress_bar(runner, enabled=not args.no_progress and _isatty(sys.stderr))
-    say = _say if bar is None else (lambda text: bar.write(f"{PROG}: {text}", file=sys.stderr))
-    interrupts = _Interrupts(runner, job, say)
-    restore = _install_signal_handlers(loop, interrupts)
+    bar = progress_bar(runner.config.job_name(), enabled=not args.no_progress and isatty(sys.stderr))
+    tell = say if bar is None else (lambda text: bar.write(f"{PROG}: {text}", file=sys.stderr))
+    interrupts = _Interrupts(runner, job, tell)
+    restore = install_signal_handlers(loop, interrupts)
     ticker = asyncio.create_task(_tick(runner, bar)) if bar is not None else None
     note: str | None = None
     error: BaseException | None = None
@@ -197,16 +207,16 @@ async def _run(runner: LocalJobRunner, args: argparse.Namespace) -> int:
             bar.close()
     elapsed = time.monotonic() - started
     if interrupts.forced_status is not None:
-        _say(f"forced stop after {runner.processed} messages; offsets since the last commit are not saved")
+        say(f"forced stop after {runner.processed} messages; offsets since the last commit are not saved")
         return interrupts.forced_status
     if error is not None and runner.container.job_model is None:
-        return _report_error(error, args.verbose)  # it never got to run its tasks: no summary
+        return report_error(error, args.verbose)  # it never got to run its tasks: no summary
     if note is not None:
-        _say(note)
+        say(note)
     elif error is None and interrupts.count:
-        _say("interrupted; stopped gracefully")
+        say("interrupted; stopped gracefully")
     elif error is None and args.max_messages is not None and runner.processed >= args.max_messages:
-        _say(f"stopped after --max-messages {args.max_messages}")
+        say(f"stopped after --max-messages {args.max_messages}")
     checkpoints: dict[str, dict[SystemStreamPartition, str]] | None
     try:
         checkpoints = await runner.read_checkpoints()
@@ -215,60 +225,13 @@ async def _run(runner: LocalJobRunner, args: argparse.Namespace) -> int:
         checkpoints = None
         if error is None:
             error = exc
-    print(_summary(runner, elapsed, checkpoints), flush=True)
+    print(summary(runner.config.job_name(), runner.processed, elapsed, checkpoints), flush=True)
     if error is not None:
-        return _report_error(error, args.verbose)
+        return report_error(error, args.verbose)
     return EXIT_OK
 
 
-def _install_signal_handlers(loop: asyncio.AbstractEventLoop, handler: _Interrupts) -> Callable[[], None]:
-    """Route SIGINT and SIGTERM to ``handler`` on the loop; returns a function that undoes it."""
-    installed: list[tuple[signal.Signals, Any, bool]] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        previous = signal.getsignal(sig)
-        try:
-            loop.add_signal_handler(sig, handler, int(sig))
-            installed.append((sig, previous, True))
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no Unix loop
-            try:
-                signal.signal(sig, lambda s, _f: loop.call_soon_threadsafe(handler, s))
-            except ValueError:
-                continue
-            installed.append((sig, previous, False))
-
-    def restore() -> None:
-        for sig, previous, on_loop in installed:
-            if on_loop:
-                loop.remove_signal_handler(sig)
-            if previous is not None:
-                signal.signal(sig, previous)
-
-    return restore
-
-
 # -- progress and summary --------------------------------------------------------------------------------
-def _isatty(stream: TextIO) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def _progress_bar(runner: LocalJobRunner, *, enabled: bool) -> Any:
-    if not enabled:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(
-        desc=runner.config.job_name(),
-        unit="msg",
-        unit_scale=True,
-        file=sys.stderr,
-        mininterval=PROGRESS_INTERVAL_S,
-        dynamic_ncols=True,
-    )
-
-
 async def _tick(runner: LocalJobRunner, bar: Any) -> None:
     """Move the bar to the container's processed count every ~0.2 s (no per-message cost)."""
     while True:
@@ -278,51 +241,5 @@ async def _tick(runner: LocalJobRunner, bar: Any) -> None:
         await asyncio.sleep(PROGRESS_INTERVAL_S)
 
 
-def _summary(
-    runner: LocalJobRunner, elapsed: float, checkpoints: dict[str, dict[SystemStreamPartition, str]] | None
-) -> str:
-    processed = runner.processed
-    rate = processed / elapsed if elapsed > 0 else 0.0
-    job = runner.config.job_name()
-    text = f"{PROG}: {job}: processed {processed} messages in {elapsed:.2f} s ({rate:,.0f} msgs/s)"
-    if checkpoints is None:
-        return text + "; checkpoints: unavailable"
-    if not checkpoints:
-        return text + "; checkpoints: none"
-    parts = []
-    for task, offsets in list(checkpoints.items())[:SUMMARY_TASKS]:
-        spelled = ", ".join(f"{ssp}={offset}" for ssp, offset in sorted(offsets.items())) or "none"
-        parts.append(f"{task} [{spelled}]")
-    if len(checkpoints) > SUMMARY_TASKS:
-        parts.append(f"... {len(checkpoints) - SUMMARY_TASKS} more tasks")
-    return text + "; checkpoints: " + "; ".join(parts)
-
-
 # -- errors and output -----------------------------------------------------------------------------------
-def _report_error(exc: BaseException, verbose: bool) -> int:
-    """One line on stderr (plus the traceback with --verbose); the exit status for ``exc``."""
-    if verbose:
-        traceback.print_exception(exc, file=sys.stderr)
-    if isinstance(exc, SamzaError):
-        message = str(exc)
-    else:
-        message = f"unexpected {type(exc).__name__}: {exc}"
-        if not verbose:
-            message += " (run with --verbose for the traceback)"
-    _say("error: " + " ".join(message.split()))
-    return EXIT_CONFIG if isinstance(exc, ConfigError) else EXIT_FAILED
-
-
-def _say(text: str) -> None:
-    print(f"{PROG}: {text}", file=sys.stderr, flush=True)
-
-
-def _setup_logging(verbose: bool) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format=f"{PROG}: %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-
-
 __all__ = ["build_parser", "load_job_config", "main", "run_command"]

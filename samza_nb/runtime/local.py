@@ -11,10 +11,11 @@ from samza_nb.api.task_factory import task_factory
 from samza_nb.checkpoint.base import load_checkpoint_manager
 from samza_nb.config.plugins import import_dotted
 from samza_nb.container.container import SamzaContainer
+from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
@@ -37,6 +38,26 @@ def load_task_factory(config: Config) -> Callable[[], Any]:
         raise ConfigError(f"{TASK_CLASS_KEY}={path!r}: {exc}", key=TASK_CLASS_KEY) from None
 
 
+async def read_checkpoints(
+    config: Config, tasks: Iterable[str]
+) -> dict[str, dict[SystemStreamPartition, str]]:
+    """The last checkpointed offsets of each of ``tasks`` (``{}`` for a task without a checkpoint), read from
+    the job's checkpoint store."""
+    names = sorted(tasks)
+    manager = load_checkpoint_manager(config)
+    for name in names:
+        manager.register(name)
+    await manager.start()
+    try:
+        result: dict[str, dict[SystemStreamPartition, str]] = {}
+        for name in names:
+            checkpoint = await manager.read_last_checkpoint(name)
+            result[name] = dict(checkpoint.offsets) if checkpoint is not None else {}
+        return result
+    finally:
+        await manager.stop()
+
+
 class LocalJobRunner:
     """One container of the job described by ``config``, run in this process.
 
@@ -55,11 +76,14 @@ class LocalJobRunner:
     ) -> None:
         if config.get_int("job.container.count", 1) != 1:
             raise ConfigError(
-                "job.container.count must be 1 for a local run: it runs one container with every task",
+                "job.container.count must be 1 for a run in this process (it runs one container with every "
+                "task); samza-nb run starts a job coordinator and job.container.count container processes",
                 key="job.container.count",
             )
         factory = load_task_factory(config) if task is None else task_factory(task)
-        self.container = SamzaContainer(config, factory, bus=bus, max_messages=max_messages)
+        self.container = SamzaContainer(
+            config, factory, planner=plan_job_model, bus=bus, max_messages=max_messages
+        )
         self.config = self.container.config
         self.bus = self.container.bus
 
@@ -99,19 +123,7 @@ class LocalJobRunner:
         model = self.container.job_model
         if model is None:
             return {}
-        names = sorted(model.tasks)
-        manager = load_checkpoint_manager(self.config)
-        for name in names:
-            manager.register(name)
-        await manager.start()
-        try:
-            result: dict[str, dict[SystemStreamPartition, str]] = {}
-            for name in names:
-                checkpoint = await manager.read_last_checkpoint(name)
-                result[name] = dict(checkpoint.offsets) if checkpoint is not None else {}
-            return result
-        finally:
-            await manager.stop()
+        return await read_checkpoints(self.config, model.tasks)
 
     def run(self, timeout: float | None = None) -> None:
         """Run on a new event loop (see :meth:`run_async`); not from inside a running loop."""
@@ -123,4 +135,4 @@ class LocalJobRunner:
         raise SamzaError("LocalJobRunner.run() cannot be called in a running event loop: await run_async()")
 
 
-__all__ = ["TASK_CLASS_KEY", "LocalJobRunner", "load_task_factory"]
+__all__ = ["TASK_CLASS_KEY", "LocalJobRunner", "load_task_factory", "read_checkpoints"]

@@ -55,7 +55,11 @@ class TaskStorage:
 
 
 class StorageManager:
-    """Opens, restores, commits and closes the stores of a container's tasks."""
+    """Opens, restores, commits and closes the stores of a container's tasks.
+
+    Changelog streams are created with ``changelog_partitions`` partitions (the whole job's count, when the
+    container runs only some of the job's tasks), else one more than the highest of ``tasks``.
+    """
 
     def __init__(
         self,
@@ -66,9 +70,11 @@ class StorageManager:
         factories: Mapping[str, SystemFactory],
         bus: EventBus,
         clock: TimeSource,
+        changelog_partitions: int | None = None,
     ) -> None:
         self._config = config
         self._tasks = tasks
+        self._changelog_partitions = changelog_partitions
         self._producers = producers
         self._admins = admins
         self._restorer = Restorer(config, admins, factories, bus, clock)
@@ -106,7 +112,9 @@ class StorageManager:
         from samza_nb.storage.registry import load_store_factory
 
         factories = {name: load_store_factory(self._config, name) for name in self.names}
-        partitions = max((model.changelog_partition for model in self._tasks.values()), default=0) + 1
+        partitions = self._changelog_partitions or (
+            max((model.changelog_partition for model in self._tasks.values()), default=0) + 1
+        )
         for changelog in {s for s in self._changelogs.values() if s is not None}:
             admin = self._admins[changelog.system]
             # A system may create changelogs specially (Kafka: compacted, partition count checked).

@@ -15,6 +15,7 @@ from samza_nb.config import Config
 from samza_nb.container import event_loop
 from samza_nb.container.clock import Clock
 from samza_nb.container.container import SamzaContainer
+from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.bus import EventBus, Subscriber
 from samza_nb.observe.events import Event
@@ -145,7 +146,12 @@ class TestRunner:
         for subscriber, events, sampled in self._subscribers:
             bus.subscribe(subscriber, events, sampled=sampled)
         container = SamzaContainer(
-            self.config(), self._factory, clock=self._clock, bus=bus, checkpoint_manager=self._checkpoints
+            self.config(),
+            self._factory,
+            planner=plan_job_model,
+            clock=self._clock,
+            bus=bus,
+            checkpoint_manager=self._checkpoints,
         )
         InMemoryBroker.register(self._broker)
         runner = asyncio.ensure_future(container.run())

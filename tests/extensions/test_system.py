@@ -11,6 +11,7 @@ from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config
 from samza_nb.container import event_loop
 from samza_nb.container.container import SamzaContainer
+from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.systems.base import SystemFactory
 
 
@@ -37,7 +38,9 @@ def config(count: int = 1000, partitions: int = 2) -> Config:
 
 
 def run(cfg: Config, manager: InMemoryCheckpointManager, max_messages: int | None = None) -> SamzaContainer:
-    container = SamzaContainer(cfg, Sum, checkpoint_manager=manager, max_messages=max_messages)
+    container = SamzaContainer(
+        cfg, Sum, planner=plan_job_model, checkpoint_manager=manager, max_messages=max_messages
+    )
     event_loop.run(container.run())
     return container
 
@@ -81,7 +84,10 @@ def test_sending_to_it_is_refused() -> None:
             collector.send(OutgoingMessageEnvelope(SystemStream("numbers", "ints"), 1))
 
     container = SamzaContainer(
-        config(count=1, partitions=1), Echo, checkpoint_manager=InMemoryCheckpointManager()
+        config(count=1, partitions=1),
+        Echo,
+        planner=plan_job_model,
+        checkpoint_manager=InMemoryCheckpointManager(),
     )
     with pytest.raises(SamzaError, match="input-only"):
         event_loop.run(container.run())

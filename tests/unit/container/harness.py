@@ -9,6 +9,7 @@ from typing import Any
 from samza_nb import Config, SystemStream
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.container import SamzaContainer
+from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.observe import EventBus
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import PER_MESSAGE_EVENTS
@@ -63,7 +64,12 @@ class Job:
         bus.subscribe(self.events.append, RECORDED_EVENTS)
         self.checkpoints = InMemoryCheckpointManager(self.checkpoints.checkpoints)
         return SamzaContainer(
-            Config(self.config), task_factory(task), bus=bus, checkpoint_manager=self.checkpoints, **kwargs
+            Config(self.config),
+            task_factory(task),
+            planner=plan_job_model,
+            bus=bus,
+            checkpoint_manager=self.checkpoints,
+            **kwargs,
         )
 
     def run(self, task: Any, timeout: float = 10.0, **kwargs: Any) -> SamzaContainer:

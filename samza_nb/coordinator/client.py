@@ -1,0 +1,77 @@
+"""The container's side of the job coordinator's HTTP service: fetch the job model, send status reports."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+
+from samza_nb.coordinator.job_model import JobModel
+from samza_nb.coordinator.status import ContainerReport
+from samza_nb.errors import SamzaError
+
+REQUEST_TIMEOUT_S = 10.0
+FIRST_PAUSE_S = 0.05
+MAX_PAUSE_S = 1.0
+
+
+class CoordinatorUnreachable(SamzaError):
+    """The job coordinator did not answer (connection refused, timeout) or answered with an error."""
+
+
+def fetch_job_model(url: str, timeout_s: float) -> JobModel:
+    """The job model (with the job's config) served at ``url``. While the coordinator is not (yet)
+    reachable the request is retried with growing pauses for up to ``timeout_s``; then, or on an HTTP error
+    or a body that is not a job model, a :class:`CoordinatorUnreachable` or SamzaError naming the URL."""
+    deadline = time.monotonic() + timeout_s
+    pause, attempts = FIRST_PAUSE_S, 0
+    while True:
+        attempts += 1
+        try:
+            body = _request(url.rstrip("/") + "/", None, "GET")
+            break
+        except CoordinatorUnreachable as exc:
+            if exc.__cause__ is not None or time.monotonic() + pause > deadline:
+                raise CoordinatorUnreachable(
+                    f"could not fetch the job model from {url} (after {attempts} attempts): {exc}"
+                ) from None
+        time.sleep(pause)  # waiting for the coordinator to listen (a bounded retry, not synchronisation)
+        pause = min(pause * 2, MAX_PAUSE_S)
+    try:
+        return JobModel.from_json(body)
+    except SamzaError as exc:
+        raise SamzaError(f"the answer of {url} is not a job model: {exc}") from None
+
+
+def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+    """PUT ``report`` to ``<url>/containers/<id>/status``; a CoordinatorUnreachable when that fails."""
+    _request(f"{url.rstrip('/')}/containers/{report.container_id}/status", report.to_json(), "PUT", timeout_s)
+
+
+def _request(url: str, body: bytes | None, method: str, timeout_s: float = REQUEST_TIMEOUT_S) -> bytes:
+    """The response body of a 2xx answer. Not reachable: CoordinatorUnreachable without a cause (worth a
+    retry); an HTTP error answer: CoordinatorUnreachable caused by it, naming its error text."""
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s) as response:
+            data: bytes = response.read()
+            return data
+    except urllib.error.HTTPError as exc:
+        detail = _error_text(exc)
+        raise CoordinatorUnreachable(f"{method} {url} answered {exc.code}: {detail}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise CoordinatorUnreachable(f"{method} {url} failed: {reason}") from None
+
+
+def _error_text(exc: urllib.error.HTTPError) -> str:
+    try:
+        data = json.loads(exc.read())
+        return str(data.get("error", data)) if isinstance(data, dict) else str(data)
+    except (ValueError, OSError):
+        return exc.reason if isinstance(exc.reason, str) else str(exc.reason)
+
+
+__all__ = ["CoordinatorUnreachable", "fetch_job_model", "send_report"]

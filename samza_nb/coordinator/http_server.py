@@ -1,0 +1,219 @@
+"""The job coordinator's HTTP service (the standard library's ThreadingHTTPServer on a daemon thread).
+
+``GET /`` the job model JSON, ``GET /locality`` container id -> host, ``GET /status`` every container's
+last report, ``PUT`` (or ``POST``) ``/containers/<id>/status`` a container's report. Every answer is JSON;
+errors are ``{"error": "..."}`` with 400, 404, 405, 411 or 413, and an unexpected failure is a 500 whose
+body names the error but never carries a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Collection, Mapping
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+from samza_nb.coordinator.status import ContainerReport, StatusReportError
+from samza_nb.errors import SamzaError
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1 << 20
+"""Largest status report accepted (a report lists a container's tasks; 1 MiB is plenty)."""
+
+SHUTDOWN_POLL_S = 0.05
+"""How often the serving thread checks for ``stop`` (the stdlib's default, 0.5 s, slows every stop)."""
+
+ROUTES = "GET /, GET /locality, GET /status, PUT /containers/<id>/status"
+
+
+class CoordinatorEndpoints(Protocol):
+    """What the HTTP service serves; called on the server's threads, so implementations are thread-safe."""
+
+    def job_model_json(self) -> bytes:
+        """The job model as Samza's JSON."""
+        ...
+
+    def locality(self) -> Mapping[str, str]:
+        """Container id -> host it last ran on."""
+        ...
+
+    def status(self) -> Mapping[str, Any]:
+        """The job's status (JSON-ready)."""
+        ...
+
+    def container_ids(self) -> Collection[str]:
+        """Ids of the job model's containers."""
+        ...
+
+    def report(self, report: ContainerReport) -> None:
+        """Take a container's report (raises SamzaError when it cannot be accepted)."""
+        ...
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_PUT(self) -> None:
+        self._dispatch("PUT")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def do_DELETE(self) -> None:
+        self._dispatch("DELETE")
+
+    def do_PATCH(self) -> None:
+        self._dispatch("PATCH")
+
+    def do_HEAD(self) -> None:
+        self._dispatch("HEAD")
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The stdlib's own errors (a malformed request line, an unknown method) as JSON too."""
+        self.close_connection = True
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self._json(status, {"error": message or status.phrase})
+
+    def _dispatch(self, method: str) -> None:
+        try:
+            self._route(method, unquote(urlsplit(self.path).path))
+        except Exception as exc:  # never a traceback to the client
+            log.exception("job coordinator: %s %s failed", method, self.path)
+            self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(exc).__name__}"})
+
+    def _route(self, method: str, path: str) -> None:
+        endpoints = self.server.endpoints
+        reads: dict[str, Any] = {
+            "/": endpoints.job_model_json,
+            "/locality": lambda: dict(endpoints.locality()),
+            "/status": lambda: dict(endpoints.status()),
+        }
+        parts = path.strip("/").split("/")
+        if path in reads or (len(path) > 1 and path.rstrip("/") in reads):
+            if method != "GET":
+                self._refuse_method(method, path, "GET")
+                return
+            body = reads[path if path in reads else path.rstrip("/")]()
+            self._json(HTTPStatus.OK, body)
+        elif len(parts) == 3 and parts[0] == "containers" and parts[2] == "status":
+            if method not in ("PUT", "POST"):
+                self._refuse_method(method, path, "PUT, POST")
+                return
+            self._take_report(parts[1])
+        else:
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such resource: {path} (this serves {ROUTES})"})
+
+    def _take_report(self, container_id: str) -> None:
+        if container_id not in self.server.endpoints.container_ids():
+            self._discard_body()
+            known = ", ".join(sorted(self.server.endpoints.container_ids()))
+            self._json(
+                HTTPStatus.NOT_FOUND, {"error": f"no container {container_id!r} (containers: {known})"}
+            )
+            return
+        length_header = self.headers.get("Content-Length")
+        if length_header is None or not length_header.strip().isdigit():
+            self.close_connection = True
+            self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "a status report needs a Content-Length"})
+            return
+        length = int(length_header)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            self._json(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                {"error": f"status report of {length} bytes is larger than {MAX_BODY_BYTES}"},
+            )
+            return
+        body = self.rfile.read(length)
+        try:
+            self.server.endpoints.report(ContainerReport.from_json(container_id, body))
+        except StatusReportError as exc:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+            return
+        except SamzaError as exc:
+            self._json(HTTPStatus.CONFLICT, {"error": str(exc)})
+            return
+        self._json(HTTPStatus.OK, {"ok": True})
+
+    def _discard_body(self) -> None:
+        length = self.headers.get("Content-Length", "0").strip()
+        if length.isdigit() and int(length) <= MAX_BODY_BYTES:
+            self.rfile.read(int(length))
+        else:
+            self.close_connection = True
+
+    def _refuse_method(self, method: str, path: str, allowed: str) -> None:
+        self._discard_body()
+        self._json(
+            HTTPStatus.METHOD_NOT_ALLOWED,
+            {"error": f"{method} is not allowed on {path} (allowed: {allowed})"},
+            {"Allow": allowed},
+        )
+
+    def _json(self, status: HTTPStatus, body: Any, headers: Mapping[str, str] | None = None) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("job coordinator http: " + format, *args)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    endpoints: CoordinatorEndpoints
+
+
+class CoordinatorHttpServer:
+    """Serves ``endpoints`` on ``host``:``port`` (0 = a free port) from a daemon thread until ``stop``."""
+
+    def __init__(self, endpoints: CoordinatorEndpoints, host: str = "127.0.0.1", port: int = 0) -> None:
+        try:
+            self._server = _Server((host, port), _Handler)
+        except OSError as exc:
+            raise SamzaError(
+                f"the job coordinator cannot listen on {host}:{port}: {exc.strerror or exc}"
+            ) from None
+        self._server.endpoints = endpoints
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            args=(SHUTDOWN_POLL_S,),
+            name="samza-job-coordinator-http",
+            daemon=True,
+        )
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` of the running server."""
+        host, port = self._server.server_address[:2]
+        text = host.decode() if isinstance(host, bytes) else str(host)
+        return f"http://{f'[{text}]' if ':' in text else text}:{port}"
+
+    def stop(self) -> None:
+        """Stop serving and release the port (idempotent)."""
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join()
+        self._server.server_close()
+
+
+__all__ = ["MAX_BODY_BYTES", "CoordinatorEndpoints", "CoordinatorHttpServer"]

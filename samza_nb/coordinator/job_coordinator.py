@@ -1,0 +1,250 @@
+"""The job coordinator: computes the job model from the coordinator stream and the inputs, persists it, and
+serves it (and the containers' status) over HTTP to the job's containers."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, Protocol
+
+from samza_nb.config import Config
+from samza_nb.container.inputs import input_metadata, input_streams
+from samza_nb.coordinator.changes import refuse_incompatible_change
+from samza_nb.coordinator.http_server import CoordinatorHttpServer
+from samza_nb.coordinator.job_model import JobModel
+from samza_nb.coordinator.messages import CoordinatorStreamMessage
+from samza_nb.coordinator.planning import plan_job_model
+from samza_nb.coordinator.status import ContainerReport, JobStatus
+from samza_nb.coordinator.stream_store import CoordinatorStreamStore, coordinator_stream_name
+from samza_nb.errors import SamzaError
+from samza_nb.systems.registry import system_factory
+
+log = logging.getLogger(__name__)
+
+SOURCE = "job-coordinator"
+"""The ``source`` of the messages the job coordinator writes."""
+
+
+class CoordinatorStore(Protocol):
+    """The coordinator stream as the job coordinator uses it (CoordinatorStreamStore is the real one)."""
+
+    async def start(self) -> None:
+        """Create the stream if missing and read it to its end."""
+        ...
+
+    async def catch_up(self) -> None:
+        """Read what was written since."""
+        ...
+
+    def config(self) -> dict[str, str]:
+        """The bootstrapped set-config view."""
+        ...
+
+    def changelog_mapping(self) -> dict[str, int]:
+        """Task -> changelog partition."""
+        ...
+
+    def container_hosts(self) -> dict[str, str]:
+        """Container id -> host."""
+        ...
+
+    def task_containers(self) -> dict[str, str]:
+        """Task -> container id."""
+        ...
+
+    async def send(self, messages: Sequence[CoordinatorStreamMessage]) -> None:
+        """Append ``messages``; durable when it returns."""
+        ...
+
+    async def stop(self) -> None:
+        """Release the stream."""
+        ...
+
+
+def default_store(config: Config) -> CoordinatorStore:
+    """The job's coordinator stream on its coordinator system."""
+    return CoordinatorStreamStore(config)
+
+
+class JobCoordinator:
+    """Owns a job's model. ``await start()`` bootstraps the coordinator stream, writes the submitted config
+    (set-config for changed keys, deletes for keys no longer set), reads the inputs' partitions, computes
+    the job model keeping the stream's changelog mappings (refusing a grouper or partition-count change of
+    a stateful job), persists set-changelog and set-task-container-assignment, and starts the HTTP service
+    at :attr:`url`. Containers report their status to it; :meth:`job_status` is the job's view.
+    ``await stop()`` stops serving and closes the stream."""
+
+    def __init__(self, config: Config, *, store: CoordinatorStore | None = None) -> None:
+        self.config = config.validate()
+        self._store = store if store is not None else default_store(self.config)
+        self._model: JobModel | None = None
+        self._model_json = b""
+        self._server: CoordinatorHttpServer | None = None
+        self._lock = threading.Lock()
+        self._status: JobStatus | None = None
+        self._hosts: dict[str, str] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._writes: list[concurrent.futures.Future[None]] = []
+        self._catch_up: asyncio.Task[None] | None = None
+        self._started_store = False
+
+    @property
+    def job_model(self) -> JobModel:
+        """The job model (after :meth:`start`)."""
+        if self._model is None:
+            raise SamzaError("the job coordinator has not started: no job model yet")
+        return self._model
+
+    @property
+    def url(self) -> str:
+        """The HTTP service's URL (after :meth:`start`), what containers get in SAMZA_COORDINATOR_URL."""
+        if self._server is None:
+            raise SamzaError("the job coordinator has not started: it serves no URL yet")
+        return self._server.url
+
+    async def start(self) -> None:
+        """Bootstrap, compute and persist the job model, and serve it (see the class)."""
+        self._loop = asyncio.get_running_loop()
+        store, config = self._store, self.config
+        await store.start()
+        self._started_store = True
+        previous_config = store.config()
+        previous_changelog = store.changelog_mapping()
+        inputs = input_streams(config)
+        admins = {s: system_factory(config, s).get_admin(s, config) for s in {i.system for i in inputs}}
+        ssps = list(await input_metadata(inputs, admins))
+        model = plan_job_model(config, ssps, previous_changelog)
+        stream = coordinator_stream_name(config.job_name(), config.job_id())
+        refuse_incompatible_change(config, previous_config, previous_changelog, model.tasks, ssps, stream)
+        await store.send(
+            _changes(config, previous_config, previous_changelog, store.task_containers(), model)
+        )
+        self._model = model
+        self._model_json = model.to_json().encode()
+        self._hosts = {cid: host for cid, host in store.container_hosts().items() if cid in model.containers}
+        self._status = JobStatus(config.job_name(), tuple(model.containers))
+        self._server = CoordinatorHttpServer(
+            _Endpoints(self),
+            config.value("cluster-manager.jobcoordinator.host"),
+            config.value("cluster-manager.jobcoordinator.url.port"),
+        )
+        interval = config.value("job.coordinator.catchup.ms")
+        if interval > 0:
+            self._catch_up = asyncio.create_task(self._keep_catching_up(interval / 1000))
+        log.info("job coordinator of %s serves %s", config.job_name(), self._server.url)
+
+    def job_status(self) -> JobStatus:
+        """A snapshot of every container's last report."""
+        with self._lock:
+            if self._status is None:
+                raise SamzaError("the job coordinator has not started: no status yet")
+            return JobStatus(self._status.job, self._status.containers, dict(self._status.reports))
+
+    def locality(self) -> dict[str, str]:
+        """Container id -> the host it last reported (from the coordinator stream before that)."""
+        with self._lock:
+            return dict(self._hosts)
+
+    def report(self, report: ContainerReport) -> None:
+        """Take a container's report (any thread); a new host is written to the coordinator stream."""
+        with self._lock:
+            if self._status is None:
+                raise SamzaError("the job coordinator has not started")
+            self._status.reports[report.container_id] = report
+            moved = report.host and self._hosts.get(report.container_id) != report.host
+            if moved:
+                self._hosts[report.container_id] = report.host
+        if moved and self._loop is not None:
+            message = CoordinatorStreamMessage.set_container_host(report.container_id, report.host, SOURCE)
+            future = asyncio.run_coroutine_threadsafe(self._store.send([message]), self._loop)
+            future.add_done_callback(_log_failure)
+            with self._lock:
+                self._writes = [f for f in self._writes if not f.done()] + [future]
+
+    async def stop(self) -> None:
+        """Stop serving, finish pending writes, close the coordinator stream (idempotent)."""
+        if self._catch_up is not None:
+            self._catch_up.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._catch_up
+            self._catch_up = None
+        if self._server is not None:
+            self._server.stop()
+        with self._lock:
+            writes, self._writes = self._writes, []
+        if writes:
+            await asyncio.wait([asyncio.wrap_future(f) for f in writes])
+        if self._started_store:
+            self._started_store = False
+            await self._store.stop()
+
+    async def _keep_catching_up(self, interval_s: float) -> None:
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await self._store.catch_up()
+            except SamzaError as exc:
+                log.warning("job coordinator: catching up with the coordinator stream failed: %s", exc)
+
+
+class _Endpoints:
+    """What the HTTP service serves, read from the coordinator."""
+
+    def __init__(self, coordinator: JobCoordinator) -> None:
+        self._coordinator = coordinator
+
+    def job_model_json(self) -> bytes:
+        return self._coordinator._model_json
+
+    def locality(self) -> Mapping[str, str]:
+        return self._coordinator.locality()
+
+    def status(self) -> Mapping[str, Any]:
+        return self._coordinator.job_status().to_dict()
+
+    def container_ids(self) -> Collection[str]:
+        return self._coordinator.job_model.containers.keys()
+
+    def report(self, report: ContainerReport) -> None:
+        self._coordinator.report(report)
+
+
+def _changes(
+    config: Config,
+    previous_config: Mapping[str, str],
+    previous_changelog: Mapping[str, int],
+    previous_assignment: Mapping[str, str],
+    model: JobModel,
+) -> list[CoordinatorStreamMessage]:
+    """The messages that bring the stream from what it holds to the submitted config and ``model``."""
+    messages = [
+        CoordinatorStreamMessage.set_config(key, value, SOURCE)
+        for key, value in sorted(config.items())
+        if previous_config.get(key) != value
+    ]
+    messages += [
+        CoordinatorStreamMessage.delete("set-config", key, SOURCE)
+        for key in sorted(previous_config)
+        if key not in config
+    ]
+    for cid, container in model.containers.items():
+        for name, task in sorted(container.tasks.items()):
+            if previous_changelog.get(name) != task.changelog_partition:
+                messages.append(
+                    CoordinatorStreamMessage.set_changelog(name, task.changelog_partition, SOURCE)
+                )
+            if previous_assignment.get(name) != cid:
+                messages.append(CoordinatorStreamMessage.set_task_container(name, cid, SOURCE))
+    return messages
+
+
+def _log_failure(future: concurrent.futures.Future[None]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("job coordinator: writing a container's host failed: %s", future.exception())
+
+
+__all__ = ["SOURCE", "CoordinatorStore", "JobCoordinator", "default_store"]

@@ -1,0 +1,131 @@
+"""What a container reports to the job coordinator (host, state, progress), and the job's status view."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from samza_nb.errors import SamzaError
+
+CONTAINER_STATES = ("starting", "running", "stopping", "stopped", "failed")
+"""States a container reports; "stopped" and "failed" are final."""
+
+FINAL_STATES = frozenset({"stopped", "failed"})
+
+
+class StatusReportError(SamzaError):
+    """A container's status report is not valid JSON of the expected shape (names the field)."""
+
+
+@dataclass(frozen=True)
+class ContainerReport:
+    """One container's latest report: where it runs, its lifecycle state, messages processed so far, its
+    tasks (one JSON object each, with at least ``name``), and the error that ended it, if any."""
+
+    container_id: str
+    host: str
+    state: str
+    processed: int
+    tasks: tuple[Mapping[str, Any], ...] = ()
+    error: str | None = None
+    pid: int | None = None
+
+    @property
+    def final(self) -> bool:
+        """True once the container stopped or failed."""
+        return self.state in FINAL_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready data (the container id is in the URL, not the body)."""
+        return {
+            "host": self.host,
+            "state": self.state,
+            "processed": self.processed,
+            "tasks": [dict(task) for task in self.tasks],
+            "error": self.error,
+            "pid": self.pid,
+        }
+
+    def to_json(self) -> bytes:
+        """The request body a container sends."""
+        return json.dumps(self.to_dict(), separators=(",", ":")).encode()
+
+    @classmethod
+    def from_json(cls, container_id: str, body: bytes) -> ContainerReport:
+        """Parse a request body; a StatusReportError naming the bad field otherwise."""
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise StatusReportError(f"status of container {container_id!r} is not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise StatusReportError(f"status of container {container_id!r} must be a JSON object")
+        host = _field(data, "host", str, container_id)
+        state = _field(data, "state", str, container_id)
+        if state not in CONTAINER_STATES:
+            raise StatusReportError(
+                f"status of container {container_id!r}: state={state!r} is not one of "
+                f"{', '.join(CONTAINER_STATES)}"
+            )
+        processed = _field(data, "processed", int, container_id)
+        if isinstance(processed, bool) or processed < 0:
+            raise StatusReportError(
+                f"status of container {container_id!r}: processed must be an integer >= 0"
+            )
+        tasks = data.get("tasks", [])
+        if not isinstance(tasks, list) or not all(
+            isinstance(t, dict) and isinstance(t.get("name"), str) for t in tasks
+        ):
+            raise StatusReportError(
+                f"status of container {container_id!r}: tasks must be a list of objects with a name"
+            )
+        error = data.get("error")
+        if error is not None and not isinstance(error, str):
+            raise StatusReportError(f"status of container {container_id!r}: error must be a string or null")
+        pid = data.get("pid")
+        if pid is not None and (not isinstance(pid, int) or isinstance(pid, bool)):
+            raise StatusReportError(f"status of container {container_id!r}: pid must be an integer or null")
+        return cls(container_id, host, state, processed, tuple(tasks), error, pid)
+
+
+def _field(data: Mapping[str, Any], name: str, kind: type, container_id: str) -> Any:
+    value = data.get(name)
+    if not isinstance(value, kind):
+        raise StatusReportError(
+            f"status of container {container_id!r}: {name} is missing or not a {kind.__name__} "
+            f"(got {value!r})"
+        )
+    return value
+
+
+@dataclass
+class JobStatus:
+    """The coordinator's view of every container: the latest report of each (or none yet)."""
+
+    job: str
+    containers: tuple[str, ...]
+    reports: dict[str, ContainerReport] = field(default_factory=dict)
+
+    @property
+    def processed(self) -> int:
+        """Messages processed by all containers, as last reported."""
+        return sum(report.processed for report in self.reports.values())
+
+    def failed(self) -> list[ContainerReport]:
+        """Reports of containers that failed."""
+        return [report for report in self.reports.values() if report.state == "failed"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"job", "processed", "containers": {id: report or {"state": "unreported"}}}``."""
+        return {
+            "job": self.job,
+            "processed": self.processed,
+            "containers": {
+                cid: self.reports[cid].to_dict() if cid in self.reports else {"state": "unreported"}
+                for cid in self.containers
+            },
+        }
+
+
+__all__ = ["CONTAINER_STATES", "ContainerReport", "JobStatus", "StatusReportError"]

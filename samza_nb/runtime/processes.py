@@ -1,0 +1,166 @@
+"""A job as container processes on this machine: a job coordinator in this process and one
+``python -m samza_nb container`` process per container of its job model.
+
+The processes learn the coordinator's URL and their id from ``SAMZA_COORDINATOR_URL`` and
+``SAMZA_CONTAINER_ID``; each runs in its own session, so a terminal's Ctrl-C reaches this process only
+(which forwards what it decides). Their stderr lines are handed to ``on_line``. The first container that
+exits non-zero fails the job: the others are stopped gracefully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from samza_nb.config import Config
+from samza_nb.coordinator.job_coordinator import JobCoordinator
+from samza_nb.coordinator.status import JobStatus
+from samza_nb.runtime.console import PROG
+from samza_nb.runtime.container_cli import ID_ENV, URL_ENV
+
+LineHandler = Callable[[str, str], None]
+"""Called with (container id, line) for every line a container writes to stderr."""
+
+
+@dataclass
+class ContainerProcess:
+    """One container process, the last line it wrote to stderr, and its exit status once it exited."""
+
+    container_id: str
+    process: asyncio.subprocess.Process
+    last_line: str = ""
+    relay: asyncio.Task[None] | None = None
+    exit_status: int | None = None
+
+    def describe_exit(self) -> str:
+        """ "exited with status N" or "was killed by SIGX"."""
+        status = self.exit_status or 0
+        return (
+            f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
+        )
+
+
+class ContainerProcesses:
+    """The job coordinator of ``config`` and its container processes (see the module).
+
+    ``await start()`` starts the coordinator (its errors propagate: nothing was spawned) and the processes;
+    ``await watch(tick, interval_s)`` returns once every process exited, calling ``tick`` every
+    ``interval_s``; ``stop`` signals every running process; ``await close()`` kills what still runs and
+    stops the coordinator. :attr:`failed` is the first container that exited non-zero.
+    """
+
+    def __init__(self, config: Config, on_line: LineHandler | None = None) -> None:
+        self.config = config
+        self.coordinator = JobCoordinator(config)
+        self.children: list[ContainerProcess] = []
+        self.failed: ContainerProcess | None = None
+        self._on_line = on_line
+
+    @property
+    def processed(self) -> int:
+        """Messages processed by every container, as last reported to the coordinator."""
+        return self.coordinator.job_status().processed
+
+    def status(self) -> JobStatus:
+        """Every container's last report."""
+        return self.coordinator.job_status()
+
+    async def start(self) -> None:
+        """Start the coordinator, then one process per container of its job model."""
+        try:
+            await self.coordinator.start()
+        except BaseException:
+            await self.coordinator.stop()
+            raise
+        env = dict(os.environ)
+        env[URL_ENV] = self.coordinator.url
+        # The task class is imported from the working directory, as in a run in this process.
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p)
+        for cid in sorted(self.coordinator.job_model.containers, key=_numeric):
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "samza_nb",
+                "container",
+                env={**env, ID_ENV: cid},
+                stdin=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+            child = ContainerProcess(cid, process)
+            child.relay = asyncio.create_task(self._relay(child))
+            self.children.append(child)
+
+    async def watch(self, tick: Callable[[], None], interval_s: float) -> None:
+        """Until every process exited: note exits (the first failure stops the others), call ``tick``."""
+        waits = {asyncio.ensure_future(c.process.wait()): c for c in self.children}
+        try:
+            while waits:
+                done, _ = await asyncio.wait(waits, timeout=interval_s)
+                for future in done:
+                    child = waits.pop(future)
+                    child.exit_status = future.result()
+                    if child.exit_status != 0 and self.failed is None:
+                        self.failed = child
+                        self.stop()
+                tick()
+        finally:
+            for future in waits:
+                future.cancel()
+
+    def stop(self, signum: int = signal.SIGTERM) -> None:
+        """Send ``signum`` to every container still running (SIGTERM: each stops gracefully, commits)."""
+        for child in self.children:
+            if child.process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.process.send_signal(signum)
+
+    async def close(self) -> None:
+        """Kill what still runs, wait for the stderr relays, stop the coordinator (idempotent)."""
+        for child in self.children:
+            if child.process.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    child.process.kill()
+                await child.process.wait()
+            if child.relay is not None:
+                await child.relay
+        await self.coordinator.stop()
+
+    def failure(self) -> str | None:
+        """One line on the failed container: the error of its last report (else its last stderr line)
+        and how it exited; None when no container failed."""
+        child = self.failed
+        if child is None:
+            return None
+        report = self.coordinator.job_status().reports.get(child.container_id)
+        detail = report.error if report is not None and report.error else child.last_line
+        how = child.describe_exit()
+        return (
+            f"container {child.container_id} failed: {detail} ({how})"
+            if detail
+            else (f"container {child.container_id} {how}")
+        )
+
+    async def _relay(self, child: ContainerProcess) -> None:
+        stream = child.process.stderr
+        assert stream is not None
+        while line := await stream.readline():
+            text = line.decode(errors="replace").rstrip()
+            if text:
+                child.last_line = text.removeprefix(f"{PROG}: ").removeprefix(
+                    f"container {child.container_id}: "
+                )
+                if self._on_line is not None:
+                    self._on_line(child.container_id, text)
+
+
+def _numeric(cid: str) -> tuple[int, str]:
+    return (int(cid), cid) if cid.isdigit() else (sys.maxsize, cid)
+
+
+__all__ = ["ContainerProcess", "ContainerProcesses", "LineHandler"]
