@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.config import Config, load_config
+from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
 from samza_nb.runtime.console import (
     EXIT_CONFIG,
@@ -38,7 +39,7 @@ from samza_nb.runtime.console import (
 from samza_nb.runtime.container_cli import add_container_command
 from samza_nb.runtime.coordinator_stream_writer_cli import add_coordinator_stream_writer_command
 from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
-from samza_nb.runtime.local import LocalJobRunner
+from samza_nb.runtime.local import LocalJobRunner, load_task_factory
 from samza_nb.runtime.log_dump_cli import add_log_dump_command
 from samza_nb.runtime.multi_container import run_containers
 
@@ -143,10 +144,27 @@ def run_command(args: argparse.Namespace) -> int:
         config = load_job_config(args.config_path, args.overrides)
         if config.get_int("job.container.count", 1) > 1:
             return run_containers(config, args)
-        runner = LocalJobRunner(config, max_messages=args.max_messages)
+        task = load_task_factory(config)
     except Exception as exc:
         return report_error(exc, args.verbose)
-    return asyncio.run(_run(runner, args))
+    return asyncio.run(_run_coordinated(config, task, args))
+
+
+async def _run_coordinated(config: Config, task: Callable[[], Any], args: argparse.Namespace) -> int:
+    """One container in this process, on the job model of a job coordinator running beside it (so the
+    config and task layout are kept in the coordinator stream, and an incompatible change is refused)."""
+    coordinator = JobCoordinator(config)
+    try:
+        try:
+            await coordinator.start()
+            runner = LocalJobRunner(
+                config, task, max_messages=args.max_messages, job_model=coordinator.job_model
+            )
+        except Exception as exc:
+            return report_error(exc, args.verbose)
+        return await _run(runner, args)
+    finally:
+        await coordinator.stop()
 
 
 class _Interrupts:

@@ -1,7 +1,9 @@
 """``samza-nb coordinator-stream-writer --config-path PATH --type set-config --key K --value V``: write one
 config message to the job's coordinator stream (as Samza's CoordinatorStreamWriter), with source
-``coordinator-stream-writer``. The job applies it the next time it starts. Only ``set-config`` is written;
-any other type is refused (exit status 2) and nothing is sent.
+``coordinator-stream-writer``. A running job's coordinator catches up with it (``job.coordinator.catchup.ms``)
+and serves it in the job model's config; ``samza-nb run`` submits its own config file, which replaces the
+stream's config as Samza's job runner does, so a value meant to last belongs in the file. Only
+``set-config`` is written; any other type is refused (exit status 2) and nothing is sent.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def add_coordinator_stream_writer_command(commands: Any) -> None:
         "coordinator-stream-writer",
         help="write a config message to a job's coordinator stream",
         description="Write one set-config message (KEY = VALUE) to the coordinator stream of the job "
-        "described by a config file; the job applies it the next time it starts.",
+        "described by a config file. A running job's coordinator picks it up; the next samza-nb run "
+        "replaces the stream's config with its config file, as Samza's job runner does.",
     )
     command.add_argument(
         "--config-path",

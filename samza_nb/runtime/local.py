@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
+    from samza_nb.coordinator.job_model import JobModel
     from samza_nb.observe.bus import EventBus
 
 TASK_CLASS_KEY = "task.class"
@@ -62,8 +63,9 @@ class LocalJobRunner:
     """One container of the job described by ``config``, run in this process.
 
     The task comes from ``task`` (a class, a zero-argument factory or an instance) or else from
-    ``task.class``. ``run_async`` runs on the current event loop, ``run`` on a new one; ``stop`` (from any
-    thread) stops gracefully: in-flight messages finish, every task commits.
+    ``task.class``. The job model is ``job_model`` (a job coordinator's) or else planned from the inputs
+    here. ``run_async`` runs on the current event loop, ``run`` on a new one; ``stop`` (from any thread)
+    stops gracefully: in-flight messages finish, every task commits.
     """
 
     def __init__(
@@ -73,6 +75,7 @@ class LocalJobRunner:
         *,
         bus: EventBus | None = None,
         max_messages: int | None = None,
+        job_model: JobModel | None = None,
     ) -> None:
         if config.get_int("job.container.count", 1) != 1:
             raise ConfigError(
@@ -81,9 +84,14 @@ class LocalJobRunner:
                 key="job.container.count",
             )
         factory = load_task_factory(config) if task is None else task_factory(task)
-        self.container = SamzaContainer(
-            config, factory, planner=plan_job_model, bus=bus, max_messages=max_messages
-        )
+        if job_model is not None:
+            self.container = SamzaContainer(
+                config, factory, job_model=job_model, bus=bus, max_messages=max_messages
+            )
+        else:
+            self.container = SamzaContainer(
+                config, factory, planner=plan_job_model, bus=bus, max_messages=max_messages
+            )
         self.config = self.container.config
         self.bus = self.container.bus
 
