@@ -233,7 +233,8 @@ def test_a_task_cell_the_processes_cannot_import_fails_with_one_line(kernel: Ker
     assert re.match(
         r"NotebookError: job 'unimportable' failed after 0 messages: ContainerFailedError: container [01] "
         r"failed: task\.class='samza_task_\w+\.Shout' cannot be imported: importing module "
-        r"'samza_task_\w+' raised ModuleNotFoundError: No module named 'kernel_only_helpers' \(exited with status 2\); ",
+        r"'samza_task_\w+' raised ModuleNotFoundError: No module named 'kernel_only_helpers' "
+        r"\(exited with status 2\); ",
         line,
     ), line
     assert line.endswith(SELF_CONTAINED)
