@@ -10,11 +10,10 @@ dashboard) as the single-container monitor does.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.notebook.monitor import Throughput
+from samza_nb.notebook.monitor import Throughput, notify
 from samza_nb.notebook.views import ContainerView, JobView, PartitionView, TaskView
 
 if TYPE_CHECKING:
@@ -24,8 +23,6 @@ if TYPE_CHECKING:
     from samza_nb.notebook.job import Listener
     from samza_nb.notebook.processes_job import ProcessesJob
     from samza_nb.observe.events import ChooserDecision
-
-log = logging.getLogger(__name__)
 
 
 class ContainersMonitor:
@@ -72,12 +69,7 @@ class ContainersMonitor:
 
     def _publish(self, view: JobView) -> None:
         self.view = view
-        for listener in list(self.listeners):
-            try:
-                listener(view)
-            except Exception:
-                log.exception("a job view listener failed; removing it")
-                self.listeners.remove(listener)
+        notify(self.listeners, view)
 
     def _sample(self, outcome: str | None, error: str | None, *, done: bool) -> JobView:
         model, status = self._job.job_model, self._job.status()

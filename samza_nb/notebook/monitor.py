@@ -92,6 +92,16 @@ def _phase(task: TaskStatus) -> str:
     return "processing" if task.in_flight else "waiting"
 
 
+def notify(listeners: list[Listener], view: JobView) -> None:
+    """Hand ``view`` to every listener; one that raises is logged and removed."""
+    for listener in list(listeners):
+        try:
+            listener(view)
+        except Exception:
+            log.exception("a job view listener failed; removing it")
+            listeners.remove(listener)
+
+
 class Throughput:
     """Elapsed time and throughput from successive processed counts: the rate over about the last second
     while a job runs, the average over the whole run once it is done."""
@@ -204,12 +214,7 @@ class Monitor:
 
     def _publish(self, view: JobView) -> None:
         self.view = view
-        for listener in list(self.listeners):
-            try:
-                listener(view)
-            except Exception:
-                log.exception("a job view listener failed; removing it")
-                self.listeners.remove(listener)
+        notify(self.listeners, view)
 
     async def _refresh_heads(self) -> None:
         if self._container.metadata:
@@ -301,4 +306,4 @@ class Monitor:
         )
 
 
-__all__ = ["RARE_EVENTS", "Monitor", "Throughput", "decision_reason"]
+__all__ = ["RARE_EVENTS", "Monitor", "Throughput", "decision_reason", "notify"]

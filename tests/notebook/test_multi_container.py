@@ -95,6 +95,13 @@ def recorded(workdir: Path, stream: str) -> list[tuple[str, int, str]]:
     return [(r[0], int(r[1]), r[4]) for r in rows if len(r) == 5 and r[2] == stream]
 
 
+def error_of(kernel: Kernel, code: str) -> str:
+    """The one line of the error a cell showed (no traceback)."""
+    (error,) = kernel.run(code, check=False).of_type("error")
+    (line,) = error["content"]["traceback"]
+    return str(line)
+
+
 def containers(kernel: Kernel) -> Any:
     return kernel.value(
         "[(c.container_id, c.state, c.processed, c.tasks, c.pid) for c in samza.view.containers]"
@@ -164,13 +171,11 @@ def test_an_in_memory_input_is_refused_before_anything_starts(kernel: Kernel, wo
         "systems.mem.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactory\n"
         "task.class = tests.unit.runtime.multi_tasks.Record\n"
     )
-    reply = kernel.run("%samza_run", check=False)
-    (error,) = reply.of_type("error")
-    assert error["content"]["traceback"] == [
+    assert error_of(kernel, "%samza_run") == (
         "NotebookError: samza_run: job.container.count=2 runs the job as 2 processes, but its input "
         "mem.words is an in-memory stream, which lives in this kernel only: use a stream several processes "
         "can share (the durable log, Kafka, files), or job.container.count=1"
-    ]
+    )
     assert kernel.value("id(samza.run)") == before, "no run was started"
 
 
@@ -206,12 +211,10 @@ def test_a_task_cell_using_another_cells_name_is_refused(kernel: Kernel, workdir
         "%%samza_task\nclass Upper:\n    def process(self, envelope, collector, coordinator):\n"
         "        shout(envelope.message.decode())\n"
     )
-    reply = kernel.run("%samza_run", check=False)
-    (error,) = reply.of_type("error")
-    assert error["content"]["traceback"] == [
+    assert error_of(kernel, "%samza_run") == (
         "NotebookError: samza_run: the %%samza_task cell of Upper uses shout without defining or importing "
         f"it; with job.container.count=2, {SELF_CONTAINED}"
-    ]
+    )
 
 
 def test_a_task_cell_the_processes_cannot_import_fails_with_one_line(kernel: Kernel, workdir: Path) -> None:
@@ -227,9 +230,7 @@ def test_a_task_cell_the_processes_cannot_import_fails_with_one_line(kernel: Ker
         "    def process(self, envelope, collector, coordinator):\n"
         "        kernel_only_helpers.shout(envelope.message.decode())\n"
     )
-    reply = kernel.run("%samza_run --wait --timeout 60", check=False)
-    (error,) = reply.of_type("error")
-    (line,) = error["content"]["traceback"]
+    line = error_of(kernel, "%samza_run --wait --timeout 60")
     assert re.match(
         r"NotebookError: job 'unimportable' failed after 0 messages: ContainerFailedError: container [01] "
         r"failed: task\.class='samza_task_\w+\.Shout' cannot be imported: importing module "
