@@ -17,6 +17,7 @@ from samza_nb.notebook.errors import NotebookError
 
 CHECKPOINT_FACTORY_KEY = "task.checkpoint.factory"
 STATE_DIR_KEY = "job.logged.store.base.dir"
+CONTAINER_COUNT_KEY = "job.container.count"
 NOTEBOOK_CHECKPOINTS = "in-memory checkpoints kept for this kernel's lifetime"
 
 
@@ -67,8 +68,19 @@ def summary(config: Mapping[str, str]) -> str:
     name = job_name(config)
     inputs = config.get("task.inputs", "").strip() or "(task.inputs not set yet)"
     factory = config.get(CHECKPOINT_FACTORY_KEY, "").strip()
-    checkpoints = f"checkpoints from {factory}" if factory else NOTEBOOK_CHECKPOINTS
+    count = container_count(config)
+    if factory:
+        checkpoints = f"checkpoints from {factory}"
+    elif count > 1:
+        checkpoints = f"{count} container processes, checkpoints in the durable log"
+    else:
+        checkpoints = NOTEBOOK_CHECKPOINTS
     return f"job {name!r}: {len(config)} keys; inputs {inputs}; {checkpoints}"
+
+
+def container_count(config: Mapping[str, str]) -> int:
+    """``job.container.count`` of checked values (1 when unset)."""
+    return Config(config).get_int(CONTAINER_COUNT_KEY, 1)
 
 
 def effective_config(user: Mapping[str, str], state_dir: str) -> Config:
@@ -78,22 +90,26 @@ def effective_config(user: Mapping[str, str], state_dir: str) -> Config:
     lifetime (the session passes the manager), and store state goes under ``state_dir``, a directory that
     lives as long as the kernel: state and checkpoints then live and die together with in-memory streams.
     (The embedded DuckDB default would outlive the kernel while in-memory streams do not, so a re-run
-    notebook would resume from a checkpoint its new streams know nothing about.)
+    notebook would resume from a checkpoint its new streams know nothing about.) A job of several
+    containers (``job.container.count`` > 1) reads durable inputs, so it keeps the runtime's defaults:
+    checkpoints in the durable log under ``job.logged.store.base.dir``.
     """
     values = dict(user)
-    if not values.get(CHECKPOINT_FACTORY_KEY, "").strip():
+    if uses_notebook_checkpoints(values):
         values.setdefault(STATE_DIR_KEY, state_dir)
     return Config(values)
 
 
 def uses_notebook_checkpoints(config: Mapping[str, str]) -> bool:
-    """True when the job keeps its checkpoints in the notebook session (no factory configured)."""
-    return not config.get(CHECKPOINT_FACTORY_KEY, "").strip()
+    """True when the job keeps its checkpoints in the notebook session: no factory configured, and one
+    container (a job of several keeps them in the durable log, where every container process writes)."""
+    return not config.get(CHECKPOINT_FACTORY_KEY, "").strip() and container_count(config) <= 1
 
 
 __all__ = [
     "as_properties",
     "check_values",
+    "container_count",
     "effective_config",
     "parse_assignments",
     "parse_config_cell",

@@ -8,7 +8,8 @@ button for a job on the kernel's loop. :meth:`Dashboard.render` is called a few 
 holds the job up. Front-ends without widgets show the text status it carries as ``text/plain``.
 
 CSS classes for tests and styling: ``samza-dashboard``, ``samza-header`` (``samza-state``,
-``samza-processed``, ``samza-error``), ``samza-body`` (``samza-tasks`` of ``samza-task-row`` with
+``samza-processed``, ``samza-error``), ``samza-body`` (``samza-containers`` for a job of several
+container processes, ``samza-tasks`` of ``samza-task-row`` with
 ``data-task``, ``samza-in-flight`` and ``samza-task-detail``; ``samza-partitions``, ``samza-decisions``,
 ``samza-checkpoints``).
 """
@@ -24,11 +25,13 @@ from typing import Any
 from samza_nb.notebook.text_status import html_table, render_text, section
 from samza_nb.notebook.views import (
     COMMIT_HEADERS,
+    CONTAINER_HEADERS,
     DECISION_HEADERS,
     PARTITION_HEADERS,
     JobView,
     TaskView,
     commit_rows,
+    container_rows,
     decision_rows,
     partition_rows,
 )
@@ -150,8 +153,12 @@ def header_html(view: JobView) -> str:
 
 
 def body_html(view: JobView) -> str:
-    """Task rows, the partitions table, recent decisions and the checkpoint history."""
+    """The container processes (a job of several), task rows, the partitions table, recent decisions and
+    the checkpoint history."""
     parts = []
+    if view.containers:
+        table = html_table(CONTAINER_HEADERS, container_rows(view))
+        parts.append(f"<div class='samza-containers'>{section('containers', table)}</div>")
     if view.tasks:
         rows = "".join(task_row_html(task) for task in view.tasks)
         parts.append(f"<div class='samza-tasks'>{rows}</div>")

@@ -1,5 +1,8 @@
 """One run of a notebook job: a container running on the kernel's loop, or on its own thread and loop.
 
+What runs is a :class:`RunnableJob`: a container in the kernel's process, or the container processes of a
+job of several containers (:mod:`.processes_job`), watched by a :class:`RunMonitor` that makes JobViews.
+
 - On the kernel's loop (``%samza_run`` in Jupyter): the container is an asyncio task of the loop the kernel
   runs cells on. It yields to that loop after every slice of work (a few ms), so the cell returns at once
   and later cells, comm messages (widgets) and output keep flowing while it runs.
@@ -18,21 +21,73 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from samza_nb.container import event_loop
 from samza_nb.notebook.errors import NotebookError
 
 if TYPE_CHECKING:
-    from samza_nb.container.container import SamzaContainer
-    from samza_nb.notebook.monitor import Monitor
+    from samza_nb.config import Config
+    from samza_nb.coordinator.job_model import JobModel
     from samza_nb.notebook.views import JobView
+    from samza_nb.observe.events import ChooserDecision
 
 KERNEL_LOOP = "on the kernel's loop"
 OWN_THREAD = "on its own thread"
 
 DoneCallback = Callable[["JobRun"], None]
+Listener = Callable[["JobView"], None]
+
+
+class RunnableJob(Protocol):
+    """What a :class:`JobRun` runs: ``await run()`` until the job is done (raising what failed it);
+    ``shutdown()`` asks for a graceful stop from any thread, also before ``run`` started. ``job_model`` is
+    known once the job started."""
+
+    @property
+    def config(self) -> Config:
+        """The job's config."""
+        ...
+
+    @property
+    def job_model(self) -> JobModel | None:
+        """The job model the run uses (None before it started)."""
+        ...
+
+    async def run(self) -> None:
+        """Run the job to its end."""
+        ...
+
+    def shutdown(self) -> None:
+        """Stop gracefully (every task commits); safe from any thread."""
+        ...
+
+
+class RunMonitor(Protocol):
+    """Makes the JobViews of a run: ``start()`` on the job's loop when it starts, ``await finish()`` for
+    the last view; ``view`` is the latest (read from any thread), ``listeners`` get each new view on the
+    job's loop thread."""
+
+    listeners: list[Listener]
+
+    @property
+    def view(self) -> JobView:
+        """The latest view."""
+        ...
+
+    @property
+    def decisions(self) -> Sequence[ChooserDecision]:
+        """Every chooser decision recorded (``--trace``)."""
+        ...
+
+    def start(self) -> None:
+        """Start sampling on the running loop."""
+        ...
+
+    async def finish(self, outcome: str, error: str | None) -> JobView:
+        """The run ended with ``outcome``: the last view."""
+        ...
 
 
 def one_line(exc: BaseException) -> str:
@@ -42,19 +97,18 @@ def one_line(exc: BaseException) -> str:
 
 
 class JobRun:
-    """A container run with its monitor. Create with :meth:`on_loop` or :meth:`on_thread`.
+    """A run of ``job`` (a container, or a job's container processes) with its monitor. Create with
+    :meth:`on_loop` or :meth:`on_thread`.
 
     ``stop()`` asks for a graceful stop from any thread (in-flight messages finish, every task commits);
-    ``timeout_s`` stops it the same way after that many seconds. ``done`` turns true once the container
+    ``timeout_s`` stops it the same way after that many seconds. ``done`` turns true once the job
     stopped and the monitor took its last view; then ``outcome``, ``error`` and ``final_view`` are set and
     ``on_done`` callbacks have run (on the job's loop thread). ``run_seconds`` is how long
-    ``container.run()`` took, ``run_cpu_seconds`` the CPU time the process (every thread) used meanwhile.
+    ``job.run()`` took, ``run_cpu_seconds`` the CPU time the process (every thread) used meanwhile.
     """
 
-    def __init__(
-        self, container: SamzaContainer, monitor: Monitor, mode: str, timeout_s: float | None
-    ) -> None:
-        self.container = container
+    def __init__(self, job: RunnableJob, monitor: RunMonitor, mode: str, timeout_s: float | None) -> None:
+        self.job = job
         self.monitor = monitor
         self.mode = mode
         self.timeout_s = timeout_s
@@ -76,21 +130,21 @@ class JobRun:
     @classmethod
     def on_loop(
         cls,
-        container: SamzaContainer,
-        monitor: Monitor,
+        job: RunnableJob,
+        monitor: RunMonitor,
         loop: asyncio.AbstractEventLoop,
         timeout_s: float | None = None,
     ) -> JobRun:
         """Run as a task of ``loop`` (the kernel's running loop); returns at once."""
-        run = cls(container, monitor, KERNEL_LOOP, timeout_s)
+        run = cls(job, monitor, KERNEL_LOOP, timeout_s)
         run._loop = loop
         run._task = loop.create_task(run._main(), name=f"samza-nb job {monitor.view.job}")
         return run
 
     @classmethod
-    def on_thread(cls, container: SamzaContainer, monitor: Monitor, timeout_s: float | None = None) -> JobRun:
+    def on_thread(cls, job: RunnableJob, monitor: RunMonitor, timeout_s: float | None = None) -> JobRun:
         """Run on a new event loop in a daemon thread; returns once the thread started."""
-        run = cls(container, monitor, OWN_THREAD, timeout_s)
+        run = cls(job, monitor, OWN_THREAD, timeout_s)
         started = threading.Event()
 
         def target() -> None:
@@ -119,7 +173,7 @@ class JobRun:
         error: BaseException | None = None
         started, started_cpu = time.perf_counter(), time.process_time()
         try:
-            await self.container.run()
+            await self.job.run()
         except asyncio.CancelledError as exc:
             error = exc
         except Exception as exc:
@@ -159,7 +213,7 @@ class JobRun:
         """Ask for a graceful stop (from any thread); ``reason`` becomes the outcome. Idempotent."""
         if self._stop_reason is None and not self.done:
             self._stop_reason = reason
-        self.container.shutdown()
+        self.job.shutdown()
 
     def cancel(self) -> None:
         """Cancel the container's task: no final commit (a restart resumes from the last checkpoint)."""
@@ -216,4 +270,4 @@ class JobRun:
         return self._done.wait(timeout)
 
 
-__all__ = ["KERNEL_LOOP", "OWN_THREAD", "JobRun", "one_line"]
+__all__ = ["KERNEL_LOOP", "OWN_THREAD", "JobRun", "RunMonitor", "RunnableJob", "one_line"]

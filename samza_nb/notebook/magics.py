@@ -182,8 +182,7 @@ class SamzaMagics(Magics):
         """``%%samza_sql <store>``: DuckDB SQL over the store's committed contents (a relation named after
         the store: key, value, partition), as a DataFrame."""
         with one_line_errors(self.shell):
-            run = self.session.run
-            return sql.query(run.container if run is not None else None, line, cell)
+            return sql.query(self.session.store_container(), line, cell)
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _ui(self, no_dashboard: bool) -> str:

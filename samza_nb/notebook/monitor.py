@@ -92,6 +92,43 @@ def _phase(task: TaskStatus) -> str:
     return "processing" if task.in_flight else "waiting"
 
 
+def notify(listeners: list[Listener], view: JobView) -> None:
+    """Hand ``view`` to every listener; one that raises is logged and removed."""
+    for listener in list(listeners):
+        try:
+            listener(view)
+        except Exception:
+            log.exception("a job view listener failed; removing it")
+            listeners.remove(listener)
+
+
+class Throughput:
+    """Elapsed time and throughput from successive processed counts: the rate over about the last second
+    while a job runs, the average over the whole run once it is done."""
+
+    def __init__(self) -> None:
+        self._t0 = time.monotonic()
+        self._samples: deque[tuple[float, int]] = deque(maxlen=64)
+
+    def restart(self) -> None:
+        """The job starts now."""
+        self._t0 = time.monotonic()
+        self._samples.clear()
+
+    def sample(self, processed: int, done: bool) -> tuple[float, float]:
+        """Record ``processed`` now; returns (seconds since the start, messages per second)."""
+        now = time.monotonic()
+        elapsed = now - self._t0
+        samples = self._samples
+        samples.append((now, processed))
+        while len(samples) > 2 and now - samples[1][0] >= 1.0:
+            samples.popleft()
+        first_t, first_n = samples[0]
+        if done:
+            return elapsed, processed / elapsed if elapsed > 0 else 0.0
+        return elapsed, (processed - first_n) / (now - first_t) if now > first_t else 0.0
+
+
 class Monitor:
     """Watches one container; create it before the container runs (it subscribes at once).
 
@@ -127,8 +164,7 @@ class Monitor:
         self._restores: dict[tuple[str, str], ev.StoreRestoreProgress] = {}
         self._failure: str | None = None
         self._started_ms: float | None = None
-        self._t0 = time.monotonic()
-        self._rates: deque[tuple[float, int]] = deque(maxlen=64)
+        self._throughput = Throughput()
         self._heads: dict[SystemStreamPartition, str | None] = {}
         self._heads_due = 0.0
         self._heads_task: asyncio.Task[None] | None = None
@@ -144,7 +180,7 @@ class Monitor:
     def start(self) -> None:
         """Start sampling on the running loop (the job's)."""
         self._loop = asyncio.get_running_loop()
-        self._t0 = time.monotonic()
+        self._throughput.restart()
         self._timer = self._loop.call_later(self._refresh_s, self._tick)
 
     async def finish(self, outcome: str, error: str | None) -> JobView:
@@ -178,12 +214,7 @@ class Monitor:
 
     def _publish(self, view: JobView) -> None:
         self.view = view
-        for listener in list(self.listeners):
-            try:
-                listener(view)
-            except Exception:
-                log.exception("a job view listener failed; removing it")
-                self.listeners.remove(listener)
+        notify(self.listeners, view)
 
     async def _refresh_heads(self) -> None:
         if self._container.metadata:
@@ -215,17 +246,7 @@ class Monitor:
     # -- sampling ---------------------------------------------------------------------------------------
     def _sample(self, state: str, done: bool) -> JobView:
         status = self._container.status()
-        now = time.monotonic()
-        elapsed = now - self._t0
-        rates = self._rates
-        rates.append((now, status.processed))
-        while len(rates) > 2 and now - rates[1][0] >= 1.0:
-            rates.popleft()
-        first_t, first_n = rates[0]
-        if done:
-            rate = status.processed / elapsed if elapsed > 0 else 0.0
-        else:
-            rate = (status.processed - first_n) / (now - first_t) if now > first_t else 0.0
+        elapsed, rate = self._throughput.sample(status.processed, done)
         heads = self._heads
         tasks = tuple(
             TaskView(
@@ -285,4 +306,4 @@ class Monitor:
         )
 
 
-__all__ = ["RARE_EVENTS", "Monitor", "decision_reason"]
+__all__ = ["RARE_EVENTS", "Monitor", "Throughput", "decision_reason", "notify"]

@@ -19,20 +19,23 @@ import tempfile
 import time
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from samza_nb.checkpoint.base import checkpoint_factory_path
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.container.inputs import input_streams
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import SamzaError
-from samza_nb.notebook import cell_config, checkpoints
+from samza_nb.notebook import cell_config, checkpoints, processes_job
+from samza_nb.notebook.containers_monitor import ContainersMonitor
 from samza_nb.notebook.dashboard import Dashboard
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.interrupts import InterruptRoute
-from samza_nb.notebook.job import KERNEL_LOOP, OWN_THREAD, JobRun
+from samza_nb.notebook.job import KERNEL_LOOP, OWN_THREAD, JobRun, RunMonitor, RunnableJob
 from samza_nb.notebook.monitor import Monitor
+from samza_nb.notebook.processes_job import ProcessesJob
 from samza_nb.notebook.task_cell import TaskDefinition, define_task
 from samza_nb.notebook.text_status import StatusReport, render_text
 from samza_nb.runtime.local import load_task_factory
@@ -128,7 +131,6 @@ class NotebookSession:
                 f"samza_run: job {self.run.view.job!r} is already running ({self.run.view.processed:,} "
                 "processed): %samza_stop it first"
             )
-        container = self._container(max_messages)
         job = self._job_name()
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -136,7 +138,7 @@ class NotebookSession:
             loop = None
         on_kernel_loop = loop is not None and not wait
         mode = KERNEL_LOOP if on_kernel_loop else OWN_THREAD
-        monitor = Monitor(container, job=job, mode=mode, refresh_s=self.refresh_s, trace_all=trace)
+        runnable, monitor = self._prepare(job, mode, max_messages, trace)
         self.dashboard = None
         self._ui = ui
         if ui == "widgets":
@@ -146,28 +148,49 @@ class NotebookSession:
                 monitor.listeners.append(self.dashboard.render)
         if on_kernel_loop:
             assert loop is not None
-            self.run = JobRun.on_loop(container, monitor, loop, timeout)
+            self.run = JobRun.on_loop(runnable, monitor, loop, timeout)
             self.run.on_done.append(self._on_kernel_job_done)
             if self.route_interrupts and InterruptRoute.available(loop):
                 self._route = InterruptRoute(loop, self._interrupted)
                 self._route.start()
         else:
-            self.run = JobRun.on_thread(container, monitor, timeout)
+            self.run = JobRun.on_thread(runnable, monitor, timeout)
         if not wait:
             if ui != "widgets":
+                how = monitor.view.mode if isinstance(runnable, ProcessesJob) else mode
                 self._show(
-                    f"job {job!r} started in the background {mode}: %samza_status shows progress, "
+                    f"job {job!r} started in the background {how}: %samza_status shows progress, "
                     "%samza_stop stops it"
                 )
             return
         self._wait_and_report(self.run)
 
-    def _container(self, max_messages: int | None) -> SamzaContainer:
+    def _prepare(
+        self, job: str, mode: str, max_messages: int | None, trace: bool
+    ) -> tuple[RunnableJob, RunMonitor]:
+        """The job to run and its monitor: a container in this process, or (``job.container.count`` > 1)
+        the job's container processes."""
         if not self.config:
             raise NotebookError(
                 "samza_run: no job config: write a %%samza_config cell (or %samza_config key=value ...) first"
             )
         config = cell_config.effective_config(self.config, self._state_directory())
+        count = cell_config.container_count(config)
+        if count <= 1:
+            container = self._container(config, max_messages)
+            return container, Monitor(
+                container, job=job, mode=mode, refresh_s=self.refresh_s, trace_all=trace
+            )
+        if trace:
+            raise NotebookError(
+                f"samza_run: --trace records the chooser decisions of a job in this kernel; with "
+                f"job.container.count={count} they are made in the container processes"
+            )
+        processes = processes_job.prepare(config, self.task, max_messages)
+        where = f"as {count} container processes, their coordinator {mode}"
+        return processes, ContainersMonitor(processes, name=job, mode=where, refresh_s=self.refresh_s)
+
+    def _container(self, config: Config, max_messages: int | None) -> SamzaContainer:
         try:
             factory = self.task.factory() if self.task is not None else self._configured_task(config)
             for stream in input_streams(config):
@@ -298,7 +321,7 @@ class NotebookSession:
 
     def checkpoints(self, reset: bool = False) -> checkpoints.CheckpointReport | str:
         """``%samza_checkpoints``: the last checkpoint of every task, and the latest run's history."""
-        config = self.run.container.config if self.run is not None else Config(self.config)
+        config = self.run.job.config if self.run is not None else Config(self.config)
         job = config.job_name()
         key = (job, config.job_id())
         if reset:
@@ -314,13 +337,30 @@ class NotebookSession:
             offsets = checkpoints.from_store(self._stores.get(key, {}))
             return checkpoints.CheckpointReport(job, "in memory, kept for this kernel", offsets, history)
         factory = config.get_str(cell_config.CHECKPOINT_FACTORY_KEY, "")
-        if self.run is None or self.run.container.job_model is None:
+        run = self.run
+        model = run.job.job_model if run is not None else None
+        if run is None or model is None:
             return checkpoints.CheckpointReport(job, factory, {}, (), "no run yet: its tasks are not known")
-        if self.running:
-            offsets = checkpoints.from_view(self.run.view)
+        if not run.done:
+            offsets = checkpoints.from_view(run.view)
             return checkpoints.CheckpointReport(job, "committed offsets of the running job", offsets, history)
-        tasks = sorted(self.run.container.job_model.tasks)
-        return checkpoints.CheckpointReport(job, factory, checkpoints.from_factory(config, tasks), history)
+        tasks = sorted(model.tasks)
+        source = factory or checkpoint_factory_path(config)
+        return checkpoints.CheckpointReport(job, source, checkpoints.from_factory(config, tasks), history)
+
+    def store_container(self) -> SamzaContainer | None:
+        """The container of the current (or last) run, whose stores ``%%samza_sql`` queries; None before a
+        first run. A job of several containers keeps its stores in its processes: a NotebookError."""
+        run = self.run
+        if run is None:
+            return None
+        job = run.job
+        if isinstance(job, ProcessesJob):
+            raise NotebookError(
+                f"samza_sql: job {run.view.job!r} runs as container processes, which hold its stores: "
+                "%%samza_sql queries the stores of a job of one container (job.container.count = 1)"
+            )
+        return cast("SamzaContainer", job)  # a job in the kernel's process is its container
 
     # -- plumbing -----------------------------------------------------------------------------------------
     def _job_name(self) -> str:

@@ -19,7 +19,8 @@ from samza_nb.api.task_factory import is_task_class
 
 @dataclass(frozen=True)
 class TaskDefinition:
-    """A task class defined by a ``%%samza_task`` cell, with the cell's source."""
+    """A task class defined by a ``%%samza_task`` cell, with the cell's source as it ran (the magic passes
+    the cell after an empty first line, so line N of ``source`` is line N of the cell in the notebook)."""
 
     name: str
     cls: type
@@ -72,7 +73,7 @@ def define_task(
                 "coordinator) or process_async(envelope, collector, coordinator, callback)"
             )
         assert isinstance(target, type)
-        return TaskDefinition(requested, target, cell.strip("\n"))
+        return TaskDefinition(requested, target, cell.rstrip("\n"))
     tasks = [name for name in classes if is_task_class(namespace.get(name))]
     if not tasks:
         raise NotebookError(
@@ -85,7 +86,7 @@ def define_task(
             f"e.g. %%samza_task {tasks[-1]}"
         )
     cls = namespace[tasks[0]]
-    return TaskDefinition(tasks[0], cls, cell.strip("\n"))
+    return TaskDefinition(tasks[0], cls, cell.rstrip("\n"))
 
 
 def _cell_line(exc: BaseException, filename: str) -> str:

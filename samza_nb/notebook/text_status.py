@@ -12,11 +12,13 @@ from typing import Any
 
 from samza_nb.notebook.views import (
     COMMIT_HEADERS,
+    CONTAINER_HEADERS,
     DECISION_HEADERS,
     PARTITION_HEADERS,
     TASK_HEADERS,
     JobView,
     commit_rows,
+    container_rows,
     decision_rows,
     header_line,
     partition_rows,
@@ -54,6 +56,8 @@ def render_text(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
         parts.append(f"error: {view.error}")
     parts.extend(view.restores)
     parts.extend(view.notes)
+    if view.containers:
+        parts += ["", text_table(CONTAINER_HEADERS, container_rows(view))]
     if view.tasks:
         parts += ["", text_table(TASK_HEADERS, task_rows(view))]
         parts += ["", text_table(PARTITION_HEADERS, partition_rows(view))]
@@ -83,6 +87,8 @@ def render_html(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
     if view.error:
         parts.append(f"<div style='color:#b00'>error: {html.escape(view.error)}</div>")
     parts.extend(f"<div>{html.escape(line)}</div>" for line in (*view.restores, *view.notes))
+    if view.containers:
+        parts.append(section("containers", html_table(CONTAINER_HEADERS, container_rows(view))))
     if view.tasks:
         parts.append(section("tasks", html_table(TASK_HEADERS, task_rows(view))))
         parts.append(section("partitions", html_table(PARTITION_HEADERS, partition_rows(view))))

@@ -59,13 +59,30 @@ class CommitView:
 
 
 @dataclass(frozen=True, slots=True)
+class ContainerView:
+    """One container process of a job of several (``job.container.count`` > 1), as it last reported to
+    the job coordinator: its state (``unreported`` before its first report), host and pid, messages
+    processed, and the names of its tasks (from the job model, so they show before the first report)."""
+
+    container_id: str
+    state: str
+    host: str | None
+    pid: int | None
+    processed: int
+    tasks: tuple[str, ...]
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class JobView:
     """A snapshot of a notebook job.
 
     ``state`` is the container's lifecycle state while it runs, then the run's outcome: ``finished``
     (every input reached end-of-stream, or the tasks asked to stop), ``stopped`` (``%samza_stop``),
     ``timed out``, ``interrupted`` or ``failed`` (``error`` says why). ``rate`` is the recent throughput
-    in messages per second. ``decisions`` and ``commits`` are newest first.
+    in messages per second. ``decisions`` and ``commits`` are newest first. ``containers`` lists the
+    container processes of a job of several containers (empty for a job in the kernel's process); its
+    ``tasks`` are then every container's tasks.
     """
 
     job: str
@@ -82,6 +99,7 @@ class JobView:
     error: str | None = None
     done: bool = False
     notes: tuple[str, ...] = field(default=())
+    containers: tuple[ContainerView, ...] = ()
 
     @property
     def in_flight(self) -> int:
@@ -111,6 +129,7 @@ TASK_HEADERS = ("task", "in flight", "processed", "phase")
 PARTITION_HEADERS = ("partition", "processed", "committed", "head", "lag", "end-of-stream")
 DECISION_HEADERS = ("t (s)", "chosen", "tier", "why")
 COMMIT_HEADERS = ("t (s)", "task", "offsets")
+CONTAINER_HEADERS = ("container", "state", "host", "pid", "processed", "tasks")
 
 
 def _text(value: object) -> str:
@@ -148,6 +167,21 @@ def partition_rows(view: JobView) -> list[tuple[str, ...]]:
     ]
 
 
+def container_rows(view: JobView) -> list[tuple[str, ...]]:
+    """One row per container process (none for a job in the kernel's process)."""
+    return [
+        (
+            c.container_id,
+            c.state + (f": {c.error}" if c.error else ""),
+            _text(c.host),
+            _text(c.pid),
+            f"{c.processed:,}",
+            ", ".join(c.tasks),
+        )
+        for c in view.containers
+    ]
+
+
 def decision_rows(view: JobView) -> list[tuple[str, ...]]:
     """One row per recent chooser decision, newest first."""
     return [(f"{d.at_s:.3f}", f"{d.ssp}@{d.offset}", _text(d.tier), d.reason) for d in view.decisions]
@@ -163,15 +197,18 @@ def commit_rows(view: JobView) -> list[tuple[str, ...]]:
 
 __all__ = [
     "COMMIT_HEADERS",
+    "CONTAINER_HEADERS",
     "DECISION_HEADERS",
     "PARTITION_HEADERS",
     "TASK_HEADERS",
     "CommitView",
+    "ContainerView",
     "DecisionView",
     "JobView",
     "PartitionView",
     "TaskView",
     "commit_rows",
+    "container_rows",
     "decision_rows",
     "header_line",
     "offset_lag",

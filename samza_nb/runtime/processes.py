@@ -14,7 +14,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from samza_nb.config import Config
@@ -51,11 +51,15 @@ class ContainerProcesses:
     ``await start()`` starts the coordinator (its errors propagate: nothing was spawned) and the processes;
     ``await watch(tick, interval_s)`` returns once every process exited, calling ``tick`` every
     ``interval_s``; ``stop`` signals every running process; ``await close()`` kills what still runs and
-    stops the coordinator. :attr:`failed` is the first container that exited non-zero.
+    stops the coordinator. :attr:`failed` is the first container that exited non-zero. ``python_path``:
+    directories the processes import from before the working directory (e.g. a notebook's task module).
     """
 
-    def __init__(self, config: Config, on_line: LineHandler | None = None) -> None:
+    def __init__(
+        self, config: Config, on_line: LineHandler | None = None, python_path: Sequence[str] = ()
+    ) -> None:
         self.config = config
+        self.python_path = tuple(python_path)
         self.coordinator = JobCoordinator(config)
         self.children: list[ContainerProcess] = []
         self.failed: ContainerProcess | None = None
@@ -80,7 +84,8 @@ class ContainerProcesses:
         env = dict(os.environ)
         env[URL_ENV] = self.coordinator.url
         # The task class is imported from the working directory, as in a run in this process.
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.getcwd(), env.get("PYTHONPATH", "")) if p)
+        path = (*self.python_path, os.getcwd(), env.get("PYTHONPATH", ""))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)
         for cid in sorted(self.coordinator.job_model.containers, key=_numeric):
             process = await asyncio.create_subprocess_exec(
                 sys.executable,

@@ -25,13 +25,19 @@ class Reply:
 
 
 class Kernel:
-    """A python3 kernel of this environment; ``run(code)`` executes a cell and waits for its reply."""
+    """A python3 kernel of this environment (in ``cwd``, with ``env``, when given); ``run(code)`` executes a
+    cell and waits for its reply."""
 
-    def __init__(self) -> None:
+    def __init__(self, cwd: str | None = None, env: dict[str, str] | None = None) -> None:
         import jupyter_client
 
         self.manager = jupyter_client.KernelManager(kernel_name="python3")
-        self.manager.start_kernel()
+        options: dict[str, Any] = {}
+        if cwd is not None:
+            options["cwd"] = cwd
+        if env is not None:
+            options["env"] = env
+        self.manager.start_kernel(**options)
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)

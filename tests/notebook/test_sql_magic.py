@@ -54,7 +54,7 @@ class FakeContainer:
 
 @dataclass
 class FakeRun:
-    container: FakeContainer
+    job: FakeContainer
     done: bool = True
 
 
