@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -23,8 +24,13 @@ from samza_nb.coordinator.status import JobStatus
 from samza_nb.runtime.console import PROG
 from samza_nb.runtime.container_cli import ID_ENV, URL_ENV
 
+log = logging.getLogger(__name__)
+
 LineHandler = Callable[[str, str], None]
 """Called with (container id, line) for every line a container writes to stderr."""
+
+MAX_LINE_BYTES = 64 * 1024
+"""A longer stderr line of a container is cut (the rest is dropped) when relayed."""
 
 
 @dataclass
@@ -127,14 +133,20 @@ class ContainerProcesses:
 
     async def close(self) -> None:
         """Kill what still runs, wait for the stderr relays, stop the coordinator (idempotent)."""
-        for child in self.children:
-            if child.process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    child.process.kill()
-                await child.process.wait()
-            if child.relay is not None:
-                await child.relay
-        await self.coordinator.stop()
+        try:
+            for child in self.children:
+                if child.process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        child.process.kill()
+                    await child.process.wait()
+            for child in self.children:
+                if child.relay is not None:
+                    try:
+                        await child.relay
+                    except Exception as exc:  # a relay's failure must not keep the others running
+                        log.warning("relaying container %s's stderr failed: %r", child.container_id, exc)
+        finally:
+            await self.coordinator.stop()
 
     def failure(self) -> str | None:
         """One line on the failed container: the error of its last report (else its last stderr line)
@@ -152,16 +164,36 @@ class ContainerProcesses:
         )
 
     async def _relay(self, child: ContainerProcess) -> None:
+        """Relay the container's stderr line by line. It is read in chunks, never a line at a time: a line
+        longer than a buffer must not stop the reading (the container would block writing to a full pipe),
+        so a line is cut at :data:`MAX_LINE_BYTES`."""
         stream = child.process.stderr
         assert stream is not None
-        while line := await stream.readline():
-            text = line.decode(errors="replace").rstrip()
-            if text:
-                child.last_line = text.removeprefix(f"{PROG}: ").removeprefix(
-                    f"container {child.container_id}: "
-                )
-                if self._on_line is not None:
-                    self._on_line(child.container_id, text)
+        pending = bytearray()
+        skipping = False  # the rest of a line already cut
+        while chunk := await stream.read(65536):
+            *ends, tail = chunk.split(b"\n")
+            for piece in ends:
+                if not skipping:
+                    pending += piece
+                    self._relay_line(child, bytes(pending[:MAX_LINE_BYTES]))
+                pending.clear()
+                skipping = False
+            if not skipping:
+                pending += tail
+                if len(pending) > MAX_LINE_BYTES:
+                    self._relay_line(child, bytes(pending[:MAX_LINE_BYTES]) + b" [cut]")
+                    pending.clear()
+                    skipping = True
+        if pending and not skipping:
+            self._relay_line(child, bytes(pending))
+
+    def _relay_line(self, child: ContainerProcess, line: bytes) -> None:
+        text = line.decode(errors="replace").rstrip()
+        if text:
+            child.last_line = text.removeprefix(f"{PROG}: ").removeprefix(f"container {child.container_id}: ")
+            if self._on_line is not None:
+                self._on_line(child.container_id, text)
 
 
 def _numeric(cid: str) -> tuple[int, str]:

@@ -80,8 +80,11 @@ class PartitionLog:
     def _open(self) -> None:
         """Open the files (once) and, where writable, recover the partition; a partition whose recovery
         fails stays closed, so every later use fails the same way."""
-        if self._fd >= 0:
-            return
+        with self._lock:  # two threads' first uses must not open (and recover) twice
+            if self._fd < 0:
+                self._open_locked()
+
+    def _open_locked(self) -> None:
         writable = True
         try:
             try:
@@ -113,11 +116,12 @@ class PartitionLog:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        fd = self._fd  # unlock the descriptor that was locked
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             yield
         finally:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
     def _recover(self) -> None:
         """Under the lock: check what follows the mark, drop a torn tail, make the whole batches after
@@ -134,25 +138,30 @@ class PartitionLog:
             for header, _buf, _at in self._walk(start, size, upcoming, check=True):
                 end, nxt = header.end, header.upcoming
         except _Bad as bad:
-            if not bad.torn:
-                raise self._damage(bad) from None
-            log.warning(
-                "durable log %s: dropped a torn tail of %d bytes at byte %d (offset %d) of %s, left by a "
-                "crash (%s); appends continue at offset %d",
-                self.name,
-                size - bad.position,
-                bad.position,
-                bad.offset,
-                self.path,
-                bad.reason,
-                bad.offset,
-            )
-            os.ftruncate(self._fd, bad.position)
-            size = bad.position
+            size = self._drop_torn_tail(bad, size)
         self._end, self._next = end, nxt
         if end != start or size != end:
             _fdatasync(self._fd)
             self._write_mark(nxt, end)
+
+    def _drop_torn_tail(self, bad: _Bad, size: int) -> int:
+        """Under the lock: truncate the torn tail ``bad`` found (a crashed writer's: every append writes
+        under the lock), with a warning; damage that is not a torn tail is raised. Returns the new size."""
+        if not bad.torn:
+            raise self._damage(bad) from None
+        log.warning(
+            "durable log %s: dropped a torn tail of %d bytes at byte %d (offset %d) of %s, left by a "
+            "crash (%s); appends continue at offset %d",
+            self.name,
+            size - bad.position,
+            bad.position,
+            bad.offset,
+            self.path,
+            bad.reason,
+            bad.offset,
+        )
+        os.ftruncate(self._fd, bad.position)
+        return bad.position
 
     def _damage(self, bad: _Bad) -> SamzaError:
         return SamzaError(
@@ -225,8 +234,8 @@ class PartitionLog:
         try:
             for header, _buf, _at in self._walk(self._end, size, self._next, check=False):
                 self._end, self._next = header.end, header.upcoming
-        except _Bad as bad:
-            raise self._damage(bad) from None
+        except _Bad as bad:  # a writer of another process died mid-append
+            self._drop_torn_tail(bad, size)
 
     def flush(self) -> None:
         """Make every appended record durable (fsync) and visible to readers (the mark)."""

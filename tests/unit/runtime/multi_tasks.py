@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Any
 
 
 class Record:
     """Appends ``<task> <pid> <stream> <offset> <message>`` to ``processed.log`` for every message; sleeps
-    ``test.sleep.ms`` per message; fails on the message ``test.fail.on``."""
+    ``test.sleep.ms`` per message; fails on the message ``test.fail.on``; with ``test.stderr.line.bytes``,
+    writes one stderr line that long at init and 2 KB lines to stderr per message."""
 
     def init(self, context: Any) -> None:
         self.task = context.task_name.replace(" ", "_")
         self.sleep = int(context.config.get_str("test.sleep.ms", "0") or 0) / 1000
         self.fail_on = context.config.get_str("test.fail.on", "")
         self.log = open("processed.log", "a")  # noqa: SIM115 (closed in close())
+        self.noise = int(context.config.get_str("test.stderr.line.bytes", "0") or 0)
+        if self.noise:
+            sys.stderr.write("x" * self.noise + "\n")
+            sys.stderr.flush()
 
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
         message = envelope.message
@@ -25,6 +31,8 @@ class Record:
             raise ValueError(f"cannot process {message!r}")
         self.log.write(f"{self.task} {os.getpid()} {envelope.ssp.stream} {envelope.offset} {message}\n")
         self.log.flush()
+        if self.noise:
+            sys.stderr.write("y" * 2048 + "\n")
         if self.sleep:
             time.sleep(self.sleep)
 

@@ -98,6 +98,17 @@ def test_two_containers_each_run_their_task_in_their_own_process(
     assert "file.a#0=49" in out and "file.b#0=49" in out
 
 
+def test_a_container_writing_a_very_long_stderr_line_does_not_stall_the_job(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Stderr is relayed in chunks: a 200 KB line (beyond any line buffer) is cut, and the reading goes on,
+    so the container never blocks on a full pipe."""
+    status = run(job(workdir, 200, **{"test.stderr.line.bytes": "200000"}))
+    _, err = capsys.readouterr()
+    assert status == 0, err[-500:]
+    assert len(processed(workdir)) == 400
+
+
 def test_max_messages_counts_every_container_and_each_commits(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

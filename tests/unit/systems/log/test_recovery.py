@@ -142,3 +142,57 @@ def test_a_lost_flush_mark_hides_nothing(tmp_path: Path) -> None:
     path = filled(tmp_path)
     path.with_suffix(".flushed").write_bytes(b"")
     assert len(values(tmp_path)) == 30
+
+
+def test_a_torn_tail_left_while_a_handle_is_open_is_dropped_by_that_handle_too(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A writer of another process killed mid-append leaves a torn tail behind a live handle: its next
+    append drops the tail (appends write under the lock, so a partial batch is a dead writer's)."""
+    path = filled(tmp_path)
+    with DurableLog(tmp_path) as live:
+        assert live.send("s", b"before") == (0, 30)
+        live.flush()
+        good = path.stat().st_size
+        append_raw(path, encode_batch(31, 0, [b"lost"] * 5)[:-7])
+        with caplog.at_level(logging.WARNING):
+            assert live.send("s", b"after") == (0, 31)
+            live.flush()
+    assert f"at byte {good}" in " ".join(r.getMessage() for r in caplog.records)
+    assert values(tmp_path)[-2:] == [b"before", b"after"]
+
+
+def test_first_uses_of_a_handle_from_several_threads_open_the_partition_once(tmp_path: Path) -> None:
+    """Threads racing on a fresh handle's first use (one reading the flush mark, others appending, while
+    recovery has a long unflushed tail to walk) neither deadlock nor hand out one offset twice."""
+    import threading
+
+    filled(tmp_path)
+    with DurableLog(tmp_path) as writer:  # 20k records appended, never flushed: recovery's work
+        writer.send_batch("s", [(None, b"u" * 100, 0)] * 20_000)
+    for _ in range(5):
+        with DurableLog(tmp_path) as log:
+            barrier = threading.Barrier(3)
+            sent: list[tuple[int, int]] = []
+
+            def first_use(send: bool, log: DurableLog, barrier: threading.Barrier, sent: list[Any]) -> None:
+                barrier.wait()
+                if send:
+                    sent.append(log.send("s", b"x", partition=0))
+                else:
+                    log.upcoming("s", 0)
+
+            threads = [
+                threading.Thread(target=first_use, args=(send, log, barrier, sent), daemon=True)
+                for send in (False, True, True)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=30)
+            assert not any(thread.is_alive() for thread in threads), "deadlocked"
+            log.flush()
+            assert len({offset for _, offset in sent}) == 2
+        with DurableLog(tmp_path) as log:
+            offsets = [offset for offset, _, _ in log.read("s", 0)]
+        assert offsets == list(range(len(offsets)))
