@@ -130,6 +130,8 @@ class StorageManager:
             file.open()
             storage = TaskStorage(task_name, model.changelog_partition, path, file)
             self._storage[task_name] = storage
+            if existed:
+                _refuse_another_tasks_state(file, task_name, model.changelog_partition)
             local = _as_checkpoint(file.read_offsets(task_name)) if existed else None
             for name in self.names:
                 send = self._changelog_sender(task_name, name, model.changelog_partition)
@@ -232,3 +234,18 @@ def _as_checkpoint(offsets: TaskOffsets | None) -> Checkpoint | None:
 def delete_local_state(config: Config) -> None:
     """Remove the job's store files (a changelog restores them at the next start)."""
     shutil.rmtree(state_directory(config), ignore_errors=True)
+
+
+def _refuse_another_tasks_state(file: StateFile, task_name: str, partition: int) -> None:
+    """A state file holds one task's state: when the job model gives its changelog partition to another
+    task (the job's tasks changed), reading it would hand that state to the wrong task."""
+    owners = file.recorded_tasks()
+    if owners and task_name not in owners:
+        raise ConfigError(
+            f"state file {file.path} (changelog partition {partition}) holds the state of task "
+            f"{', '.join(repr(o) for o in sorted(owners))}, but the job model now gives changelog partition "
+            f"{partition} to task {task_name!r}: the job's tasks changed (an input's partition count or the "
+            "grouper), and each task's state lives in its changelog partition. Restore the partition "
+            "counts and grouper, or start afresh under a new job.id (its state starts empty)",
+            key="task.inputs",
+        )

@@ -133,6 +133,17 @@ class StateFile:
             except duckdb.Error as exc:
                 raise CheckpointError(f"job database {self._path}: closing failed: {exc}") from exc
 
+    def recorded_tasks(self) -> set[str]:
+        """The tasks whose offsets the file holds (a file is one task's: its changelog partition's)."""
+        cur = self._cursor()
+        try:
+            rows = cur.execute(f"SELECT task_name FROM {TASKS_TABLE}").fetchall()
+        except duckdb.Error as exc:
+            raise CheckpointError(f"job database {self._path}: reading its tasks failed: {exc}") from exc
+        finally:
+            cur.close()
+        return {str(row[0]) for row in rows}
+
     def read_offsets(self, task_name: str) -> TaskOffsets | None:
         """The offsets last committed for ``task_name``, or None if it never had any (one snapshot)."""
         cur = self._cursor()
