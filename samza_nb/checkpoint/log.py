@@ -45,6 +45,11 @@ class LogCheckpointManager(StreamCheckpointManager):
         self.stream = stream
         self._log: DurableLog | None = None
 
+    @property
+    def stream_directory(self) -> Path:
+        """Where the checkpoint stream's files are (absent until the first checkpoint manager started)."""
+        return self.directory / self.stream
+
     async def start(self) -> None:
         """Create the stream if missing and read every checkpoint on it."""
         self._check_new()

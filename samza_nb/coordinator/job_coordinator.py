@@ -11,6 +11,7 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
+from samza_nb.checkpoint.carry_over import carry_over_default_checkpoints
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_metadata, input_streams
 from samza_nb.coordinator.changes import refuse_incompatible_change
@@ -123,6 +124,9 @@ class JobCoordinator:
         await store.send(
             _changes(config, previous_config, previous_changelog, store.task_containers(), model)
         )
+        carried = await carry_over_default_checkpoints(config, model.tasks)
+        if carried:
+            log.info("carried the checkpoints of %d tasks over to the default checkpoint store", len(carried))
         self._model = model
         self._model_json = model.to_json().encode()
         self._hosts = {cid: host for cid, host in store.container_hosts().items() if cid in model.containers}

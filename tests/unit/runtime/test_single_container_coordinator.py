@@ -13,14 +13,14 @@ from samza_nb.runtime.cli import main
 from samza_nb.systems.log import DurableLog
 
 
-def write_job(workdir: Path, stream: str, **extra: str) -> Path:
+def write_job(workdir: Path, stream: str, *, stateful: bool = True, **extra: str) -> Path:
     config = {
         "job.name": "one-container",
         "task.class": "tests.unit.runtime.multi_tasks.Record",
         "task.inputs": f"log.{stream}",
         "systems.log.samza.offset.default": "oldest",
         "job.logged.store.base.dir": str(workdir / "state"),
-        "stores.seen.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+        **({"stores.seen.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory"} if stateful else {}),
         **extra,
     }
     path = workdir / "job.properties"
@@ -72,3 +72,26 @@ def test_a_single_container_run_keeps_config_and_changelog_mapping_in_the_coordi
     assert "error:" in error and "Partition 2" in error, error
     assert len((tmp_path / "processed.log").read_text().splitlines()) == 10
     assert asyncio.run(coordinator_view(path))[1] == {"Partition 0": 0, "Partition 1": 1}
+
+
+def test_changing_the_container_count_carries_the_default_checkpoints_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One container checkpoints to DuckDB, two to the durable log: the job coordinator carries the
+    checkpoints over, so the two-container run resumes where the one-container run stopped (a stateless
+    job: a stateful one would also resume from its state files)."""
+    from collections import Counter
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parents[3]))
+    fill(tmp_path, "clicks", 2)  # 10 messages
+    extra = {"cluster-manager.container.status.interval.ms": "50"}
+    path = write_job(tmp_path, "clicks", stateful=False, **extra)
+    assert main(["run", "--config-path", str(path), "--max-messages", "4", "--no-progress"]) == 0
+    first = (tmp_path / "processed.log").read_text().splitlines()
+    assert 4 <= len(first) < 10
+    path = write_job(tmp_path, "clicks", stateful=False, **extra, **{"job.container.count": "2"})
+    rest = str(10 - len(first))
+    assert main(["run", "--config-path", str(path), "--max-messages", rest, "--no-progress"]) == 0
+    messages = Counter(line.split(" ")[-1] for line in (tmp_path / "processed.log").read_text().splitlines())
+    assert messages == Counter(f"clicks-{p}-{i}" for p in range(2) for i in range(5)), "each exactly once"
