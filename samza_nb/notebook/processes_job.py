@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 from collections import deque
 
 from samza_nb.config import Config
@@ -157,8 +156,6 @@ class ProcessesJob:
         failed = self.processes.failed
         if failed is None:
             return None
-        if self._stop_requested and failed.exit_status == -signal.SIGTERM:
-            return None  # stopped before it could take the signal gracefully: it had processed nothing
         line = self.processes.failure()
         if line is not None and self.from_cell and any(name in line for name in _IMPORT_ERRORS):
             line += f"; {SELF_CONTAINED}"

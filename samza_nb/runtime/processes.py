@@ -42,6 +42,15 @@ class ContainerProcess:
     last_line: str = ""
     relay: asyncio.Task[None] | None = None
     exit_status: int | None = None
+    sent_sigterm: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """Exited non-zero, except killed by the SIGTERM this runner sent: a container handles SIGTERM
+        (stops gracefully, exits 0) once it runs, so dying of it means it was stopped before it started
+        its tasks (nothing processed, nothing to commit)."""
+        status = self.exit_status
+        return bool(status) and not (self.sent_sigterm and status == -signal.SIGTERM)
 
     def describe_exit(self) -> str:
         """ "exited with status N" or "was killed by SIGX"."""
@@ -57,8 +66,9 @@ class ContainerProcesses:
     ``await start()`` starts the coordinator (its errors propagate: nothing was spawned) and the processes;
     ``await watch(tick, interval_s)`` returns once every process exited, calling ``tick`` every
     ``interval_s``; ``stop`` signals every running process; ``await close()`` kills what still runs and
-    stops the coordinator. :attr:`failed` is the first container that exited non-zero. ``python_path``:
-    directories the processes import from before the working directory (e.g. a notebook's task module).
+    stops the coordinator. :attr:`failed` is the first container that failed (see
+    :attr:`ContainerProcess.failed`). ``python_path``: directories the processes import from before the
+    working directory (e.g. a notebook's task module).
     """
 
     def __init__(
@@ -116,7 +126,7 @@ class ContainerProcesses:
                 for future in done:
                     child = waits.pop(future)
                     child.exit_status = future.result()
-                    if child.exit_status != 0 and self.failed is None:
+                    if child.failed and self.failed is None:
                         self.failed = child
                         self.stop()
                 tick()
@@ -130,6 +140,7 @@ class ContainerProcesses:
             if child.process.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     child.process.send_signal(signum)
+                    child.sent_sigterm |= signum == signal.SIGTERM
 
     async def close(self) -> None:
         """Kill what still runs, wait for the stderr relays, stop the coordinator (idempotent)."""

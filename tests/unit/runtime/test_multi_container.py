@@ -18,6 +18,7 @@ import pytest
 from samza_nb import Config
 from samza_nb.coordinator import CoordinatorStreamStore
 from samza_nb.runtime.multi_container import MultiContainerRun
+from samza_nb.runtime.processes import ContainerProcesses
 from tests.eventually import eventually
 
 ROOT = Path(__file__).parents[3]
@@ -107,6 +108,25 @@ def test_a_container_writing_a_very_long_stderr_line_does_not_stall_the_job(
     _, err = capsys.readouterr()
     assert status == 0, err[-500:]
     assert len(processed(workdir)) == 400
+
+
+def test_a_container_stopped_before_it_could_take_the_signal_is_not_a_failure(workdir: Path) -> None:
+    """SIGTERM right after the spawn reaches containers still starting (before their handlers): they die
+    of it having processed nothing, which is a stop, not a failure (--max-messages reached early)."""
+
+    async def stop_at_once() -> tuple[object, list[int | None]]:
+        processes = ContainerProcesses(job(workdir, 50))
+        await processes.start()
+        processes.stop()
+        try:
+            await processes.watch(lambda: None, 0.05)
+        finally:
+            await processes.close()
+        return processes.failed, [child.exit_status for child in processes.children]
+
+    failed, statuses = asyncio.run(stop_at_once())
+    assert failed is None, statuses
+    assert all(status in (0, -signal.SIGTERM) for status in statuses), statuses
 
 
 def test_max_messages_counts_every_container_and_each_commits(
