@@ -6,12 +6,13 @@ Subclassing the protocols is optional: the container recognises a task by the me
 from __future__ import annotations
 
 import enum
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
     from samza_nb.config import Config
+    from samza_nb.observe.events import Event
 
 
 class RequestScope(enum.Enum):
@@ -121,8 +122,24 @@ class EndOfStreamListenerTask(Protocol):
         ...
 
 
+@runtime_checkable
+class PartitionEndListenerTask(Protocol):
+    """Optional capability: a task told of each input partition's end-of-stream as it is taken (the
+    high-level API's operator task propagates end-of-stream downstream from it). Called on the loop thread
+    when nothing of the task is in flight, before the container counts the partition as ended; the task's
+    ``on_end_of_stream`` still follows once every partition ended."""
+
+    def on_partition_end(
+        self, ssp: SystemStreamPartition, collector: MessageCollector, coordinator: TaskCoordinator
+    ) -> None:
+        """``ssp`` reached end-of-stream: no more messages of it will be processed."""
+        ...
+
+
 class TaskContext:
-    """What a task knows about itself: its name, partitions, config, stores and metrics."""
+    """What a task knows about itself: its name, partitions, config, stores and metrics; ``publish``
+    puts an observe event on the container's bus (a no-op when nobody listens) and ``now_ms`` reads the
+    container's clock."""
 
     def __init__(
         self,
@@ -131,12 +148,17 @@ class TaskContext:
         config: Config,
         stores: Mapping[str, Any] | None = None,
         metrics: dict[str, Any] | None = None,
+        *,
+        publish: Callable[[Event], None] | None = None,
+        now_ms: Callable[[], float] | None = None,
     ) -> None:
         self.task_name = task_name
         self.ssps = ssps
         self.config = config
         self._stores: Mapping[str, Any] = stores if stores is not None else {}
         self.metrics: dict[str, Any] = metrics if metrics is not None else {}
+        self.publish: Callable[[Event], None] = publish if publish is not None else _ignore
+        self.now_ms: Callable[[], float] = now_ms if now_ms is not None else _wall_clock_ms
 
     def get_store(self, name: str) -> Any:
         """The task's key-value store ``name`` (configured by ``stores.<name>.factory``)."""
@@ -153,3 +175,13 @@ class TaskContext:
 
     def __repr__(self) -> str:
         return f"TaskContext({self.task_name!r}, ssps={sorted(self.ssps)!r})"
+
+
+def _ignore(event: Event) -> None:
+    """Nobody listens."""
+
+
+def _wall_clock_ms() -> float:
+    import time
+
+    return time.time() * 1000.0

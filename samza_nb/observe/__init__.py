@@ -6,12 +6,14 @@ from samza_nb.observe.events import (
     Committed,
     ContainerStarted,
     ContainerStopped,
+    EndOfStreamProgress,
     EndOfStreamReached,
     Event,
     ProcessCompleted,
     ProcessStarted,
     StoreRestoreProgress,
     TaskFailed,
+    WatermarkAdvanced,
     WindowFired,
 )
 
@@ -20,6 +22,7 @@ __all__ = [
     "Committed",
     "ContainerStarted",
     "ContainerStopped",
+    "EndOfStreamProgress",
     "EndOfStreamReached",
     "Event",
     "EventBus",
@@ -28,5 +31,6 @@ __all__ = [
     "StoreRestoreProgress",
     "Subscriber",
     "TaskFailed",
+    "WatermarkAdvanced",
     "WindowFired",
 ]

@@ -134,3 +134,27 @@ class StoreRestoreProgress(Event):
     restored: int
     total: int
     done: bool
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkAdvanced(Event):
+    """The watermark of ``task``'s input ``system_stream`` advanced to ``watermark`` (ms of event time);
+    ``ssp`` is the partition whose control message moved it (None when an idle timeout did)."""
+
+    task: str
+    system_stream: SystemStream
+    ssp: SystemStreamPartition | None
+    watermark: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfStreamProgress(Event):
+    """``task`` took an end-of-stream control message on ``ssp`` (an intermediate partition):
+    ``producers_seen`` of ``producers_expected`` upstream tasks have ended; ``ended`` once the partition
+    has (every producer, or a final message from the aggregating task)."""
+
+    task: str
+    ssp: SystemStreamPartition
+    producers_seen: tuple[str, ...]
+    producers_expected: int
+    ended: bool
