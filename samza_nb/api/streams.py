@@ -166,7 +166,8 @@ class OutgoingMessageEnvelope:
     envelope once sent: the container may hand it to the producer later in the slice.
 
     ``partition`` picks the partition directly; otherwise ``partition_key`` (or ``key``) is hashed
-    stably; with neither, the producer spreads messages round robin.
+    stably; with neither, the producer spreads messages round robin. ``timestamp`` (ms of event time, or
+    None) travels with the message where the system can carry it (in-memory, durable log, Kafka).
     """
 
     # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made building
@@ -177,3 +178,4 @@ class OutgoingMessageEnvelope:
     key: Any = None
     partition_key: Any = None
     partition: int | None = None
+    timestamp: int | None = None

@@ -9,6 +9,7 @@ from samza_nb.config import Config
 from samza_nb.config.catalogue import job_id, job_name
 from samza_nb.errors import SamzaError
 from samza_nb.operators.graph import ApplicationGraph, InputSpec, OpKind
+from samza_nb.operators.plan import APP_ID_KEY, APP_NAME_KEY
 from samza_nb.operators.stream import MessageStream, OutputStream
 
 
@@ -61,8 +62,12 @@ class StreamApplicationDescriptor:
 
     def intermediate_stream_id(self, op_id: str) -> str:
         """The id (and physical name) of the intermediate stream of partition_by ``op_id``:
-        ``<job.name>-<job.id>-partition_by-<op_id>``."""
-        return f"{job_name(self.config)}-{job_id(self.config)}-partition_by-{op_id}"
+        ``<job.name>-<job.id>-partition_by-<op_id>``, where ``app.name`` / ``app.id`` (written by the
+        planner into the jobs of a split application, whose job names differ) stand for the application's
+        own job.name and job.id."""
+        name = self.config.get_str(APP_NAME_KEY, "") or job_name(self.config)
+        ident = self.config.get_str(APP_ID_KEY, "") or job_id(self.config)
+        return f"{name}-{ident}-partition_by-{op_id}"
 
 
 def describe_application(app: Any, config: Config) -> StreamApplicationDescriptor:

@@ -24,6 +24,12 @@ APP_CLASS_KEY: Final = "app.class"
 APP_PLAN_KEY: Final = "app.plan"
 """The plan as JSON, written by the planner into the job config (never by hand)."""
 
+APP_NAME_KEY: Final = "app.name"
+"""The application's job.name (the jobs of a split application each have their own job.name)."""
+
+APP_ID_KEY: Final = "app.id"
+"""The application's job.id, likewise."""
+
 APP_SPLIT_KEY: Final = "app.split.jobs"
 """true: run one job per stage (cut at the partition_by boundaries)."""
 
@@ -138,6 +144,8 @@ class ApplicationPlan:
 
 __all__ = [
     "APP_CLASS_KEY",
+    "APP_ID_KEY",
+    "APP_NAME_KEY",
     "APP_PLAN_KEY",
     "APP_SPLIT_KEY",
     "APP_STAGE_KEY",
