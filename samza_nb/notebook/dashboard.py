@@ -10,7 +10,8 @@ holds the job up. Front-ends without widgets show the text status it carries as 
 CSS classes for tests and styling: ``samza-dashboard``, ``samza-header`` (``samza-state``,
 ``samza-processed``, ``samza-error``), ``samza-body`` (``samza-containers`` for a job of several
 container processes, ``samza-tasks`` of ``samza-task-row`` with
-``data-task``, ``samza-in-flight`` and ``samza-task-detail``; ``samza-partitions``, ``samza-decisions``,
+``data-task``, ``samza-in-flight`` and ``samza-task-detail``; ``samza-partitions``, ``samza-watermarks``
+and ``samza-end-of-stream`` (applications of the high-level API), ``samza-decisions``,
 ``samza-checkpoints``).
 """
 
@@ -22,7 +23,7 @@ import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-from samza_nb.notebook.text_status import html_table, render_text, section
+from samza_nb.notebook.text_status import control_html, html_table, render_text, section
 from samza_nb.notebook.views import (
     COMMIT_HEADERS,
     CONTAINER_HEADERS,
@@ -164,6 +165,7 @@ def body_html(view: JobView) -> str:
         parts.append(f"<div class='samza-tasks'>{rows}</div>")
         table = html_table(PARTITION_HEADERS, partition_rows(view))
         parts.append(f"<div class='samza-partitions'>{section('partitions', table)}</div>")
+    parts.extend(control_html(view))
     if view.decisions:
         table = html_table(DECISION_HEADERS, decision_rows(view)[:8])
         parts.append(

@@ -22,15 +22,17 @@ from typing import TYPE_CHECKING
 from samza_nb.notebook.views import (
     CommitView,
     DecisionView,
+    EndOfStreamView,
     JobView,
     PartitionView,
     TaskView,
+    WatermarkView,
     offset_lag,
 )
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import SystemStreamPartition
+    from samza_nb.api.streams import SystemStream, SystemStreamPartition
     from samza_nb.container.container import SamzaContainer
     from samza_nb.container.status import TaskStatus
 
@@ -44,8 +46,11 @@ RARE_EVENTS = (
     ev.TaskFailed,
     ev.WindowFired,
     ev.StoreRestoreProgress,
+    ev.WatermarkAdvanced,
+    ev.EndOfStreamProgress,
 )
-"""The events the monitor takes in full: a few per commit or per partition, never per message."""
+"""The events the monitor takes in full: a few per commit, per partition or per watermark, never per
+message."""
 
 Listener = Callable[[JobView], None]
 
@@ -162,6 +167,8 @@ class Monitor:
         self._commits: deque[ev.Committed] = deque(maxlen=keep_commits)
         self._commit_count = 0
         self._restores: dict[tuple[str, str], ev.StoreRestoreProgress] = {}
+        self._watermarks: dict[tuple[str, SystemStream], int] = {}
+        self._end_of_stream: dict[tuple[str, SystemStreamPartition], ev.EndOfStreamProgress] = {}
         self._failure: str | None = None
         self._started_ms: float | None = None
         self._throughput = Throughput()
@@ -232,6 +239,10 @@ class Monitor:
             self._failure = f"task {event.task!r} failed{where}: {event.error}"
         elif isinstance(event, ev.StoreRestoreProgress):
             self._restores[(event.task, event.store)] = event
+        elif isinstance(event, ev.WatermarkAdvanced):
+            self._watermarks[(event.task, event.system_stream)] = event.watermark
+        elif isinstance(event, ev.EndOfStreamProgress):
+            self._end_of_stream[(event.task, event.ssp)] = event
 
     def _on_decision(self, event: ev.Event) -> None:
         assert isinstance(event, ev.ChooserDecision)
@@ -289,6 +300,13 @@ class Monitor:
             ),
             error=self._failure,
             done=done,
+            watermarks=tuple(
+                WatermarkView(task, stream, mark) for (task, stream), mark in sorted(self._watermarks.items())
+            ),
+            end_of_stream=tuple(
+                EndOfStreamView(e.task, e.ssp, e.producers_seen, e.producers_expected, e.ended)
+                for _, e in sorted(self._end_of_stream.items())
+            ),
         )
 
     def _since_start(self, at_ms: float) -> float:

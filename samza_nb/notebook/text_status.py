@@ -14,15 +14,19 @@ from samza_nb.notebook.views import (
     COMMIT_HEADERS,
     CONTAINER_HEADERS,
     DECISION_HEADERS,
+    END_OF_STREAM_HEADERS,
     PARTITION_HEADERS,
     TASK_HEADERS,
+    WATERMARK_HEADERS,
     JobView,
     commit_rows,
     container_rows,
     decision_rows,
+    end_of_stream_rows,
     header_line,
     partition_rows,
     task_rows,
+    watermark_rows,
 )
 
 
@@ -61,6 +65,14 @@ def render_text(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
     if view.tasks:
         parts += ["", text_table(TASK_HEADERS, task_rows(view))]
         parts += ["", text_table(PARTITION_HEADERS, partition_rows(view))]
+    if view.watermarks:
+        parts += ["", "event-time watermarks:", text_table(WATERMARK_HEADERS, watermark_rows(view))]
+    if view.end_of_stream:
+        parts += [
+            "",
+            "end-of-stream of intermediate partitions:",
+            text_table(END_OF_STREAM_HEADERS, end_of_stream_rows(view)),
+        ]
     if view.decisions and decisions:
         parts += [
             "",
@@ -81,6 +93,21 @@ def section(title: str, body: str) -> str:
     return f"<div style='margin-top:4px'><b>{html.escape(title)}</b>{body}</div>"
 
 
+def control_html(view: JobView) -> list[str]:
+    """The watermark of each task's input streams (``samza-watermarks``) and the end-of-stream count of
+    each intermediate partition, naming the upstream producers that ended it (``samza-end-of-stream``):
+    nothing for a job without them."""
+    parts = []
+    if view.watermarks:
+        table = html_table(WATERMARK_HEADERS, watermark_rows(view))
+        parts.append(f"<div class='samza-watermarks'>{section('event-time watermarks', table)}</div>")
+    if view.end_of_stream:
+        table = html_table(END_OF_STREAM_HEADERS, end_of_stream_rows(view))
+        title = "end-of-stream of intermediate partitions"
+        parts.append(f"<div class='samza-end-of-stream'>{section(title, table)}</div>")
+    return parts
+
+
 def render_html(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
     """The whole view as static HTML (for ``%samza_status`` and front-ends without widgets)."""
     parts = [f"<div><b>{html.escape(header_line(view))}</b></div>"]
@@ -92,6 +119,7 @@ def render_html(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
     if view.tasks:
         parts.append(section("tasks", html_table(TASK_HEADERS, task_rows(view))))
         parts.append(section("partitions", html_table(PARTITION_HEADERS, partition_rows(view))))
+    parts.extend(control_html(view))
     if view.decisions and decisions:
         parts.append(
             section(
@@ -144,4 +172,12 @@ class StatusReport:
         return lines + (render_html(self.view) if self.view is not None else "")
 
 
-__all__ = ["StatusReport", "html_table", "render_html", "render_text", "section", "text_table"]
+__all__ = [
+    "StatusReport",
+    "control_html",
+    "html_table",
+    "render_html",
+    "render_text",
+    "section",
+    "text_table",
+]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import SystemStreamPartition
+    from samza_nb.api.streams import SystemStream, SystemStreamPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +74,27 @@ class ContainerView:
 
 
 @dataclass(frozen=True, slots=True)
+class WatermarkView:
+    """The event-time watermark a task's input stream reached (ms; the high-level API's operators)."""
+
+    task: str
+    system_stream: SystemStream
+    watermark: int
+
+
+@dataclass(frozen=True, slots=True)
+class EndOfStreamView:
+    """End-of-stream of one intermediate partition as one consuming task counts it: which upstream tasks
+    have ended it, out of how many; ``ended`` once every one has (or the aggregating task said so)."""
+
+    task: str
+    ssp: SystemStreamPartition
+    producers_seen: tuple[str, ...]
+    producers_expected: int
+    ended: bool
+
+
+@dataclass(frozen=True, slots=True)
 class JobView:
     """A snapshot of a notebook job.
 
@@ -82,7 +103,8 @@ class JobView:
     ``timed out``, ``interrupted`` or ``failed`` (``error`` says why). ``rate`` is the recent throughput
     in messages per second. ``decisions`` and ``commits`` are newest first. ``containers`` lists the
     container processes of a job of several containers (empty for a job in the kernel's process); its
-    ``tasks`` are then every container's tasks.
+    ``tasks`` are then every container's tasks. ``watermarks`` and ``end_of_stream`` show the high-level
+    API's event time and the end-of-stream bookkeeping of intermediate partitions (empty otherwise).
     """
 
     job: str
@@ -100,6 +122,8 @@ class JobView:
     done: bool = False
     notes: tuple[str, ...] = field(default=())
     containers: tuple[ContainerView, ...] = ()
+    watermarks: tuple[WatermarkView, ...] = ()
+    end_of_stream: tuple[EndOfStreamView, ...] = ()
 
     @property
     def in_flight(self) -> int:
@@ -130,6 +154,8 @@ PARTITION_HEADERS = ("partition", "processed", "committed", "head", "lag", "end-
 DECISION_HEADERS = ("t (s)", "chosen", "tier", "why")
 COMMIT_HEADERS = ("t (s)", "task", "offsets")
 CONTAINER_HEADERS = ("container", "state", "host", "pid", "processed", "tasks")
+WATERMARK_HEADERS = ("task", "input stream", "watermark (ms)")
+END_OF_STREAM_HEADERS = ("task", "intermediate partition", "producers ended", "ended")
 
 
 def _text(value: object) -> str:
@@ -195,23 +221,51 @@ def commit_rows(view: JobView) -> list[tuple[str, ...]]:
     ]
 
 
+def watermark_rows(view: JobView) -> list[tuple[str, ...]]:
+    """One row per task and input stream with a watermark."""
+    return [
+        (w.task, f"{w.system_stream.system}.{w.system_stream.stream}", str(w.watermark))
+        for w in view.watermarks
+    ]
+
+
+def end_of_stream_rows(view: JobView) -> list[tuple[str, ...]]:
+    """One row per task and intermediate partition: producers that ended it (``1 of 2: Partition 0``)."""
+    return [
+        (
+            e.task,
+            str(e.ssp),
+            f"{len(e.producers_seen)} of {e.producers_expected}"
+            + (f": {', '.join(e.producers_seen)}" if e.producers_seen else ""),
+            "yes" if e.ended else "no",
+        )
+        for e in view.end_of_stream
+    ]
+
+
 __all__ = [
     "COMMIT_HEADERS",
     "CONTAINER_HEADERS",
     "DECISION_HEADERS",
+    "END_OF_STREAM_HEADERS",
     "PARTITION_HEADERS",
     "TASK_HEADERS",
+    "WATERMARK_HEADERS",
     "CommitView",
     "ContainerView",
     "DecisionView",
+    "EndOfStreamView",
     "JobView",
     "PartitionView",
     "TaskView",
+    "WatermarkView",
     "commit_rows",
     "container_rows",
     "decision_rows",
+    "end_of_stream_rows",
     "header_line",
     "offset_lag",
     "partition_rows",
     "task_rows",
+    "watermark_rows",
 ]
