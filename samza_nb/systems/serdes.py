@@ -3,9 +3,10 @@
 Kafka and the durable log carry bytes. Such a system reads and writes bytes unchanged by default; a serde
 name turns them into Python values on the way in and back into bytes on the way out. Names: ``bytes``
 (the default, no copy), ``string`` (UTF-8), ``json`` (UTF-8 JSON, compact), ``int`` (4-byte big-endian
-signed, Samza's IntegerSerde), ``long`` (8-byte big-endian signed, Samza's LongSerde), or the dotted path
-of a class with ``to_bytes(obj) -> bytes`` and ``from_bytes(data) -> obj`` (instantiated with no
-arguments).
+signed, Samza's IntegerSerde), ``long`` (8-byte big-endian signed, Samza's LongSerde), ``pickle``
+(Python's pickle: any picklable value; decoding runs code the bytes name, so use it only for streams that
+only trusted jobs write), or the dotted path of a class with ``to_bytes(obj) -> bytes`` and
+``from_bytes(data) -> obj`` (instantiated with no arguments).
 
 Config: ``systems.<system>.samza.key.serde`` / ``systems.<system>.samza.msg.serde`` for every stream of
 the system, overridden per stream by ``systems.<system>.streams.<stream>.samza.key.serde`` /
@@ -16,6 +17,7 @@ changelogs stay bytes unless configured per stream (the stores serialize their o
 from __future__ import annotations
 
 import json
+import pickle
 import struct
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
@@ -137,6 +139,27 @@ class LongSerde(_FixedIntSerde):
         super().__init__("long", ">q")
 
 
+class PickleSerde:
+    """Any picklable value, as Python's pickle (highest protocol). Trusted data only: unpickling runs
+    whatever code the bytes name, so read only streams that only your own jobs write."""
+
+    def to_bytes(self, obj: Any) -> bytes:
+        """The pickle of ``obj``; a SamzaError when it cannot be pickled (a lambda, a lock, ...)."""
+        try:
+            return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            raise SamzaError(f"the pickle serde cannot encode {_short(obj)}: {exc!r}") from None
+
+    def from_bytes(self, data: bytes) -> Any:
+        """The value pickled in ``data``; a SamzaError when it is not a pickle this process can load."""
+        try:
+            return pickle.loads(data)
+        except Exception as exc:
+            raise SamzaError(
+                f"the pickle serde got bytes it cannot unpickle ({_short(data)}): {exc!r}"
+            ) from None
+
+
 BUILTIN_SERDES: Final[dict[str, type[Any]]] = {
     "bytes": BytesSerde,
     "string": StringSerde,
@@ -144,6 +167,7 @@ BUILTIN_SERDES: Final[dict[str, type[Any]]] = {
     "int": IntegerSerde,
     "integer": IntegerSerde,
     "long": LongSerde,
+    "pickle": PickleSerde,
 }
 """The serde names every system with serdes knows."""
 
@@ -241,6 +265,7 @@ __all__ = [
     "IntegerSerde",
     "JsonSerde",
     "LongSerde",
+    "PickleSerde",
     "Serde",
     "StreamSerdes",
     "StringSerde",
