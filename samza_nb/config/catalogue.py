@@ -245,7 +245,7 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.samza.key.serde",
         None,
         "str",
-        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, or a class).",
+        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, pickle, or a class).",
     ),
     KeySpec(
         "systems.<system>.samza.msg.serde",
@@ -284,7 +284,7 @@ KEYS: tuple[KeySpec, ...] = (
         "stores.<name>.key.serde",
         None,
         "str",
-        "Serde of the store's keys (string, json, bytes, int, long; bytes when unset).",
+        "Serde of the store's keys (string, json, bytes, int, long, double, pickle; bytes when unset).",
     ),
     KeySpec("stores.<name>.msg.serde", None, "str", "Serde of the store's values (bytes when unset)."),
     KeySpec(
