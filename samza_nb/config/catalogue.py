@@ -382,6 +382,12 @@ KEYS: tuple[KeySpec, ...] = (
         "str",
         "Durable log: directory of the streams (default <job.logged.store.base.dir>/log).",
     ),
+    KeySpec(
+        "task.watermark.idle.timeout.ms",
+        "-1",
+        "int",
+        "Leave out of an intermediate partition's watermark the producers silent this long (<= 0: never).",
+    ),
 )
 
 
