@@ -245,7 +245,7 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.samza.key.serde",
         None,
         "str",
-        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, pickle, or a class).",
+        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, pickle, a class).",
     ),
     KeySpec(
         "systems.<system>.samza.msg.serde",

@@ -127,24 +127,24 @@ def as_bytes(value: Any, what: str) -> bytes | None:
     )
 
 
-def _lengths(count: int) -> struct.Struct:
-    """The struct of a column of ``count`` lengths (cached: batches mostly have the same size)."""
-    layout = _LENGTHS.get(count)
+def _cached(cache: dict[int, struct.Struct], code: str, count: int) -> struct.Struct:
+    """The struct of ``count`` items of struct ``code`` (cached: batches mostly have the same size)."""
+    layout = cache.get(count)
     if layout is None:
-        if len(_LENGTHS) > 64:
-            _LENGTHS.clear()
-        layout = _LENGTHS[count] = struct.Struct(f"<{count}i")
+        if len(cache) > 64:
+            cache.clear()
+        layout = cache[count] = struct.Struct(f"<{count}{code}")
     return layout
+
+
+def _lengths(count: int) -> struct.Struct:
+    """The struct of a column of ``count`` lengths."""
+    return _cached(_LENGTHS, "i", count)
 
 
 def _stamps(count: int) -> struct.Struct:
-    """The struct of a timestamp column of ``count`` records (cached like :func:`_lengths`)."""
-    layout = _STAMPS.get(count)
-    if layout is None:
-        if len(_STAMPS) > 64:
-            _STAMPS.clear()
-        layout = _STAMPS[count] = struct.Struct(f"<{count}q")
-    return layout
+    """The struct of a timestamp column of ``count`` records."""
+    return _cached(_STAMPS, "q", count)
 
 
 _LENGTHS: dict[int, struct.Struct] = {}

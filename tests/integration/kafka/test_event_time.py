@@ -31,6 +31,17 @@ def _config(bootstrap: str, topic: str) -> Config:
     )
 
 
+async def _consume(config: Config, ssp: SystemStreamPartition, count: int) -> list[IncomingMessageEnvelope]:
+    """The first ``count`` envelopes of ``ssp`` from offset 0."""
+    consumer = KafkaSystemFactory().get_consumer("kafka", config)
+    consumer.register(ssp, "0")
+    await consumer.start()
+    try:
+        return (await poll_until(consumer, [ssp], count))[ssp]
+    finally:
+        await consumer.stop()
+
+
 def test_event_time_and_control_messages_travel_through_kafka(kafka_broker: DevBroker, topic: str) -> None:
     """An envelope's timestamp becomes the record's and comes back as the consumer envelope's; control
     messages keep their type through the intermediate serde; a message without one gets the send time."""
@@ -55,13 +66,7 @@ def test_event_time_and_control_messages_travel_through_kafka(kafka_broker: DevB
             await producer.flush("t")
         finally:
             await producer.stop()
-        consumer = factory.get_consumer("kafka", config)
-        consumer.register(ssp, "0")
-        await consumer.start()
-        try:
-            return (await poll_until(consumer, [ssp], 4))[ssp]
-        finally:
-            await consumer.stop()
+        return await _consume(config, ssp, 4)
 
     before = time.time() * 1000
     got = asyncio.run(scenario())
@@ -79,13 +84,7 @@ def test_an_undecodable_intermediate_message_names_partition_and_offset(
     async def scenario() -> None:
         await create_topic(bootstrap, topic, 1)
         await produce(bootstrap, topic, [b"\x02{}", b"\x09?"])
-        consumer = KafkaSystemFactory().get_consumer("kafka", _config(bootstrap, topic))
-        consumer.register(ssp, "0")
-        await consumer.start()
-        try:
-            await poll_until(consumer, [ssp], 2)
-        finally:
-            await consumer.stop()
+        await _consume(_config(bootstrap, topic), ssp, 2)
 
     with pytest.raises(
         SystemConsumersError, match=rf"kafka\.{topic}#0 offset 1: .*unknown intermediate message type 9"
