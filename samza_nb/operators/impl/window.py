@@ -8,7 +8,8 @@ restart in the middle of a window continues its panes.
 - Tumbling: store key ``(start_ms, key)`` → ``(accumulator,)``; a pane is ``[n * size, (n + 1) * size)``.
 - Session: store key ``(key,)`` → the key's open sessions ``[start_ms, last_ms, [messages]]``. A session
   keeps its messages until it fires, because a message that bridges two sessions merges them and the
-  merged pane folds all their messages (in the order they joined the sessions); ``end_ms = last + gap``.
+  merged pane folds all their messages (a session's in arrival order; a merged one's: the earlier
+  session's, then the later one's, then the bridging message); ``end_ms = last + gap``.
 
 A message whose pane already fired (tumbling: its window end <= the input watermark; session: its own
 session would end at or before it, ``ts + gap <= watermark``) is late: it is dropped and counted in the
@@ -59,6 +60,12 @@ class WindowImpl(OperatorImpl):
         self.store: Any = None
 
     # -- time ------------------------------------------------------------------------------------------
+    @property
+    def uses_envelope_time(self) -> bool:
+        """True when a message's time is the timestamp it came with (event time, no ``timestamp_fn``):
+        the entries then call :meth:`stamp` only for a message without one (which raises)."""
+        return self.event_time and self.window.timestamp_fn is None
+
     def stamp(self) -> Stamp:
         """The event time (or processing time) of a message: the window's ``timestamp_fn``, else the
         message's timestamp (event time), else the container clock (processing time)."""
@@ -135,10 +142,11 @@ class TumblingWindowImpl(WindowImpl):
     def entry(self, index: int) -> Emit:
         window, metrics, stamp, open_, ends = self.window, self.metrics, self.stamp(), self.open, self.ends
         size, init, fold, key_fn = window.size_ms, window.init, window.fold, window.key_fn
-        put, push = self.store.put, heapq.heappush
+        put, push, plain = self.store.put, heapq.heappush, self.uses_envelope_time
 
         def on_tumbling(message: Any, timestamp: int | None) -> None:
-            timestamp = stamp(message, timestamp)
+            if timestamp is None or not plain:
+                timestamp = stamp(message, timestamp)
             start = timestamp - timestamp % size
             end = start + size
             if end <= self.fire_mark:
@@ -194,9 +202,11 @@ class SessionWindowImpl(WindowImpl):
         window, metrics, stamp, sessions = self.window, self.metrics, self.stamp(), self.sessions
         gap, key_fn, put = window.size_ms, window.key_fn, self.store.put
         checks, seq, push, join = self.checks, self._seq, heapq.heappush, self._join
+        plain = self.uses_envelope_time
 
         def on_session(message: Any, timestamp: int | None) -> None:
-            timestamp = stamp(message, timestamp)
+            if timestamp is None or not plain:
+                timestamp = stamp(message, timestamp)
             if timestamp + gap <= self.fire_mark:
                 metrics["late"] += 1
                 return
