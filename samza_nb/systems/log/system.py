@@ -7,7 +7,8 @@ this one when no factory is configured for it.
 - Offsets are "0", "1", ... per partition, compared as integers. Partitions are unbounded: no end-of-stream.
 - Messages are bytes. Without a serde the producer stores bytes unchanged and str as UTF-8 (a None
   message is a tombstone, a None key no key) and refuses anything else, naming the stream; the consumer
-  hands out the stored bytes as key and message, with the append time (ms) as the timestamp. The serdes
+  hands out the stored bytes as key and message, with the sent envelope's ``timestamp`` (event time, ms)
+  as the timestamp, or the append time (ms) for a message sent without one. The serdes
   of Kafka apply here too (:mod:`samza_nb.systems.serdes`: ``systems.<name>.samza.key.serde`` /
   ``samza.msg.serde``, per stream ``systems.<name>.streams.<stream>.samza.*.serde``; store changelogs stay
   bytes): values are serialized when the producer writes them and deserialized by the consumer.
@@ -164,14 +165,15 @@ class LogSystemConsumer:
                 keys = _decoded(keys, key_decoder, ssp, position)
             if msg_decoder is not None:
                 values = _decoded(values, msg_decoder, ssp, position)
+            appended = batch.timestamp
+            stamps: Any = (
+                repeat(appended)
+                if batch.timestamps is None
+                else [appended if ts is None else ts for ts in islice(batch.timestamps, skip, None)]
+            )
             envelopes.extend(
                 map(
-                    IncomingMessageEnvelope,
-                    repeat(ssp),
-                    map(str, range(position, end)),
-                    keys,
-                    values,
-                    repeat(batch.timestamp),
+                    IncomingMessageEnvelope, repeat(ssp), map(str, range(position, end)), keys, values, stamps
                 )
             )
             position = end
@@ -235,15 +237,15 @@ class LogSystemProducer:
         pending = self._pending
         if not pending:
             return
-        by_stream: dict[str, list[Record]] = {}
+        by_stream: dict[str, tuple[list[Record], list[int | None]]] = {}
         encoders: dict[str, tuple[Encoder, Encoder]] = {}
         try:
             for envelope in pending:
                 stream = envelope.system_stream.stream
-                records = by_stream.get(stream)
-                if records is None:
+                lists = by_stream.get(stream)
+                if lists is None:
                     self._ensure(stream)
-                    records = by_stream[stream] = []
+                    lists = by_stream[stream] = ([], [])
                     encoders[stream] = self._encoders(stream)
                 encode_key, encode_msg = encoders[stream]
                 key, message, partition = envelope.key, envelope.message, envelope.partition
@@ -256,9 +258,10 @@ class LogSystemProducer:
                     raw = as_bytes(raw if encode_key is None else encode_key(raw), "a partition key")
                     assert raw is not None
                     partition = key_partition(raw, self.log.partitions(stream))
-                records.append((key, message, partition))
-            for stream, records in by_stream.items():
-                self.log.send_batch(stream, records)
+                lists[0].append((key, message, partition))
+                lists[1].append(envelope.timestamp)
+            for stream, (records, stamps) in by_stream.items():
+                self.log.send_batch(stream, records, None if stamps.count(None) == len(stamps) else stamps)
         except SamzaError as exc:
             raise SystemProducerError(f"system {self.system!r}: {exc}") from exc
         self._pending = []
@@ -299,7 +302,17 @@ def _decoded(
             result.append(None if item is None else decode(item))
         except SamzaError as exc:
             raise SystemConsumersError(f"{ssp} offset {offset}: {exc}") from None
+        except Exception as exc:  # a user serde's own error
+            raise SystemConsumersError(
+                f"{ssp} offset {offset}: the serde could not decode {_short(item)}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
     return result
+
+
+def _short(item: bytes | None, limit: int = 60) -> str:
+    text = repr(item)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class LogSystemFactory:
