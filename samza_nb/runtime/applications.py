@@ -20,7 +20,8 @@ from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.operators.application import is_application
 from samza_nb.operators.plan import APP_CLASS_KEY, APP_PLAN_KEY
-from samza_nb.operators.prepare import PreparedApplication, operator_task_factory, prepare_application
+from samza_nb.operators.prepare import PreparedApplication, prepare_application
+from samza_nb.operators.task import operator_task_factory
 
 TASK_CLASS_KEY: Final = "task.class"
 
