@@ -246,3 +246,16 @@ def test_a_job_names_a_task_or_an_application() -> None:
     assert info.value.key == "task.class"
     with pytest.raises(ConfigError, match="app.class='json.JSONDecoder' is not a StreamApplication"):
         load_task_factory(Config({"app.class": "json.JSONDecoder"}))
+
+
+def test_a_split_application_runs_each_job_as_container_processes(tmp_path: Path) -> None:
+    # Two tasks in each stage (one per file; one per intermediate partition), two containers per job.
+    workdir = workdir_for(
+        tmp_path,
+        15,
+        25,
+        **{"job.systemstreampartition.grouper.factory": "group-by-ssp", "job.container.count": "2"},
+    )
+    done = run(workdir, "app.split.jobs=true")
+    assert Counter(lines(workdir / "output" / "out.txt")) == expected(15, 25)
+    assert "clicks: processed" in done.stdout and "clicks-stage-1/SystemStreamPartition [log," in done.stdout
