@@ -41,6 +41,8 @@ def pause(variable):
 
 
 def slow_b(message):
+    if message == os.environ.get("FAIL_ON"):
+        raise ValueError(f"cannot take {message}")
     if message.startswith("b"):
         pause("B_SLEEP")
     return message
@@ -216,6 +218,24 @@ def intermediate_records(workdir: Path) -> list[tuple[int, Any]]:
             (offset, serde.from_bytes(value))
             for offset, _, value in log.read("clicks-1-partition_by-by-key", 0)
         ]
+
+
+def test_a_failing_stage_stops_the_other_stages_and_fails_the_run(tmp_path: Path) -> None:
+    # Stage 0 fails on b3, before its end-of-stream: stage 1 would wait for it until --timeout (30 s).
+    workdir = workdir_for(tmp_path, 15, 25)
+    failed = subprocess.run(
+        command("app.split.jobs=true"),
+        cwd=workdir,
+        env=environment(FAIL_ON="b3"),
+        capture_output=True,
+        text=True,
+        timeout=25,  # well before --timeout: the failure stopped stage 1
+    )
+    assert failed.returncode == 1, failed.stderr
+    error = failed.stderr.strip().splitlines()[-1]
+    assert "error: task 'Partition 0' failed in process at files.b#0 offset 3" in error
+    assert "cannot take b3" in error
+    assert "clicks-stage-1/Partition 1" in failed.stdout  # the summary of both jobs
 
 
 # -- in this process --------------------------------------------------------------------------------------
