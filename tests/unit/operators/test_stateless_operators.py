@@ -111,3 +111,33 @@ def test_the_graph_is_described_once_per_config(tmp_path: Path) -> None:
     result = run.runner.run()
     assert sorted(result.output("out")[0]) == [1, 2, 3]
     assert len(run.tasks) == 3 and described == [1]
+
+
+class Diamond(StreamApplication):
+    def describe(self, app: StreamApplicationDescriptor) -> None:
+        s = app.get_input_stream("in")
+        tens = s.map(lambda m: m * 10)
+        evens = s.filter(lambda m: m % 2 == 0)
+        tens.merge(evens).send_to(app.get_output_stream("out"))
+        s.flat_map(lambda m: range(m)).filter(lambda m: m > 0).send_to(app.get_output_stream("counts"))
+
+
+def test_fan_out_and_a_merge_of_two_branches_of_one_stream(tmp_path: Path) -> None:
+    run = AppRun(Diamond, {"in": {0: [1, 2, 3]}}, tmp_path)
+    result = run.runner.run()
+    assert result.output("out") == {0: [10, 20, 2, 30]}
+    assert result.output("counts") == {0: [1, 1, 2]}
+
+
+class Deep(StreamApplication):
+    def describe(self, app: StreamApplicationDescriptor) -> None:
+        stream = app.get_input_stream("in")
+        for _ in range(30):  # deeper than one compiled function may nest blocks
+            stream = stream.filter(lambda m: m >= 0).flat_map(lambda m: [m + 1])
+        stream.send_to(app.get_output_stream("out"))
+
+
+def test_a_chain_nested_deeper_than_python_allows_in_one_function(tmp_path: Path) -> None:
+    run = AppRun(Deep, {"in": {0: [0, -1, 5]}}, tmp_path)
+    result = run.runner.run()
+    assert result.output("out") == {0: [30, 35]}
