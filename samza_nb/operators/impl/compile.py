@@ -15,6 +15,7 @@ are bound to (the user's functions, streams, downstream entries) are each task's
 from __future__ import annotations
 
 import itertools
+import linecache
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,11 +49,14 @@ class Inline:
 
 
 def _compile(name: str, source: str, names: dict[str, Any]) -> Any:
-    """The function ``name`` that ``source`` defines, run with ``names`` as its globals."""
+    """The function ``name`` that ``source`` defines, run with ``names`` as its globals. Its source is
+    registered with :mod:`linecache`, so tracebacks through it show the generated lines."""
     with _CODE_LOCK:
         code = _CODE.get(source)
         if code is None:
-            code = _CODE[source] = compile(source, f"<operators {name}>", "exec")
+            filename = f"<operators {name} {len(_CODE) + 1}>"
+            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+            code = _CODE[source] = compile(source, filename, "exec")
     namespace = dict(names)
     exec(code, namespace)
     return namespace[name]

@@ -118,3 +118,18 @@ def test_a_store_holding_another_operators_state_is_named(tmp_path: Path) -> Non
     d.close()
     with pytest.raises(SamzaError, match="store 'shared' holds .* not the state of a tumbling window"):
         Driver(Counted, plan_for(Counted, {"in": 1}), "Partition 0", [IN], tmp_path)
+
+
+def test_a_traceback_through_a_compiled_chain_shows_its_lines(tmp_path: Path) -> None:
+    import traceback
+
+    class Failing(StreamApplication):
+        def describe(self, app: StreamApplicationDescriptor) -> None:
+            app.get_input_stream("in").map(lambda m: 1 // m).sink(lambda m, c, k: None)
+
+    d = Driver(Failing, plan_for(Failing, {"in": 1}), "Partition 0", [IN], tmp_path)
+    d.message(IN, 1)
+    with pytest.raises(ZeroDivisionError) as failure:
+        d.message(IN, 0)
+    text = "".join(traceback.format_exception(failure.value))
+    assert "<operators route" in text and "_map(m)" in text
