@@ -296,7 +296,7 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.samza.key.serde",
         None,
         "str",
-        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, or a class).",
+        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, pickle, a class).",
     ),
     KeySpec(
         "systems.<system>.samza.msg.serde",
@@ -335,7 +335,7 @@ KEYS: tuple[KeySpec, ...] = (
         "stores.<name>.key.serde",
         None,
         "str",
-        "Serde of the store's keys (string, json, bytes, int, long; bytes when unset).",
+        "Serde of the store's keys (string, json, bytes, int, long, double, pickle; bytes when unset).",
     ),
     KeySpec("stores.<name>.msg.serde", None, "str", "Serde of the store's values (bytes when unset)."),
     KeySpec(
@@ -432,6 +432,12 @@ KEYS: tuple[KeySpec, ...] = (
         None,
         "str",
         "Durable log: directory of the streams (default <job.logged.store.base.dir>/log).",
+    ),
+    KeySpec(
+        "task.watermark.idle.timeout.ms",
+        "-1",
+        "int",
+        "Leave out of an intermediate partition's watermark the producers silent this long (<= 0: never).",
     ),
 )
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeGuard
+from typing import Any, ClassVar, Final, Generic, Protocol, TypeGuard, TypeVar
 
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
 from samza_nb.control.messages import WATERMARK_NOT_EXIST
@@ -63,28 +63,22 @@ def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class _EosState:
-    __slots__ = ("ended", "tasks", "total")
-
-    def __init__(self, total: int) -> None:
-        self.total = total
-        self.tasks: set[str] = set()
-        self.ended = False
+class _Counted(Protocol):
+    total: int
 
 
-class EndOfStreamStates:
-    """Which of a task's input partitions have ended.
+_S = TypeVar("_S", bound=_Counted)
 
-    A partition has ended once end-of-stream arrived from each of its ``producer_counts[ssp]`` producers
-    (distinct task names), or once one arrived without a task name (from a source partition, or the
-    aggregator's broadcast). A stream has ended when every partition of it this task tracks has.
-    """
 
-    def __init__(self, producer_counts: Mapping[SystemStreamPartition, int]) -> None:
-        _check_counts(producer_counts)
-        self._states = {ssp: _EosState(count) for ssp, count in producer_counts.items()}
-        self._streams = _by_stream(self._states)
-        self._open = len(self._states)
+class _PerPartition(Generic[_S]):
+    """The bookkeeping state of each tracked partition, and the partitions of each stream."""
+
+    _what: ClassVar[str]
+    """What the bookkeeping is about, for errors."""
+
+    def __init__(self, states: dict[SystemStreamPartition, _S]) -> None:
+        self._states = states
+        self._streams = _by_stream(states)
 
     @property
     def ssps(self) -> tuple[SystemStreamPartition, ...]:
@@ -94,16 +88,67 @@ class EndOfStreamStates:
     def __contains__(self, ssp: object) -> bool:
         return ssp in self._states
 
-    def _state(self, ssp: SystemStreamPartition, what: str) -> _EosState:
+    def producer_count(self, ssp: SystemStreamPartition) -> int:
+        """The number of producers ``ssp`` takes control messages from."""
+        return self._state(ssp).total
+
+    def _state(self, ssp: SystemStreamPartition) -> _S:
         state = self._states.get(ssp)
         if state is None:
-            raise _unknown(ssp, what)
+            raise _unknown(ssp, self._what)
         return state
+
+    def _check_stored(self, ssp: SystemStreamPartition, state: object) -> None:
+        """A SamzaError unless ``state`` is an object with a valid producer count ``total``."""
+        if not isinstance(state, Mapping):
+            raise _malformed(ssp, self._what, state, "expected an object")
+        total = state.get("total")
+        if not _is_int(total) or total < 1:
+            raise _malformed(ssp, self._what, state, '"total" must be an int >= 1')
+
+    def _same_producers(self, ssp: SystemStreamPartition, state: Mapping[str, Any]) -> bool:
+        """True when the stored ``state`` counted the producers ``ssp`` has now; else warns."""
+        total, now = state["total"], self._states[ssp].total
+        if total == now:
+            return True
+        log.warning(
+            "ignoring the stored %s state of %s: it counted %d producers, now there are %d",
+            self._what,
+            ssp,
+            total,
+            now,
+        )
+        return False
+
+
+class _EosState:
+    __slots__ = ("ended", "tasks", "total")
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.tasks: set[str] = set()
+        self.ended = False
+
+
+class EndOfStreamStates(_PerPartition[_EosState]):
+    """Which of a task's input partitions have ended.
+
+    A partition has ended once end-of-stream arrived from each of its ``producer_counts[ssp]`` producers
+    (distinct task names), or once one arrived without a task name (from a source partition, or the
+    aggregator's broadcast). A stream has ended when every partition of it this task tracks has.
+    """
+
+    _what = "end-of-stream"
+
+    def __init__(self, producer_counts: Mapping[SystemStreamPartition, int]) -> None:
+        _check_counts(producer_counts)
+        super().__init__({ssp: _EosState(count) for ssp, count in producer_counts.items()})
+        self._open = len(self._states)
 
     def update(self, ssp: SystemStreamPartition, task_name: str | None) -> bool:
         """Count an end-of-stream from ``task_name`` (None: final) on ``ssp``; True when this call ended
         ``ssp`` (it had not ended before). A SamzaError for a partition this task does not track."""
-        state = self._state(ssp, "end-of-stream")
+        state = self._state(ssp)
         if state.ended:
             if task_name is not None:
                 state.tasks.add(task_name)
@@ -119,7 +164,7 @@ class EndOfStreamStates:
 
     def is_end_of_stream(self, ssp: SystemStreamPartition) -> bool:
         """True when ``ssp`` has ended."""
-        return self._state(ssp, "end-of-stream").ended
+        return self._state(ssp).ended
 
     def stream_end_of_stream(self, system_stream: SystemStream) -> bool:
         """True when every tracked partition of ``system_stream`` has ended (also when it tracks none)."""
@@ -132,38 +177,25 @@ class EndOfStreamStates:
 
     def producers_seen(self, ssp: SystemStreamPartition) -> tuple[str, ...]:
         """The task names whose end-of-stream arrived on ``ssp``, sorted."""
-        return tuple(sorted(self._state(ssp, "end-of-stream").tasks))
-
-    def producer_count(self, ssp: SystemStreamPartition) -> int:
-        """The number of producers ``ssp`` waits for."""
-        return self._state(ssp, "end-of-stream").total
+        return tuple(sorted(self._state(ssp).tasks))
 
     def state_of(self, ssp: SystemStreamPartition) -> dict[str, Any]:
         """JSON-able bookkeeping of ``ssp``: ``{"tasks": [sorted names], "ended": bool, "total": n}``."""
-        state = self._state(ssp, "end-of-stream")
+        state = self._state(ssp)
         return {"tasks": sorted(state.tasks), "ended": state.ended, "total": state.total}
 
     def restore(self, ssp: SystemStreamPartition, state: Any) -> None:
         """Take back a :meth:`state_of` snapshot of ``ssp``. One taken with another producer count (the
         upstream parallelism changed) is ignored with a warning; a malformed one is a SamzaError naming
         ``ssp``."""
-        current = self._state(ssp, "end-of-stream")
-        if not isinstance(state, Mapping):
-            raise _malformed(ssp, "end-of-stream", state, "expected an object")
-        tasks, ended, total = state.get("tasks"), state.get("ended"), state.get("total")
+        current = self._state(ssp)
+        self._check_stored(ssp, state)
+        tasks, ended = state.get("tasks"), state.get("ended")
         if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
             raise _malformed(ssp, "end-of-stream", state, '"tasks" must be a list of task names')
         if not isinstance(ended, bool):
             raise _malformed(ssp, "end-of-stream", state, '"ended" must be true or false')
-        if not _is_int(total) or total < 1:
-            raise _malformed(ssp, "end-of-stream", state, '"total" must be an int >= 1')
-        if total != current.total:
-            log.warning(
-                "ignoring the stored end-of-stream state of %s: it counted %d producers, now there are %d",
-                ssp,
-                total,
-                current.total,
-            )
+        if not self._same_producers(ssp, state):
             return
         was_ended = current.ended
         current.tasks = set(tasks)
@@ -183,7 +215,7 @@ class _WatermarkState:
         self.watermark: int = WATERMARK_NOT_EXIST
 
 
-class WatermarkStates:
+class WatermarkStates(_PerPartition[_WatermarkState]):
     """The watermark of each of a task's input partitions.
 
     Per partition it keeps the latest watermark of each producer (one going back is ignored); the
@@ -199,6 +231,8 @@ class WatermarkStates:
     (wall-clock ms by default).
     """
 
+    _what = "watermark"
+
     def __init__(
         self,
         producer_counts: Mapping[SystemStreamPartition, int],
@@ -212,22 +246,7 @@ class WatermarkStates:
         self._now = now_ms if now_ms is not None else _wall_clock_ms
         self._idle_timeout = idle_timeout_ms
         now = self._now()
-        self._states = {ssp: _WatermarkState(n, quorum, now) for ssp, n in producer_counts.items()}
-        self._streams = _by_stream(self._states)
-
-    @property
-    def ssps(self) -> tuple[SystemStreamPartition, ...]:
-        """The tracked partitions, sorted."""
-        return tuple(sorted(self._states))
-
-    def __contains__(self, ssp: object) -> bool:
-        return ssp in self._states
-
-    def _state(self, ssp: SystemStreamPartition) -> _WatermarkState:
-        state = self._states.get(ssp)
-        if state is None:
-            raise _unknown(ssp, "watermark")
-        return state
+        super().__init__({ssp: _WatermarkState(n, quorum, now) for ssp, n in producer_counts.items()})
 
     def update(self, ssp: SystemStreamPartition, task_name: str | None, timestamp: int) -> bool:
         """Take a watermark ``timestamp`` from ``task_name`` (None: direct) on ``ssp``; True when the
@@ -284,10 +303,6 @@ class WatermarkStates:
         states = self._states
         return min(states[ssp].watermark for ssp in ssps)
 
-    def producer_count(self, ssp: SystemStreamPartition) -> int:
-        """The number of producers ``ssp`` takes watermarks from."""
-        return self._state(ssp).total
-
     def state_of(self, ssp: SystemStreamPartition) -> dict[str, Any]:
         """JSON-able bookkeeping of ``ssp``: ``{"timestamps": {task: ts}, "watermark": wm, "total": n}``."""
         state = self._state(ssp)
@@ -302,24 +317,15 @@ class WatermarkStates:
         taken with another producer count is ignored with a warning; a malformed one is a SamzaError naming
         ``ssp``. The watermark never goes back: the larger of the stored and the current one stays."""
         current = self._state(ssp)
-        if not isinstance(state, Mapping):
-            raise _malformed(ssp, "watermark", state, "expected an object")
-        stamps, watermark, total = state.get("timestamps"), state.get("watermark"), state.get("total")
+        self._check_stored(ssp, state)
+        stamps, watermark = state.get("timestamps"), state.get("watermark")
         if not isinstance(stamps, Mapping) or not all(
             isinstance(task, str) and _is_int(ts) for task, ts in stamps.items()
         ):
             raise _malformed(ssp, "watermark", state, '"timestamps" must map task names to ints')
         if not _is_int(watermark) or watermark < WATERMARK_NOT_EXIST:
             raise _malformed(ssp, "watermark", state, '"watermark" must be an int >= -1')
-        if not _is_int(total) or total < 1:
-            raise _malformed(ssp, "watermark", state, '"total" must be an int >= 1')
-        if total != current.total:
-            log.warning(
-                "ignoring the stored watermark state of %s: it counted %d producers, now there are %d",
-                ssp,
-                total,
-                current.total,
-            )
+        if not self._same_producers(ssp, state):
             return
         now = self._now()
         current.timestamps = dict(stamps)

@@ -50,9 +50,9 @@ def stable_partition(key: Any, partitions: int) -> int:
 class _Partition:
     """One partition: envelopes in offset order, and whether it has ended.
 
-    Messages appended in batches wait as plain keys, values and timestamps (``pending_*``) until something reads
-    the partition's envelopes: a job's output then costs what its values cost, and the envelopes are
-    built once, in bulk, by the first reader. Used under the broker's lock.
+    Messages appended in batches wait as plain keys, values and timestamps (``pending_*``) until something
+    reads the partition's envelopes: a job's output then costs what its values cost, and the envelopes
+    are built once, in bulk, by the first reader. Used under the broker's lock.
     """
 
     __slots__ = ("_envelopes", "ended", "pending_keys", "pending_messages", "pending_timestamps", "ssp")

@@ -17,13 +17,13 @@ changelogs stay bytes unless configured per stream (the stores serialize their o
 from __future__ import annotations
 
 import json
-import pickle
 import struct
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
 from samza_nb.config.plugins import import_dotted
 from samza_nb.config.stores import changelog_stream
 from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.serde.builtin import PickleSerde
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -137,27 +137,6 @@ class LongSerde(_FixedIntSerde):
 
     def __init__(self) -> None:
         super().__init__("long", ">q")
-
-
-class PickleSerde:
-    """Any picklable value, as Python's pickle (highest protocol). Trusted data only: unpickling runs
-    whatever code the bytes name, so read only streams that only your own jobs write."""
-
-    def to_bytes(self, obj: Any) -> bytes:
-        """The pickle of ``obj``; a SamzaError when it cannot be pickled (a lambda, a lock, ...)."""
-        try:
-            return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            raise SamzaError(f"the pickle serde cannot encode {_short(obj)}: {exc!r}") from None
-
-    def from_bytes(self, data: bytes) -> Any:
-        """The value pickled in ``data``; a SamzaError when it is not a pickle this process can load."""
-        try:
-            return pickle.loads(data)
-        except Exception as exc:
-            raise SamzaError(
-                f"the pickle serde got bytes it cannot unpickle ({_short(data)}): {exc!r}"
-            ) from None
 
 
 BUILTIN_SERDES: Final[dict[str, type[Any]]] = {

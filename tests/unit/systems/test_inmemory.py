@@ -206,7 +206,7 @@ def test_a_batch_that_cannot_land_appends_nothing(system: tuple[InMemoryBroker, 
 
 def test_event_time_travels_with_the_message(system: tuple[InMemoryBroker, Config]) -> None:
     """An envelope's timestamp reaches the consumer, sent one by one or in a batch; None stays None."""
-    broker, config = system
+    _, config = system
     producer = InMemorySystemFactory().get_producer("mem", config)
     one, batch = SystemStream("mem", "one"), SystemStream("mem", "batch")
     producer.send("task", OutgoingMessageEnvelope(one, "a", timestamp=1_700_000_000_123))
