@@ -189,12 +189,6 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("task.inputs", None, "list", "Comma-separated inputs, each <system>.<stream>."),
     KeySpec("task.max.concurrency", "1", "int>=1", "Messages in flight per task."),
     KeySpec("task.window.ms", "-1", "int", "Window timer period; <= 0 turns window off."),
-    KeySpec(
-        "task.watermark.idle.timeout.ms",
-        "-1",
-        "int",
-        "An intermediate partition's watermark may leave out producers silent this long (<= 0: never).",
-    ),
     KeySpec("task.commit.ms", "60000", "int", "Commit timer period; <= 0 turns the timer off."),
     KeySpec(
         "task.callback.timeout.ms",
