@@ -10,6 +10,8 @@ the planner always writes ``app.plan``, ``task.inputs`` and, for a stage's job, 
 ``app.stage``. It writes when unset:
 
 - ``app.name``, ``app.id``; ``streams.<id>.samza.system`` / ``.samza.physical.name`` of every stream;
+  ``systems.log.samza.factory`` (the durable log) when a stream lives on ``log`` (a job that only writes
+  to a system still needs its factory);
 - per intermediate stream the job reads or writes: ``systems.<s>.streams.<name>.samza.offset.default =
   oldest`` and ``.partitions``; on a system that carries bytes (any but the in-memory one) the
   intermediate message serde (``app.intermediate.serde``: json or pickle) and key serde;
@@ -18,7 +20,10 @@ the planner always writes ``app.plan``, ``task.inputs`` and, for a stage's job, 
   with ``job.changelog.system`` set, their changelogs: ``<app.name>-<app.id>-<op_id>-changelog``, and for
   the control store ``<job.name>-<job.id>-samza-control-changelog`` (a split application's jobs have
   tasks of the same names, so each job's control store needs its own changelog);
-- ``task.window.ms`` when the job has processing-time windows: the smallest window size, at most 1000.
+- ``task.window.ms`` when the job has processing-time windows: the smallest window size, at most 1000;
+- ``task.commit.ms = 1000``: what a task sends to the durable log becomes visible to its consumers when it
+  commits, so an intermediate stream's messages (and its end-of-stream) would otherwise wait for the
+  default one-minute commit.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from typing import Any, Final
 from samza_nb.config import Config
 from samza_nb.config.catalogue import job_id, job_name
 from samza_nb.config.plugins import import_dotted
+from samza_nb.config.system_defaults import DEFAULT_LOG_SYSTEM
 from samza_nb.errors import ConfigError
 from samza_nb.operators.graph import ApplicationGraph, JoinSpec, OperatorSpec, PartitionBySpec, WindowSpec
 from samza_nb.operators.plan import (
@@ -47,6 +53,9 @@ from samza_nb.operators.planner import (
 from samza_nb.operators.stages import cut_stages
 from samza_nb.operators.windows import TimeCharacteristic
 
+LOG_FACTORY: Final = "samza_nb.systems.log.LogSystemFactory"
+"""The durable log's system factory."""
+
 STORE_FACTORY: Final = "samza_nb.storage.duckdb.DuckDBStoreFactory"
 """The store of window and join state, and of the control bookkeeping."""
 
@@ -58,6 +67,9 @@ INTERMEDIATE_SERDES: Final = {
 
 MAX_PROCESSING_WINDOW_TIMER_MS: Final = 1000
 """The longest ``task.window.ms`` the planner sets for processing-time windows."""
+
+APPLICATION_COMMIT_MS: Final = 1000
+"""``task.commit.ms`` of an application's jobs unless set."""
 
 
 def stage_job_name(app_name: str, stage: int) -> str:
@@ -94,6 +106,8 @@ def _job_config(graph: ApplicationGraph, plan: ApplicationPlan, config: Config, 
     for stream in plan.streams.values():
         default(stream_system_key(stream.stream_id), stream.system_stream.system)
         default(stream_physical_key(stream.stream_id), stream.system_stream.stream)
+        if stream.system_stream.system == DEFAULT_LOG_SYSTEM:
+            default(f"systems.{DEFAULT_LOG_SYSTEM}.samza.factory", LOG_FACTORY)
 
     writes = [op.stream_id for op in ops if isinstance(op, PartitionBySpec)]
     serde, key_serde = INTERMEDIATE_SERDES[config.value("app.intermediate.serde")]
@@ -114,6 +128,7 @@ def _job_config(graph: ApplicationGraph, plan: ApplicationPlan, config: Config, 
     control_changelog = f"{job_name(values)}-{job_id(values)}-{CONTROL_STORE}-changelog"
     _store(values, CONTROL_STORE, "string", "json", changelog_system, control_changelog)
 
+    default("task.commit.ms", APPLICATION_COMMIT_MS)
     if "task.window.ms" not in config:
         sizes = _processing_window_sizes(ops)
         if sizes:

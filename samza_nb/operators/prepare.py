@@ -19,6 +19,7 @@ from samza_nb.operators.graph import ApplicationGraph
 from samza_nb.operators.jobs import job_configs
 from samza_nb.operators.plan import ApplicationPlan
 from samza_nb.operators.planner import plan_application, resolve_stream
+from samza_nb.operators.task import operator_task_factory
 from samza_nb.systems.base import SystemAdmin
 from samza_nb.systems.registry import system_factory
 
@@ -53,13 +54,6 @@ async def prepare_application(app: Any, config: Config) -> PreparedApplication:
     jobs = job_configs(graph, plan, config)
     await create_intermediate_streams(plan, admins.admin)
     return PreparedApplication(plan, jobs, graph, operator_task_factory(app))
-
-
-def operator_task_factory(app: Any) -> Callable[[], Any]:
-    """The factory of the operator task that runs ``app`` (the runtime's StreamOperatorTask)."""
-    from samza_nb.operators.task import operator_task_factory as factory
-
-    return factory(app)
 
 
 async def create_intermediate_streams(plan: ApplicationPlan, admin_of: Callable[[str], SystemAdmin]) -> None:
@@ -111,6 +105,5 @@ def _partitions_of(metadata: Mapping[str, Mapping[int, Any]], stream: str) -> li
 __all__ = [
     "PreparedApplication",
     "create_intermediate_streams",
-    "operator_task_factory",
     "prepare_application",
 ]

@@ -252,6 +252,7 @@ def test_one_job_runs_the_whole_application() -> None:
     )
     assert job["stores.samza-control.changelog"] == "kafka.clicks-1-samza-control-changelog"
     assert job["task.window.ms"] == "300"
+    assert job["task.commit.ms"] == "1000"  # intermediate messages on the durable log show at commits
     assert "app.stage" not in job
 
 
@@ -265,6 +266,7 @@ def test_split_jobs_are_named_per_stage_and_hold_their_own_ops() -> None:
     assert (first["app.stage"], second["app.stage"]) == ("0", "1")
     assert ApplicationPlan.from_config(second) == result.with_stage(1)
     assert first.get_list("task.inputs") == ["log.in"] and second.get_list("task.inputs") == [f"log.{x}"]
+    assert first["systems.log.samza.factory"] == "samza_nb.systems.log.LogSystemFactory"
     assert "stores.early.factory" in first and "stores.late.factory" not in first
     assert "stores.late.factory" in second and "stores.early.factory" not in second
     # The intermediate stream's serdes on both sides; each job's control store has its own changelog.
@@ -290,11 +292,13 @@ def test_keys_the_user_set_are_kept() -> None:
         "stores.early.key.serde": "string",
         "systems.log.streams.samza-nb-job-1-partition_by-by-key.samza.offset.default": "newest",
         "app.intermediate.serde": "pickle",
+        "task.commit.ms": 60000,
     }
     graph, result, cfg = plan(windowed, {"log.in": 2}, config)
     (job,) = job_configs(graph, result, cfg)
     prefix = "systems.log.streams.samza-nb-job-1-partition_by-by-key"
     assert job["task.window.ms"] == "-1" and job["stores.early.key.serde"] == "string"
+    assert job["task.commit.ms"] == "60000"
     assert job[f"{prefix}.samza.offset.default"] == "newest"
     assert job[f"{prefix}.samza.msg.serde"] == "samza_nb.control.serde.PickleIntermediateMessageSerde"
     assert job[f"{prefix}.samza.key.serde"] == "pickle"
