@@ -78,7 +78,7 @@ class StreamOperatorTask:
             runtime, plan, graph, context.ssps, config.get_int(IDLE_TIMEOUT_KEY, -1)
         )
         control.restore()
-        by_stream = {ss: op.route(control.on_control) for ss, op in graph.inputs.items()}
+        by_stream = graph.routes(control.on_control)
         self._plain_routes = {ssp: by_stream[ssp.system_stream] for ssp in context.ssps}
         self._routes = self._plain_routes
         if control.pending:

@@ -1,8 +1,9 @@
 """The base of every operator implementation: message entry points, watermark and end-of-stream
 propagation (Samza's OperatorImpl), and what the operators of one task share.
 
-Messages flow as calls ``entry(message, timestamp)``: each operator's entry calls its downstream entries
-directly (bound once when the task builds its graph). Watermarks flow separately: an operator's input
+Messages flow as calls ``entry(message, timestamp)``: stateless operators are inlined into compiled
+functions (see :mod:`.compile`); the others (windows, joins) have an entry that hands results to
+``emit``, bound once when the task builds its graph. Watermarks flow separately: an operator's input
 watermark is the minimum of its upstream operators' output watermarks; when that advances, the operator
 handles it (a window fires its due panes) and then its output watermark advances to the same value and
 its downstream operators are told. Watermarks never go back and are passed on only when they advance.
@@ -11,7 +12,7 @@ End-of-stream reaches an operator once every upstream operator has ended.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from samza_nb.control.messages import WATERMARK_NOT_EXIST
@@ -21,6 +22,7 @@ from samza_nb.operators.graph import OperatorSpec
 if TYPE_CHECKING:
     from samza_nb.api.task import MessageCollector, TaskContext, TaskCoordinator
     from samza_nb.observe.events import Event
+    from samza_nb.operators.impl.compile import Inline
 
 Emit = Callable[[Any, "int | None"], None]
 """An operator's message entry: ``entry(message, timestamp_ms_or_None)``."""
@@ -73,22 +75,6 @@ def _drop(message: Any, timestamp: int | None) -> None:
     """Nothing downstream."""
 
 
-def fan_out(entries: Sequence[Emit]) -> Emit:
-    """One callable that hands a message to every entry of ``entries`` in order (the entry itself when
-    there is one, a no-op when there is none)."""
-    if not entries:
-        return _drop
-    if len(entries) == 1:
-        return entries[0]
-    targets = tuple(entries)
-
-    def emit_all(message: Any, timestamp: int | None) -> None:
-        for target in targets:
-            target(message, timestamp)
-
-    return emit_all
-
-
 class OperatorImpl:
     """One operator of a task's graph. Subclasses implement :meth:`entry` (and, when they keep state or
     react to time, :meth:`init`, :meth:`handle_watermark`, :meth:`handle_end_of_stream`, :meth:`on_timer`).
@@ -111,9 +97,20 @@ class OperatorImpl:
         downstream.prev.append(self)
 
     # -- messages --------------------------------------------------------------------------------------
+    @property
+    def inlinable(self) -> bool:
+        """True when :meth:`inline` gives this operator's source lines (a stateless operator)."""
+        return False
+
+    def inline(self, var: str, out: str, prefix: str) -> Inline | None:
+        """This operator's lines for a message in variable ``var`` (its result in ``out``; its global
+        names start with ``prefix``), or None when it is called through :meth:`entry` instead."""
+        return None
+
     def entry(self, index: int) -> Emit:
-        """The callable that takes messages on input ``index`` (0 but for the other side of a join)."""
-        raise NotImplementedError
+        """The callable that takes messages on input ``index`` (0 but for the other side of a join) of
+        an operator that is not inlined."""
+        raise NotImplementedError(f"{type(self).__name__} has no entry: it is inlined")
 
     def init(self) -> None:
         """Open state (the task's context is ``runtime.context``); called once, before :attr:`emit` is
@@ -169,4 +166,4 @@ class OperatorImpl:
         return f"{type(self).__name__}({self.op_id!r})"
 
 
-__all__ = ["WATERMARK_MAX", "Emit", "MissingTimestamp", "OpRuntime", "OperatorImpl", "fan_out"]
+__all__ = ["WATERMARK_MAX", "Emit", "MissingTimestamp", "OpRuntime", "OperatorImpl"]

@@ -1,5 +1,5 @@
 """The operators one task runs (Samza's OperatorImplGraph): the stage's part of the application graph,
-instantiated for the task, its state opened and its message entries bound."""
+instantiated for the task, its state opened and its chains compiled."""
 
 from __future__ import annotations
 
@@ -22,7 +22,8 @@ from samza_nb.operators.graph import (
     SinkSpec,
     WindowSpec,
 )
-from samza_nb.operators.impl.base import Emit, OperatorImpl, OpRuntime, fan_out
+from samza_nb.operators.impl.base import OperatorImpl, OpRuntime
+from samza_nb.operators.impl.compile import ChainCompiler
 from samza_nb.operators.impl.join import JoinImpl
 from samza_nb.operators.impl.stateless import (
     FilterImpl,
@@ -32,7 +33,7 @@ from samza_nb.operators.impl.stateless import (
     SendToImpl,
     SinkImpl,
 )
-from samza_nb.operators.impl.streams import InputImpl, PartitionByImpl
+from samza_nb.operators.impl.streams import InputImpl, PartitionByImpl, Route
 from samza_nb.operators.impl.window import window_impl
 from samza_nb.operators.plan import APP_PLAN_KEY, ApplicationPlan, StreamPlan
 
@@ -45,6 +46,11 @@ class TaskGraph:
     operators: list[OperatorImpl]
     inputs: dict[SystemStream, InputImpl]
     timers: list[OperatorImpl]
+    compiler: ChainCompiler
+
+    def routes(self, on_control: Route) -> dict[SystemStream, Route]:
+        """The compiled route of each input stream (control messages go to ``on_control``)."""
+        return {ss: self.compiler.route(op, on_control) for ss, op in self.inputs.items()}
 
     def close(self) -> None:
         """Close every operator."""
@@ -75,13 +81,10 @@ def build_task_graph(
     operators = _upstream_first([impls[id(spec)] for spec in specs])
     for op in operators:
         op.init()
-    entries: dict[tuple[int, int], Emit] = {}
-    for op in reversed(operators):
-        op.emit = fan_out([entries[(id(down), index)] for down, index in op.next])
-        for index in sorted({i for up in op.prev for down, i in up.next if down is op}):
-            entries[(id(op), index)] = op.entry(index)
+    compiler = ChainCompiler(runtime)
+    compiler.bind(operators)
     inputs = {op.system_stream: op for op in operators if isinstance(op, InputImpl)}
-    return TaskGraph(operators, inputs, [op for op in operators if op.has_timer])
+    return TaskGraph(operators, inputs, [op for op in operators if op.has_timer], compiler)
 
 
 def _stage_specs(graph: ApplicationGraph, plan: ApplicationPlan) -> list[OperatorSpec]:

@@ -1,65 +1,59 @@
 """The stateless operators: map, filter, flat_map, merge, send_to and sink. Each keeps the timestamp of
-the message it was given."""
+the message it was given. They are inlined into the task's compiled chains (:mod:`.compile`): each gives
+its source lines for a message in a variable (the timestamp is ``ts``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStream
 from samza_nb.operators.graph import FilterSpec, FlatMapSpec, MapSpec, SendToSpec, SinkSpec
-from samza_nb.operators.impl.base import Emit, OperatorImpl, OpRuntime
+from samza_nb.operators.impl.base import OperatorImpl, OpRuntime
+from samza_nb.operators.impl.compile import Inline
 from samza_nb.operators.values import KV
 
 
-class MapImpl(OperatorImpl):
+class StatelessImpl(OperatorImpl):
+    """An operator that is always inlined."""
+
+    @property
+    def inlinable(self) -> bool:
+        return True
+
+
+class MapImpl(StatelessImpl):
     """``fn(message)`` downstream."""
 
-    def entry(self, index: int) -> Emit:
+    def inline(self, var: str, out: str, prefix: str) -> Inline:
         assert isinstance(self.spec, MapSpec)
-        fn, emit = self.spec.fn, self.emit
-
-        def on_map(message: Any, timestamp: int | None) -> None:
-            emit(fn(message), timestamp)
-
-        return on_map
+        fn = f"{prefix}_map"
+        return Inline((f"{out} = {fn}({var})",), {fn: self.spec.fn}, output=out)
 
 
-class FilterImpl(OperatorImpl):
+class FilterImpl(StatelessImpl):
     """The messages with a true ``fn(message)`` downstream."""
 
-    def entry(self, index: int) -> Emit:
+    def inline(self, var: str, out: str, prefix: str) -> Inline:
         assert isinstance(self.spec, FilterSpec)
-        fn, emit = self.spec.fn, self.emit
-
-        def on_filter(message: Any, timestamp: int | None) -> None:
-            if fn(message):
-                emit(message, timestamp)
-
-        return on_filter
+        fn = f"{prefix}_filter"
+        return Inline((f"if {fn}({var}):",), {fn: self.spec.fn}, opens=True, output=var)
 
 
-class FlatMapImpl(OperatorImpl):
+class FlatMapImpl(StatelessImpl):
     """Each message of ``fn(message)`` downstream."""
 
-    def entry(self, index: int) -> Emit:
+    def inline(self, var: str, out: str, prefix: str) -> Inline:
         assert isinstance(self.spec, FlatMapSpec)
-        fn, emit = self.spec.fn, self.emit
-
-        def on_flat_map(message: Any, timestamp: int | None) -> None:
-            for result in fn(message):
-                emit(result, timestamp)
-
-        return on_flat_map
+        fn = f"{prefix}_flat_map"
+        return Inline((f"for {out} in {fn}({var}):",), {fn: self.spec.fn}, opens=True, output=out)
 
 
-class MergeImpl(OperatorImpl):
+class MergeImpl(StatelessImpl):
     """Every input's messages downstream as they come."""
 
-    def entry(self, index: int) -> Emit:
-        return self.emit
+    def inline(self, var: str, out: str, prefix: str) -> Inline:
+        return Inline((), output=var)
 
 
-class SendToImpl(OperatorImpl):
+class SendToImpl(StatelessImpl):
     """Sends each message to an output stream: a ``KV`` as key and value, anything else as the message
     with no key, both with the message's timestamp."""
 
@@ -67,34 +61,34 @@ class SendToImpl(OperatorImpl):
         super().__init__(spec, runtime)
         self.system_stream = system_stream
 
-    def entry(self, index: int) -> Emit:
-        runtime, stream = self.runtime, self.system_stream
-        envelope = OutgoingMessageEnvelope
+    def inline(self, var: str, out: str, prefix: str) -> Inline:
+        stream = f"{prefix}_stream"
+        return Inline(
+            (
+                f"if type({var}) is KV:",
+                f"    runtime.collector.send(Envelope({stream}, {var}[1], {var}[0], None, None, ts))",
+                "else:",
+                f"    runtime.collector.send(Envelope({stream}, {var}, None, None, None, ts))",
+            ),
+            {
+                stream: self.system_stream,
+                "KV": KV,
+                "Envelope": OutgoingMessageEnvelope,
+                "runtime": self.runtime,
+            },
+        )
 
-        def on_send_to(message: Any, timestamp: int | None) -> None:
-            if type(message) is KV:
-                runtime.collector.send(  # type: ignore[union-attr]
-                    envelope(stream, message[1], message[0], None, None, timestamp)
-                )
-            else:
-                runtime.collector.send(  # type: ignore[union-attr]
-                    envelope(stream, message, None, None, None, timestamp)
-                )
 
-        return on_send_to
-
-
-class SinkImpl(OperatorImpl):
+class SinkImpl(StatelessImpl):
     """Calls ``fn(message, collector, coordinator)``."""
 
-    def entry(self, index: int) -> Emit:
+    def inline(self, var: str, out: str, prefix: str) -> Inline:
         assert isinstance(self.spec, SinkSpec)
-        fn, runtime = self.spec.fn, self.runtime
+        fn = f"{prefix}_sink"
+        return Inline(
+            (f"{fn}({var}, runtime.collector, runtime.coordinator)",),
+            {fn: self.spec.fn, "runtime": self.runtime},
+        )
 
-        def on_sink(message: Any, timestamp: int | None) -> None:
-            fn(message, runtime.collector, runtime.coordinator)
 
-        return on_sink
-
-
-__all__ = ["FilterImpl", "FlatMapImpl", "MapImpl", "MergeImpl", "SendToImpl", "SinkImpl"]
+__all__ = ["FilterImpl", "FlatMapImpl", "MapImpl", "MergeImpl", "SendToImpl", "SinkImpl", "StatelessImpl"]

@@ -4,29 +4,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStream
-from samza_nb.control.messages import (
-    CONTROL_MESSAGE_TYPES,
-    EndOfStreamMessage,
-    WatermarkMessage,
-)
+from samza_nb.control.messages import EndOfStreamMessage, WatermarkMessage
 from samza_nb.control.sender import to_aggregation_partition
 from samza_nb.operators.graph import InputSpec, PartitionBySpec
-from samza_nb.operators.impl.base import WATERMARK_MAX, Emit, OperatorImpl, OpRuntime
-from samza_nb.operators.values import KV
+from samza_nb.operators.impl.base import WATERMARK_MAX, OperatorImpl, OpRuntime
+from samza_nb.operators.impl.compile import Inline
+from samza_nb.operators.stream import _identity as identity
 
 Route = Callable[[IncomingMessageEnvelope], None]
 """What the operator task calls with each envelope of one input partition."""
 
-_new_tuple = tuple.__new__
-
 
 class InputImpl(OperatorImpl):
-    """The start of the chains of one input stream. Its watermark is the stream's (the minimum over the
-    task's partitions of it); it ends when all of them have. An input this task holds no partition of
-    (``used`` false) has ended from the start and never holds a watermark back."""
+    """The start of the chains of one input stream (its route is compiled: :mod:`.compile`). Its
+    watermark is the stream's (the minimum over the task's partitions of it); it ends when all of them
+    have. An input this task holds no partition of (``used`` false) has ended from the start and never
+    holds a watermark back."""
 
     def __init__(self, spec: InputSpec, runtime: OpRuntime, system_stream: SystemStream, used: bool) -> None:
         super().__init__(spec, runtime)
@@ -36,35 +31,6 @@ class InputImpl(OperatorImpl):
         if not used:
             self.output_watermark = WATERMARK_MAX
             self.ended = True
-
-    def entry(self, index: int) -> Emit:
-        raise TypeError(f"input operator {self.op_id!r} has no upstream operator")
-
-    def route(self, on_control: Route) -> Route:
-        """The callable for each envelope of a partition of this stream: user messages go downstream
-        (from an intermediate stream as ``KV(envelope key, message)``); control messages go to
-        ``on_control`` (on a source stream, only watermarks can arrive in-band)."""
-        emit = self.emit
-        if self.intermediate:
-            control_types = CONTROL_MESSAGE_TYPES
-
-            def on_intermediate(envelope: IncomingMessageEnvelope) -> None:
-                message = envelope.message
-                if type(message) in control_types:
-                    on_control(envelope)
-                else:
-                    emit(_new_tuple(KV, (envelope.key, message)), envelope.timestamp)
-
-            return on_intermediate
-
-        def on_source(envelope: IncomingMessageEnvelope) -> None:
-            message = envelope.message
-            if type(message) is WatermarkMessage:
-                on_control(envelope)
-            else:
-                emit(message, envelope.timestamp)
-
-        return on_source
 
     def advance_to(self, watermark: int) -> None:
         """The stream's watermark in this task is now ``watermark``: pass it on if it advanced."""
@@ -99,21 +65,30 @@ class PartitionByImpl(OperatorImpl):
         self.partitions = partitions
         self.used = used
 
-    def entry(self, index: int) -> Emit:
+    @property
+    def inlinable(self) -> bool:
+        return True
+
+    def inline(self, var: str, out: str, prefix: str) -> Inline:
         assert isinstance(self.spec, PartitionBySpec)
-        key_fn, value_fn = self.spec.key_fn, self.spec.value_fn
-        runtime, stream = self.runtime, self.system_stream
-        envelope = OutgoingMessageEnvelope
-
-        def on_partition_by(message: Any, timestamp: int | None) -> None:
-            key = key_fn(message)
-            if key is None:
-                out = envelope(stream, value_fn(message), None, None, 0, timestamp)
-            else:
-                out = envelope(stream, value_fn(message), key, key, None, timestamp)
-            runtime.collector.send(out)  # type: ignore[union-attr]
-
-        return on_partition_by
+        key_fn, stream, value_fn = f"{prefix}_key", f"{prefix}_stream", f"{prefix}_value"
+        value = var if self.spec.value_fn is identity else f"{value_fn}({var})"
+        return Inline(
+            (
+                f"{out} = {key_fn}({var})",
+                f"if {out} is None:",
+                f"    runtime.collector.send(Envelope({stream}, {value}, None, None, 0, ts))",
+                "else:",
+                f"    runtime.collector.send(Envelope({stream}, {value}, {out}, {out}, None, ts))",
+            ),
+            {
+                key_fn: self.spec.key_fn,
+                value_fn: self.spec.value_fn,
+                stream: self.system_stream,
+                "Envelope": OutgoingMessageEnvelope,
+                "runtime": self.runtime,
+            },
+        )
 
     def _send_control(self, message: EndOfStreamMessage | WatermarkMessage) -> None:
         envelope = to_aggregation_partition(message, self.system_stream, self.partitions)

@@ -236,11 +236,13 @@ class SessionWindowImpl(WindowImpl):
             open_.sort(key=lambda s: s[0])
             heapq.heappush(self.checks, (timestamp + gap, next(self._seq), key))
             return
-        merged = hits[0]
-        for other in hits[1:]:
+        merged, others = hits[0], hits[1:]
+        for other in others:
             merged[1] = max(merged[1], other[1])
             merged[2].extend(other[2])
-            open_.remove(other)
+        if others:
+            gone = {id(other) for other in others}
+            open_[:] = [s for s in open_ if id(s) not in gone]
         merged[0] = min(merged[0], timestamp)
         merged[1] = max(merged[1], timestamp)
         merged[2].append(message)

@@ -321,9 +321,12 @@ def decode_batch(buf: bytes, header: BatchHeader, offset_in_buf: int = 0) -> Bat
     for _ in range(columns):
         lengths.append(layout.unpack_from(buf, pos))
         pos += 4 * count
-    timestamps: list[int | None] | None = None
+    timestamps: Sequence[int | None] | None = None
     if stamped:
-        timestamps = [None if ts == NO_TIMESTAMP else ts for ts in _stamps(count).unpack_from(buf, pos)]
+        stamps = _stamps(count).unpack_from(buf, pos)
+        timestamps = (
+            [None if ts == NO_TIMESTAMP else ts for ts in stamps] if NO_TIMESTAMP in stamps else stamps
+        )
         pos += 8 * count
     nulls = bool(flags & NULLS)
     values, pos = _split(buf, lengths[0], pos, nulls)

@@ -25,6 +25,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import islice, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
@@ -40,6 +41,8 @@ from samza_nb.systems.serdes import StreamSerdes, is_identity
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
+
+_timestamp_of = attrgetter("timestamp")
 
 Decoder = Callable[[bytes], Any]
 """A serde's ``from_bytes``."""
@@ -165,12 +168,13 @@ class LogSystemConsumer:
                 keys = _decoded(keys, key_decoder, ssp, position)
             if msg_decoder is not None:
                 values = _decoded(values, msg_decoder, ssp, position)
-            appended = batch.timestamp
-            stamps: Any = (
-                repeat(appended)
-                if batch.timestamps is None
-                else [appended if ts is None else ts for ts in islice(batch.timestamps, skip, None)]
-            )
+            appended, column = batch.timestamp, batch.timestamps
+            stamps: Iterable[int | None] = repeat(appended)
+            if column is not None:
+                if None in column:
+                    stamps = [appended if ts is None else ts for ts in islice(column, skip, None)]
+                else:
+                    stamps = islice(column, skip, None) if skip else column
             envelopes.extend(
                 map(
                     IncomingMessageEnvelope, repeat(ssp), map(str, range(position, end)), keys, values, stamps
@@ -237,15 +241,15 @@ class LogSystemProducer:
         pending = self._pending
         if not pending:
             return
-        by_stream: dict[str, tuple[list[Record], list[int | None]]] = {}
+        by_stream: dict[str, list[Record]] = {}
         encoders: dict[str, tuple[Encoder, Encoder]] = {}
         try:
             for envelope in pending:
                 stream = envelope.system_stream.stream
-                lists = by_stream.get(stream)
-                if lists is None:
+                records = by_stream.get(stream)
+                if records is None:
                     self._ensure(stream)
-                    lists = by_stream[stream] = ([], [])
+                    records = by_stream[stream] = []
                     encoders[stream] = self._encoders(stream)
                 encode_key, encode_msg = encoders[stream]
                 key, message, partition = envelope.key, envelope.message, envelope.partition
@@ -258,10 +262,10 @@ class LogSystemProducer:
                     raw = as_bytes(raw if encode_key is None else encode_key(raw), "a partition key")
                     assert raw is not None
                     partition = key_partition(raw, self.log.partitions(stream))
-                lists[0].append((key, message, partition))
-                lists[1].append(envelope.timestamp)
-            for stream, (records, stamps) in by_stream.items():
-                self.log.send_batch(stream, records, None if stamps.count(None) == len(stamps) else stamps)
+                records.append((key, message, partition))
+            stamps = _timestamps(pending, len(by_stream) > 1)
+            for stream, records in by_stream.items():
+                self.log.send_batch(stream, records, None if stamps is None else stamps[stream])
         except SamzaError as exc:
             raise SystemProducerError(f"system {self.system!r}: {exc}") from exc
         self._pending = []
@@ -290,6 +294,21 @@ class LogSystemProducer:
         """Flush and close the files."""
         await self.flush("")
         self.log.close()
+
+
+def _timestamps(
+    envelopes: Sequence[OutgoingMessageEnvelope], several_streams: bool
+) -> Mapping[str, list[int | None]] | None:
+    """The event times of ``envelopes`` by stream, in order; None when none has one (checked in C)."""
+    stamps = list(map(_timestamp_of, envelopes))
+    if stamps.count(None) == len(stamps):
+        return None
+    if not several_streams:
+        return {envelopes[0].system_stream.stream: stamps}
+    by_stream: dict[str, list[int | None]] = {}
+    for envelope, stamp in zip(envelopes, stamps, strict=True):
+        by_stream.setdefault(envelope.system_stream.stream, []).append(stamp)
+    return by_stream
 
 
 def _decoded(

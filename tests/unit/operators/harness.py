@@ -1,9 +1,9 @@
-"""Running applications' operator tasks on TestRunner with a plan written by hand (one job, grouped by
-partition): the streams on the "test" system, intermediate streams created in the runner's broker."""
+"""Running applications' operator tasks: on TestRunner (planned by the planner), or called directly by a
+:class:`Driver` with a plan written by hand (one job, grouped by partition) on real DuckDB stores."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,6 @@ def app_config(app: Any, plan: ApplicationPlan, state_dir: Path) -> dict[str, st
             if not p.output
         ),
         "job.logged.store.base.dir": str(state_dir),
-        "serializers.registry.pickle.class": "samza_nb.systems.serdes.PickleSerde",
         f"stores.{CONTROL_STORE}.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
         f"stores.{CONTROL_STORE}.key.serde": "string",
         f"stores.{CONTROL_STORE}.msg.serde": "json",
@@ -76,46 +75,15 @@ def app_config(app: Any, plan: ApplicationPlan, state_dir: Path) -> dict[str, st
     return config
 
 
-class AppRun:
-    """A TestRunner set up for ``app``; ``tasks`` collects the operator tasks it made."""
-
-    def __init__(
-        self,
-        app: Any,
-        sources: Mapping[str, Mapping[int, list[Any]]],
-        state_dir: Path,
-        *,
-        intermediate_partitions: int | None = None,
-        config: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.plan = plan_for(app, {s: max(p) + 1 for s, p in sources.items()}, intermediate_partitions)
-        factory = operator_task_factory(app)
-        self.tasks: list[StreamOperatorTask] = []
-
-        def make() -> StreamOperatorTask:
-            task = factory()
-            self.tasks.append(task)
-            return task
-
-        self.runner = TestRunner.of(make)
-        for stream, partitions in sources.items():
-            self.runner.add_input(stream, dict(partitions))
-        for stream in self.plan.streams.values():
-            if stream.intermediate:
-                self.runner.broker.create_stream(stream.system_stream.stream, stream.partitions)
-            elif stream.output:
-                self.runner.add_output(stream.system_stream.stream)
-        self.runner.add_config(app_config(app, self.plan, state_dir))
-        if config:
-            self.runner.add_config(config)
-
-    def metrics(self, op_id: str) -> dict[str, int]:
-        """The op's metrics summed over the tasks."""
-        total: dict[str, int] = {}
-        for task in self.tasks:
-            for name, value in task.metrics.get("operators", {}).get(op_id, {}).items():
-                total[name] = total.get(name, 0) + value
-        return total
+def app_runner(app: Any, sources: Mapping[str, Mapping[int, list[Any]]], **config: Any) -> TestRunner:
+    """``TestRunner.of(app)`` with ``sources`` (stream id → partition → items) and every output of the
+    application added; ``config`` keys use "_" for "." (``job_logged_store_base_dir=...``)."""
+    runner = TestRunner.of(app)
+    for stream, partitions in sources.items():
+        runner.add_input(stream, dict(partitions))
+    for output in describe_application(app, Config({"job.name": JOB})).graph.outputs:
+        runner.add_output(output)
+    return runner.add_config({key.replace("_", "."): value for key, value in config.items()})
 
 
 class _Collector:
@@ -137,8 +105,10 @@ class Driver:
         state_dir: Path,
         *,
         now: float = 0.0,
+        factory: Callable[[], StreamOperatorTask] | None = None,
     ) -> None:
         self.app = app
+        self.factory = factory or operator_task_factory(app)
         self.plan = plan
         self.task_name = task_name
         self.ssps = frozenset(ssps)
@@ -169,7 +139,7 @@ class Driver:
         context = TaskContext(
             self.task_name, self.ssps, config, stores, publish=self.events.append, now_ms=lambda: self.now
         )
-        self.task = operator_task_factory(self.app)()
+        self.task = self.factory()
         self.task.init(context)
 
     def commit(self) -> None:

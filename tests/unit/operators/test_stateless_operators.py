@@ -11,9 +11,10 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import RequestScope
 from samza_nb.errors import SamzaError
 from samza_nb.operators import KV, StreamApplication, StreamApplicationDescriptor
+from samza_nb.operators.plan import APP_PLAN_KEY
 from samza_nb.operators.task import operator_task_factory
 from samza_nb.testing.runner import Message
-from tests.unit.operators.harness import AppRun
+from tests.unit.operators.harness import Driver, app_runner, plan_for
 
 
 class MapFilterFlatMap(StreamApplication):
@@ -29,8 +30,8 @@ class MapFilterFlatMap(StreamApplication):
 
 
 def test_map_filter_flat_map_in_order(tmp_path: Path) -> None:
-    run = AppRun(MapFilterFlatMap, {"in": {0: [0, 1, 2, 3, 4, 5]}}, tmp_path)
-    result = run.runner.run()
+    runner = app_runner(MapFilterFlatMap, {"in": {0: [0, 1, 2, 3, 4, 5]}})
+    result = runner.run()
     assert result.output("out") == {0: [0, 1, 10, 11, 30, 31]}
 
 
@@ -41,9 +42,9 @@ class Keyed(StreamApplication):
 
 
 def test_send_to_sends_kv_as_key_and_value_and_keeps_timestamps(tmp_path: Path) -> None:
-    run = AppRun(Keyed, {"in": {0: [Message(i, timestamp=100 + i) for i in range(4)]}}, tmp_path)
-    run.runner.run()
-    envelopes, _ = run.runner.broker.envelopes(SystemStreamPartition("test", "out", 0), 0)
+    runner = app_runner(Keyed, {"in": {0: [Message(i, timestamp=100 + i) for i in range(4)]}})
+    runner.run()
+    envelopes, _ = runner.broker.envelopes(SystemStreamPartition("test", "out", 0), 0)
     assert [(e.key, e.message, e.timestamp) for e in envelopes] == [
         (0, 0, 100),
         (1, 1, 101),
@@ -61,8 +62,8 @@ class Merged(StreamApplication):
 
 
 def test_merge_passes_every_input(tmp_path: Path) -> None:
-    run = AppRun(Merged, {"a": {0: [1, 2]}, "b": {0: [3]}}, tmp_path)
-    result = run.runner.run()
+    runner = app_runner(Merged, {"a": {0: [1, 2]}, "b": {0: [3]}})
+    result = runner.run()
     assert sorted(result.output("out")[0]) == [("a", 1), ("a", 2), ("b", 3)]
 
 
@@ -81,16 +82,15 @@ class Sinking(StreamApplication):
 
 def test_sink_gets_collector_and_coordinator(tmp_path: Path) -> None:
     SEEN.clear()
-    run = AppRun(Sinking, {"in": {0: ["a", "stop", "never"]}}, tmp_path)
-    run.runner.run()
+    runner = app_runner(Sinking, {"in": {0: ["a", "stop", "never"]}})
+    runner.run()
     assert SEEN == ["a", "stop"]
 
 
 def test_several_partitions_run_as_several_tasks(tmp_path: Path) -> None:
-    run = AppRun(MapFilterFlatMap, {"in": {0: [0, 1], 1: [3]}}, tmp_path)
-    result = run.runner.run()
+    result = app_runner(MapFilterFlatMap, {"in": {0: [0, 1], 1: [3]}}).run()
     assert sorted(result.output("out")[0]) == [0, 1, 10, 11, 30, 31]
-    assert sorted(t.context.task_name for t in run.tasks if t.context) == ["Partition 0", "Partition 1"]
+    assert sorted(result.checkpoints) == ["Partition 0", "Partition 1"]
 
 
 def test_factory_refuses_what_is_not_an_application() -> None:
@@ -103,11 +103,43 @@ def test_the_graph_is_described_once_per_config(tmp_path: Path) -> None:
 
     class Counting(StreamApplication):
         def describe(self, app: StreamApplicationDescriptor) -> None:
-            described.append(1)
+            if APP_PLAN_KEY in app.config:  # described by a task (not by the test's planning)
+                described.append(1)
             app.get_input_stream("in").send_to(app.get_output_stream("out"))
 
-    run = AppRun(Counting, {"in": {0: [1], 1: [2], 2: [3]}}, tmp_path)
-    described.clear()
-    result = run.runner.run()
-    assert sorted(result.output("out")[0]) == [1, 2, 3]
-    assert len(run.tasks) == 3 and described == [1]
+    plan = plan_for(Counting, {"in": 3})
+    factory = operator_task_factory(Counting)
+    for n in range(3):
+        ssp = SystemStreamPartition("test", "in", n)
+        Driver(Counting, plan, f"Partition {n}", [ssp], tmp_path, factory=factory).close()
+    assert described == [1]
+
+
+class Diamond(StreamApplication):
+    def describe(self, app: StreamApplicationDescriptor) -> None:
+        s = app.get_input_stream("in")
+        tens = s.map(lambda m: m * 10)
+        evens = s.filter(lambda m: m % 2 == 0)
+        tens.merge(evens).send_to(app.get_output_stream("out"))
+        s.flat_map(lambda m: range(m)).filter(lambda m: m > 0).send_to(app.get_output_stream("counts"))
+
+
+def test_fan_out_and_a_merge_of_two_branches_of_one_stream(tmp_path: Path) -> None:
+    runner = app_runner(Diamond, {"in": {0: [1, 2, 3]}})
+    result = runner.run()
+    assert result.output("out") == {0: [10, 20, 2, 30]}
+    assert result.output("counts") == {0: [1, 1, 2]}
+
+
+class Deep(StreamApplication):
+    def describe(self, app: StreamApplicationDescriptor) -> None:
+        stream = app.get_input_stream("in")
+        for _ in range(30):  # deeper than one compiled function may nest blocks
+            stream = stream.filter(lambda m: m >= 0).flat_map(lambda m: [m + 1])
+        stream.send_to(app.get_output_stream("out"))
+
+
+def test_a_chain_nested_deeper_than_python_allows_in_one_function(tmp_path: Path) -> None:
+    runner = app_runner(Deep, {"in": {0: [0, -1, 5]}})
+    result = runner.run()
+    assert result.output("out") == {0: [30, 35]}

@@ -12,7 +12,7 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import SamzaError
 from samza_nb.operators import StreamApplication, StreamApplicationDescriptor, Window, Windows
 from samza_nb.testing.runner import Message
-from tests.unit.operators.harness import AppRun, Driver, plan_for
+from tests.unit.operators.harness import Driver, app_runner, plan_for
 
 IN = SystemStreamPartition("test", "in", 0)
 
@@ -276,9 +276,8 @@ def test_two_runs_over_the_same_state_continue_a_window(tmp_path: Path) -> None:
                 .send_to(app.get_output_stream("out"))
             )
 
-    run = AppRun(Stopping, {"in": {0: first}}, tmp_path)
-    assert run.runner.run().output("out") == {0: []}
+    state = {"job_logged_store_base_dir": str(tmp_path)}
+    assert app_runner(Stopping, {"in": {0: first}}, **state).run().output("out") == {0: []}
     second = [*first, Message(("a", 4), timestamp=4), Message(("b", 12), timestamp=12)]
-    rerun = AppRun(Stopping, {"in": {0: second}}, tmp_path)
-    result = rerun.runner.run()
+    result = app_runner(Stopping, {"in": {0: second}}, **state).run()
     assert result.output("out") == {0: [("a", 0, 10, [1, 2, 4]), ("b", 10, 20, [12])]}
