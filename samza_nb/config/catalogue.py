@@ -141,6 +141,51 @@ KEYS: tuple[KeySpec, ...] = (
         "System of the coordinator stream (else job.default.system, else the durable log).",
     ),
     KeySpec("task.class", None, "class", "Dotted path of the task class (or zero-arg factory)."),
+    KeySpec(
+        "app.class", None, "class", "Dotted path of a StreamApplication class: run it instead of task.class."
+    ),
+    KeySpec(
+        "app.name",
+        None,
+        "str",
+        "The application's name (default job.name): names its intermediate streams and changelogs.",
+    ),
+    KeySpec("app.id", None, "str", "The application's instance id (default job.id), beside app.name."),
+    KeySpec(
+        "app.plan", None, "str", "The application's plan as JSON, written by the planner (never by hand)."
+    ),
+    KeySpec(
+        "app.split.jobs",
+        "false",
+        "bool",
+        "Run an application as one job per stage (cut at partition_by), job.name <app.name>-stage-<n>.",
+    ),
+    KeySpec("app.stage", None, "int>=0", "Run only this stage's job of a split application (0 = the first)."),
+    KeySpec(
+        "app.intermediate.serde",
+        "json",
+        "choice",
+        "Serde of user messages on byte-carrying intermediate streams: json or pickle.",
+        choices=("json", "pickle"),
+    ),
+    KeySpec(
+        "job.intermediate.stream.partitions",
+        None,
+        "int>=1",
+        "Partitions of intermediate streams (default: the largest source input's count).",
+    ),
+    KeySpec(
+        "streams.<stream>.samza.system",
+        None,
+        "str",
+        "System of an application's stream id (else job.default.system, else the durable log).",
+    ),
+    KeySpec(
+        "streams.<stream>.samza.physical.name",
+        None,
+        "str",
+        "Name of an application's stream id on its system (default: the id).",
+    ),
     KeySpec("task.inputs", None, "list", "Comma-separated inputs, each <system>.<stream>."),
     KeySpec("task.max.concurrency", "1", "int>=1", "Messages in flight per task."),
     KeySpec("task.window.ms", "-1", "int", "Window timer period; <= 0 turns window off."),
@@ -245,7 +290,7 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.samza.key.serde",
         None,
         "str",
-        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, or a class).",
+        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, pickle, a class).",
     ),
     KeySpec(
         "systems.<system>.samza.msg.serde",
@@ -284,7 +329,7 @@ KEYS: tuple[KeySpec, ...] = (
         "stores.<name>.key.serde",
         None,
         "str",
-        "Serde of the store's keys (string, json, bytes, int, long; bytes when unset).",
+        "Serde of the store's keys (string, json, bytes, int, long, double, pickle; bytes when unset).",
     ),
     KeySpec("stores.<name>.msg.serde", None, "str", "Serde of the store's values (bytes when unset)."),
     KeySpec(
@@ -381,6 +426,12 @@ KEYS: tuple[KeySpec, ...] = (
         None,
         "str",
         "Durable log: directory of the streams (default <job.logged.store.base.dir>/log).",
+    ),
+    KeySpec(
+        "task.watermark.idle.timeout.ms",
+        "-1",
+        "int",
+        "Leave out of an intermediate partition's watermark the producers silent this long (<= 0: never).",
     ),
 )
 

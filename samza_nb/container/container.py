@@ -288,7 +288,16 @@ class SamzaContainer:
                 inline=inline,
             )
         for ti in self.tasks.values():
-            ti.init(TaskContext(ti.name, ti.ssps, config, stores=storage.stores_of(ti.name)))
+            # bus.publish is a no-op while nobody listens, and reaches a dashboard that subscribes later.
+            context = TaskContext(
+                ti.name,
+                ti.ssps,
+                config,
+                stores=storage.stores_of(ti.name),
+                publish=self.bus.publish,
+                now_ms=self.clock.now_ms,
+            )
+            ti.init(context)
             self._started_tasks.append(ti)
 
     def _on_data(self) -> None:

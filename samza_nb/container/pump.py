@@ -2,7 +2,8 @@
 
 One mechanism, one place per rule: :meth:`MessagePump.pump` asks the consumers for the chooser's next
 envelope and the room of its run; :meth:`MessagePump._take` applies the per-message rules (end-of-stream,
-park while the task is busy, skip before the starting offset) and starts the message either as a *run*
+which a partition-end listener gets only once it is idle; park while the task is busy; skip before the
+starting offset) and starts the message either as a *run*
 (a sync task with concurrency 1 on the loop thread processes the envelope and the next ones of its
 partition in a tight loop, :meth:`TaskInstance.process_run`) or on the general path
 (:meth:`MessagePump.dispatch`: per-message events, callbacks, thread pool, concurrency above 1).
@@ -127,7 +128,12 @@ class MessagePump:
         progressed = False
         observing = state.bus.per_message
         while ti.pending and ti.open and state.failure is None and not state.requests.shutdown_now:
-            self._start(ti, ti.unpark(), 0, 0, observing)
+            if ti.pending[0].offset == END_OF_STREAM_OFFSET:  # parked by a partition-end listener
+                if ti.in_flight:
+                    break  # its completions wake the loop, which comes back here
+                self._partition_end(ti, ti.unpark().ssp)
+            else:
+                self._start(ti, ti.unpark(), 0, 0, observing)
             progressed = True
         return progressed
 
@@ -138,6 +144,9 @@ class MessagePump:
         """Handle an envelope just chosen (with the room of its run, at most ``limit`` more); returns how
         many messages it started."""
         if envelope.offset == END_OF_STREAM_OFFSET:
+            if ti.partition_end_listener and (ti.pending or ti.in_flight or not ti.open):
+                ti.park(envelope)  # on_partition_end waits, like a message, until the task is idle
+                return 0
             self._partition_end(ti, envelope.ssp)
             return 0
         if ti.pending or not ti.open:
@@ -242,8 +251,20 @@ class MessagePump:
             state.drain_completions()
 
     def _partition_end(self, ti: TaskInstance, ssp: SystemStreamPartition) -> None:
+        """``ssp``'s end-of-stream was taken: a partition-end listener is told first (nothing of it is in
+        flight then; its requests apply, an error fails the container), then the partition counts as
+        ended."""
         state = self._state
         state.consumers.refill(ssp)
+        if ti.partition_end_listener:
+            coordinator = ReadableCoordinator(ti.name)
+            try:
+                ti.task.on_partition_end(ssp, ti.collector, coordinator)
+            except Exception as exc:
+                state.fail(ti, ssp, END_OF_STREAM_OFFSET, exc, "end-of-stream (on_partition_end)")
+                return
+            if coordinator.requested:
+                state.apply_requests(coordinator)
         ti.partition_ended(ssp)
         if state.bus.active:
             state.bus.publish(ev.EndOfStreamReached(state.clock.now_ms(), ti.name, ssp, False))

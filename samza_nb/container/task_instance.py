@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.api.task import PartitionEndListenerTask
 from samza_nb.container.callbacks import TaskCallbackManager
 from samza_nb.container.coordination import ReadableCoordinator
 from samza_nb.errors import SamzaError
@@ -75,6 +76,8 @@ class TaskInstance:
         self.max_concurrency = max_concurrency
         self.async_commit = async_commit
         self.windowable = window_enabled and callable(getattr(task, "window", None))
+        # Told of each partition's end-of-stream (on_partition_end) once nothing of it is in flight.
+        self.partition_end_listener = isinstance(task, PartitionEndListenerTask)
         self.starting_offsets = dict(starting_offsets)
         self.comparators = comparators
         # SSPs whose messages may still be older than the starting offset (checked until one is not).

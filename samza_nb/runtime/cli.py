@@ -23,6 +23,11 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.config import Config, load_config
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
+from samza_nb.runtime.applications import (
+    load_task_factory,
+    needs_planning,
+    prepare_configured_application,
+)
 from samza_nb.runtime.console import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -39,12 +44,17 @@ from samza_nb.runtime.console import (
 from samza_nb.runtime.container_cli import add_container_command
 from samza_nb.runtime.coordinator_stream_writer_cli import add_coordinator_stream_writer_command
 from samza_nb.runtime.dev_broker_cli import add_dev_broker_command
-from samza_nb.runtime.local import LocalJobRunner, load_task_factory
+from samza_nb.runtime.job_group import JobGroup
+from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.runtime.log_dump_cli import add_log_dump_command
-from samza_nb.runtime.multi_container import run_containers
+from samza_nb.runtime.multi_container import MultiContainerRun, run_containers
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from samza_nb.api.streams import SystemStreamPartition
+
+    Runner: TypeAlias = LocalJobRunner | JobGroup  # one job, or several at once (a split application's)
 
 
 # -- argument parsing ------------------------------------------------------------------------------------
@@ -66,7 +76,9 @@ def add_run_command(commands: Any) -> None:
         help="run a job (one container in this process, or job.container.count processes)",
         description="Run the job described by a config file: as one container in this process, or with "
         "job.container.count = N > 1 as a job coordinator here and N container processes. The task "
-        "class comes from task.class (a dotted path importable from the working directory).",
+        "class comes from task.class (a dotted path importable from the working directory), or a "
+        "StreamApplication from app.class: it is planned first, and with app.split.jobs = true each of "
+        "its stages runs as a job of its own, all at once, until every one stopped.",
     )
     run.add_argument("--config-path", required=True, metavar="FILE", help="job config (.properties or .toml)")
     run.add_argument(
@@ -142,36 +154,65 @@ def run_command(args: argparse.Namespace) -> int:
     setup_logging(args.verbose)
     try:
         config = load_job_config(args.config_path, args.overrides)
+        if needs_planning(config):
+            return asyncio.run(_run_application(config, args))
         if config.get_int("job.container.count", 1) > 1:
             return run_containers(config, args)
         task = load_task_factory(config)
     except Exception as exc:
         return report_error(exc, args.verbose)
-    return asyncio.run(_run_coordinated(config, task, args))
+    return asyncio.run(_run_coordinated([config], task, args))
 
 
-async def _run_coordinated(config: Config, task: Callable[[], Any], args: argparse.Namespace) -> int:
-    """One container in this process, on the job model of a job coordinator running beside it (so the
-    config and task layout are kept in the coordinator stream, and an incompatible change is refused)."""
-    coordinator = JobCoordinator(config)
+async def _run_application(config: Config, args: argparse.Namespace) -> int:
+    """Plan the application of ``app.class``, then run its jobs (one, or one per stage)."""
+    try:
+        prepared = await prepare_configured_application(config)
+    except Exception as exc:
+        return report_error(exc, args.verbose)
+    if config.get_int("job.container.count", 1) > 1:
+        run = MultiContainerRun(
+            prepared.jobs, args.max_messages, args.timeout, args.no_progress, args.verbose
+        )
+        return await run.run()
+    return await _run_coordinated(prepared.jobs, prepared.task_factory, args)
+
+
+async def _run_coordinated(
+    configs: Sequence[Config], task: Callable[[], Any], args: argparse.Namespace
+) -> int:
+    """Each job as one container in this process, on the job model of a job coordinator running beside it
+    (so the config and task layout are kept in the coordinator stream, and an incompatible change is
+    refused); several jobs (a split application's) run at once until every one stopped."""
+    coordinators = [JobCoordinator(config) for config in configs]
     try:
         try:
-            await coordinator.start()
-            runner = LocalJobRunner(
-                config, task, max_messages=args.max_messages, job_model=coordinator.job_model
-            )
+            runners = []
+            for coordinator in coordinators:
+                await coordinator.start()
+                runners.append(
+                    LocalJobRunner(
+                        coordinator.config,
+                        task,
+                        max_messages=args.max_messages,
+                        job_model=coordinator.job_model,
+                    )
+                )
         except Exception as exc:
             return report_error(exc, args.verbose)
-        return await _run(runner, args)
+        if len(runners) == 1:
+            return await _run(runners[0], args)
+        return await _run(JobGroup(configs[0].get_str("app.name") or configs[0].job_name(), runners), args)
     finally:
-        await coordinator.stop()
+        for coordinator in coordinators:
+            await coordinator.stop()
 
 
 class _Interrupts:
     """What the signal handlers did: the first signal stops gracefully, the second forces, the third
     exits at once."""
 
-    def __init__(self, runner: LocalJobRunner, job: asyncio.Future[None], say: Callable[[str], None]) -> None:
+    def __init__(self, runner: Runner, job: asyncio.Future[None], say: Callable[[str], None]) -> None:
         self.runner = runner
         self.job = job
         self.say = say
@@ -193,11 +234,11 @@ class _Interrupts:
             os._exit(128 + signum)
 
 
-async def _run(runner: LocalJobRunner, args: argparse.Namespace) -> int:
+async def _run(runner: Runner, args: argparse.Namespace) -> int:
     loop = asyncio.get_running_loop()
     started = time.monotonic()
     job = asyncio.ensure_future(runner.run_async(args.timeout))
-    bar = progress_bar(runner.config.job_name(), enabled=not args.no_progress and isatty(sys.stderr))
+    bar = progress_bar(runner.name, enabled=not args.no_progress and isatty(sys.stderr))
     tell = say if bar is None else (lambda text: bar.write(f"{PROG}: {text}", file=sys.stderr))
     interrupts = _Interrupts(runner, job, tell)
     restore = install_signal_handlers(loop, interrupts)
@@ -227,7 +268,7 @@ async def _run(runner: LocalJobRunner, args: argparse.Namespace) -> int:
     if interrupts.forced_status is not None:
         say(f"forced stop after {runner.processed} messages; offsets since the last commit are not saved")
         return interrupts.forced_status
-    if error is not None and runner.container.job_model is None:
+    if error is not None and runner.job_model is None:
         return report_error(error, args.verbose)  # it never got to run its tasks: no summary
     if note is not None:
         say(note)
@@ -243,14 +284,14 @@ async def _run(runner: LocalJobRunner, args: argparse.Namespace) -> int:
         checkpoints = None
         if error is None:
             error = exc
-    print(summary(runner.config.job_name(), runner.processed, elapsed, checkpoints), flush=True)
+    print(summary(runner.name, runner.processed, elapsed, checkpoints), flush=True)
     if error is not None:
         return report_error(error, args.verbose)
     return EXIT_OK
 
 
 # -- progress and summary --------------------------------------------------------------------------------
-async def _tick(runner: LocalJobRunner, bar: Any) -> None:
+async def _tick(runner: Runner, bar: Any) -> None:
     """Move the bar to the container's processed count every ~0.2 s (no per-message cost)."""
     while True:
         processed = runner.processed

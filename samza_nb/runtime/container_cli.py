@@ -2,7 +2,8 @@
 
 The coordinator's URL and the container's id come from ``SAMZA_COORDINATOR_URL`` and ``SAMZA_CONTAINER_ID``
 (or ``--coordinator-url`` / ``--container-id``). The container fetches the job model (retrying while the
-coordinator starts), runs exactly its tasks (the task class from the model's ``task.class``), reports its
+coordinator starts), runs exactly its tasks (the task class from the model's ``task.class``, or the
+operator task of the planned application its ``app.class`` names), reports its
 host, state and progress to the coordinator every ``cluster-manager.container.status.interval.ms``, and
 stops gracefully (every task commits) on SIGTERM or SIGINT; a second signal stops it without committing.
 Exit status: 0 done or stopped, 1 failed, 2 bad config or usage, 128 + signal when forced.
@@ -25,13 +26,13 @@ from samza_nb.container.container import SamzaContainer
 from samza_nb.coordinator.client import CoordinatorUnreachable, fetch_job_model, send_report
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.runtime.applications import load_task_factory
 from samza_nb.runtime.console import (
     EXIT_OK,
     install_signal_handlers,
     report_error,
     setup_logging,
 )
-from samza_nb.runtime.local import load_task_factory
 
 log = logging.getLogger(__name__)
 

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.task_factory import task_factory
 from samza_nb.checkpoint.base import load_checkpoint_manager
-from samza_nb.config.plugins import import_dotted
 from samza_nb.container.container import SamzaContainer
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
+from samza_nb.operators.application import is_application
+from samza_nb.operators.prepare import prepare_application
+from samza_nb.runtime.applications import (
+    TASK_CLASS_KEY,
+    load_application,
+    load_task_factory,
+    needs_planning,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -21,22 +26,6 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
     from samza_nb.coordinator.job_model import JobModel
     from samza_nb.observe.bus import EventBus
-
-TASK_CLASS_KEY = "task.class"
-
-
-def load_task_factory(config: Config) -> Callable[[], Any]:
-    """The zero-argument task factory named by ``task.class``, imported with the working directory on
-    ``sys.path``. A missing key or a path that cannot be imported is a ConfigError naming ``task.class``."""
-    path = config.require(TASK_CLASS_KEY, "the dotted path of the task class, e.g. mypackage.tasks.MyTask")
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    target = import_dotted(path, TASK_CLASS_KEY)
-    try:
-        return task_factory(target)
-    except SamzaError as exc:
-        raise ConfigError(f"{TASK_CLASS_KEY}={path!r}: {exc}", key=TASK_CLASS_KEY) from None
 
 
 async def read_checkpoints(
@@ -63,9 +52,13 @@ class LocalJobRunner:
     """One container of the job described by ``config``, run in this process.
 
     The task comes from ``task`` (a class, a zero-argument factory or an instance) or else from
-    ``task.class``. The job model is ``job_model`` (a job coordinator's) or else planned from the inputs
-    here. ``run_async`` runs on the current event loop, ``run`` on a new one; ``stop`` (from any thread)
-    stops gracefully: in-flight messages finish, every task commits.
+    ``task.class``. An application runs instead when ``task`` is a StreamApplication (class or instance)
+    or the config names one in ``app.class``: it is planned (its intermediate streams created) when the run
+    starts, unless the config already carries its plan; it must plan to one job (a split application's
+    jobs run with ``samza-nb run``, or one of them with ``app.stage``). The job model is ``job_model`` (a
+    job coordinator's) or else planned from the inputs here. ``run_async`` runs on the current event loop,
+    ``run`` on a new one; ``stop`` (from any thread) stops gracefully: in-flight messages finish, every
+    task commits.
     """
 
     def __init__(
@@ -83,31 +76,84 @@ class LocalJobRunner:
                 "task); samza-nb run starts a job coordinator and job.container.count container processes",
                 key="job.container.count",
             )
-        factory = load_task_factory(config) if task is None else task_factory(task)
-        if job_model is not None:
-            self.container = SamzaContainer(
-                config, factory, job_model=job_model, bus=bus, max_messages=max_messages
+        self._bus = bus
+        self._max_messages = max_messages
+        self._job_model = job_model
+        self._stop_requested = False
+        self.container: SamzaContainer | None = None
+        self._app: Any = None
+        if is_application(task):
+            self._app = task
+        elif task is None and needs_planning(config):
+            self._app = load_application(config)
+        if self._app is not None:
+            self.config = config.validate()
+        else:
+            factory = load_task_factory(config) if task is None else task_factory(task)
+            self._start_container(config, factory)
+
+    def _start_container(self, config: Config, factory: Callable[[], Any]) -> SamzaContainer:
+        if self._job_model is not None:
+            container = SamzaContainer(
+                config, factory, job_model=self._job_model, bus=self._bus, max_messages=self._max_messages
             )
         else:
-            self.container = SamzaContainer(
-                config, factory, planner=plan_job_model, bus=bus, max_messages=max_messages
+            container = SamzaContainer(
+                config, factory, planner=plan_job_model, bus=self._bus, max_messages=self._max_messages
             )
-        self.config = self.container.config
-        self.bus = self.container.bus
+        self.container = container
+        self.config = container.config
+        if self._stop_requested:
+            container.shutdown()
+        return container
+
+    async def _prepared_container(self) -> SamzaContainer:
+        """The container; for an application not planned yet, plan it first."""
+        if self.container is not None:
+            return self.container
+        prepared = await prepare_application(self._app, self.config)
+        if len(prepared.jobs) != 1:
+            raise ConfigError(
+                f"app.split.jobs: the application runs as {len(prepared.jobs)} jobs, and LocalJobRunner runs "
+                "one: run them with samza-nb run, or one of them with app.stage = N",
+                key="app.split.jobs",
+            )
+        return self._start_container(prepared.jobs[0], prepared.task_factory)
+
+    @property
+    def name(self) -> str:
+        """The job's name (``job.name``)."""
+        return self.config.job_name()
+
+    @property
+    def bus(self) -> EventBus | None:
+        """The container's event bus (None for an application until its run planned it)."""
+        return self.container.bus if self.container is not None else self._bus
+
+    @property
+    def job_model(self) -> JobModel | None:
+        """The job model the container runs (None until it got to its tasks)."""
+        return self.container.job_model if self.container is not None else None
 
     @property
     def processed(self) -> int:
         """Messages processed so far."""
-        return self.container.processed
+        return self.container.processed if self.container is not None else 0
 
     def stop(self) -> None:
         """Stop gracefully (commits); safe from any thread, also before the run started."""
-        self.container.shutdown()
+        self._stop_requested = True
+        if self.container is not None:
+            self.container.shutdown()
+
+    async def _run_container(self) -> None:
+        container = await self._prepared_container()
+        await container.run()
 
     async def run_async(self, timeout: float | None = None) -> None:
         """Run until the job is done, stopped or failed. After ``timeout`` seconds the job is stopped
         gracefully and :class:`JobTimeoutError` is raised. Cancelling this cancels the container."""
-        run = asyncio.ensure_future(self.container.run())
+        run = asyncio.ensure_future(self._run_container())
         try:
             done, _ = await asyncio.wait({run}, timeout=timeout)
         except asyncio.CancelledError:
@@ -119,7 +165,7 @@ class LocalJobRunner:
         if run in done:
             run.result()
             return
-        self.container.shutdown()
+        self.stop()
         await run
         raise JobTimeoutError(
             f"job did not finish within {timeout:g} s; stopped it after {self.processed} messages"
@@ -128,7 +174,7 @@ class LocalJobRunner:
     async def read_checkpoints(self) -> dict[str, dict[SystemStreamPartition, str]]:
         """The last checkpoint of each task of the job (``{}`` for a task without one), read back from
         the job's checkpoint store; call it after the run. Empty when the run never got to its tasks."""
-        model = self.container.job_model
+        model = self.job_model
         if model is None:
             return {}
         return await read_checkpoints(self.config, model.tasks)

@@ -7,6 +7,9 @@ counts them all and then stops every container (the containers report every
 time); Ctrl-C or SIGTERM stops them gracefully (SIGTERM to each: each commits), a second signal kills them.
 A container that fails stops the job: the others are stopped gracefully and the run exits non-zero with
 one line naming the failed container (2 when it refused the config, else 1).
+
+Several jobs (the stages of a split application) run the same way at once, each with its own coordinator
+and containers, as one run: one bar, one summary, the first failed container stops every job.
 """
 
 from __future__ import annotations
@@ -16,9 +19,10 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.runtime.console import (
@@ -37,24 +41,26 @@ from samza_nb.runtime.local import read_checkpoints
 from samza_nb.runtime.processes import ContainerProcesses
 
 
-def run_containers(config: Config, args: argparse.Namespace) -> int:
-    """Run ``config``'s job as ``job.container.count`` processes (see the module); the exit status."""
+def run_containers(config: Config | Sequence[Config], args: argparse.Namespace) -> int:
+    """Run ``config``'s job (or each of several jobs) as ``job.container.count`` processes (see the
+    module); the exit status."""
     run = MultiContainerRun(config, args.max_messages, args.timeout, args.no_progress, args.verbose)
     return asyncio.run(run.run())
 
 
 class MultiContainerRun:
-    """The coordinator and its container processes, from start to the summary line."""
+    """The coordinator and its container processes of each job, from start to the summary line."""
 
     def __init__(
         self,
-        config: Config,
+        config: Config | Sequence[Config],
         max_messages: int | None,
         timeout: float | None,
         no_progress: bool,
         verbose: bool = False,
     ) -> None:
-        self.config = config
+        self.configs = [config] if isinstance(config, Config) else list(config)
+        self.config = self.configs[0]
         self.max_messages = max_messages
         self.timeout = timeout
         self.no_progress = no_progress
@@ -63,34 +69,51 @@ class MultiContainerRun:
         self.signals = 0
         self.stopping: str | None = None
         self.forced: int | None = None
+        self._failure_spread = False
         self._tell: Callable[[str], None] = say
-        self.processes = ContainerProcesses(config, self._on_line)
+        several = len(self.configs) > 1
+        self.jobs = [
+            ContainerProcesses(c, self._line_handler(c.job_name() if several else None)) for c in self.configs
+        ]
+        self.processes = self.jobs[0]
+        self.name = (self.config.get_str("app.name") or self.config.job_name()) if several else None
 
     async def run(self) -> int:
-        """Start the coordinator and the containers, watch them, stop them, report."""
+        """Start the coordinators and the containers, watch them, stop them, report."""
         started = time.monotonic()
-        processes = self.processes
-        bar = progress_bar(self.config.job_name(), enabled=not self.no_progress and isatty(sys.stderr))
+        name = self.name or self.config.job_name()
+        bar = progress_bar(name, enabled=not self.no_progress and isatty(sys.stderr))
         if bar is not None:
             self._tell = lambda text: bar.write(f"{PROG}: {text}", file=sys.stderr)
         restore = install_signal_handlers(asyncio.get_running_loop(), self._on_signal)
         try:
             try:
-                await processes.start()
+                for processes in self.jobs:
+                    await processes.start()
             except Exception as exc:
                 return report_error(exc, self.verbose)
-            await processes.watch(lambda: self._tick(bar, started), PROGRESS_INTERVAL_S)
+
+            def tick() -> None:
+                self._tick(bar, started)
+
+            await asyncio.gather(*(p.watch(tick, PROGRESS_INTERVAL_S) for p in self.jobs))
         finally:
             restore()
-            await processes.close()
+            for processes in self.jobs:
+                await processes.close()
             if bar is not None:
                 bar.update(self.processed - bar.n)
                 bar.close()
         return await self._report(time.monotonic() - started)
 
     def _tick(self, bar: Any, started: float) -> None:
-        """Move the bar; apply --max-messages and --timeout."""
-        self.processed = self.processes.processed
+        """Move the bar; apply --max-messages and --timeout; a failed job stops the others."""
+        self.processed = sum(p.processed for p in self.jobs)
+        if len(self.jobs) > 1 and not self._failure_spread and any(p.failed for p in self.jobs):
+            self._failure_spread = True  # once: a second SIGTERM would force a container's stop
+            for processes in self.jobs:
+                if processes.failed is None:  # a failed job already stopped its other containers
+                    processes.stop()
         if bar is not None and self.processed != bar.n:
             bar.update(self.processed - bar.n)
         if self.max_messages is not None and self.processed >= self.max_messages:
@@ -101,7 +124,8 @@ class MultiContainerRun:
     def _stop(self, why: str) -> None:
         if self.stopping is None:
             self.stopping = why
-            self.processes.stop()
+            for processes in self.jobs:
+                processes.stop()
 
     def _on_signal(self, signum: int) -> None:
         self.signals += 1
@@ -114,27 +138,42 @@ class MultiContainerRun:
         else:
             self._tell(f"{name}: killing the containers (no commit)")
             self.forced = 128 + signum
-            self.processes.stop(signal.SIGKILL)
+            for processes in self.jobs:
+                processes.stop(signal.SIGKILL)
 
-    def _on_line(self, container_id: str, line: str) -> None:
-        self._tell(f"[container {container_id}] {line.removeprefix(f'{PROG}: ')}")
+    def _line_handler(self, job: str | None) -> Callable[[str, str], None]:
+        who = f"{job} container" if job is not None else "container"
+
+        def on_line(container_id: str, line: str) -> None:
+            self._tell(f"[{who} {container_id}] {line.removeprefix(f'{PROG}: ')}")
+
+        return on_line
 
     async def _report(self, elapsed: float) -> int:
         if self.forced is not None:
             say(f"forced stop after {self.processed} messages; offsets since the last commit are not saved")
             return self.forced
-        failure = self.processes.failure()
+        failed_job = next((p for p in self.jobs if p.failed is not None), None)
+        failure = failed_job.failure() if failed_job is not None else None
         if failure is None and self.stopping is not None:
             say(self.stopping)
-        try:
-            checkpoints = await read_checkpoints(self.config, self.processes.coordinator.job_model.tasks)
-        except SamzaError as exc:
-            say(f"reading the final checkpoints failed: {exc}")
-            checkpoints = None
-        print(summary(self.config.job_name(), self.processed, elapsed, checkpoints), flush=True)
-        if failure is None:
+        collected: dict[str, dict[SystemStreamPartition, str]] = {}
+        checkpoints: dict[str, dict[SystemStreamPartition, str]] | None = collected
+        for processes in self.jobs:
+            config = processes.config
+            try:
+                found = await read_checkpoints(config, processes.coordinator.job_model.tasks)
+            except SamzaError as exc:
+                say(f"reading the final checkpoints failed: {exc}")
+                checkpoints = None
+                break
+            prefix = f"{config.job_name()}/" if self.name is not None else ""
+            collected.update({f"{prefix}{task}": offsets for task, offsets in found.items()})
+        name = self.name or self.config.job_name()
+        print(summary(name, self.processed, elapsed, checkpoints), flush=True)
+        if failure is None or failed_job is None:
             return EXIT_OK
-        failed = self.processes.failed
+        failed = failed_job.failed
         # A container that exits 2 refused the config: so does the job.
         kind = ConfigError if failed is not None and failed.exit_status == EXIT_CONFIG else SamzaError
         return report_error(kind(failure), self.verbose)

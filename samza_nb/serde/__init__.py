@@ -1,13 +1,22 @@
 """Serdes: how keys and values become bytes and back, by name.
 
 Built-in names: ``string`` (UTF-8), ``json`` (compact, sorted keys), ``bytes`` (identity), ``int`` (4-byte
-big-endian), ``long`` (8-byte big-endian), ``double`` (8-byte IEEE 754). User serdes are configured as
+big-endian), ``long`` (8-byte big-endian), ``double`` (8-byte IEEE 754), ``pickle`` (Python's pickle,
+protocol 5; trusted data only: unpickling runs code the bytes name). User serdes are configured as
 ``serializers.registry.<name>.class = package.module.Class`` (a serde class instantiated with no arguments,
 or a factory with ``get_serde(name, config)``).
 """
 
 from samza_nb.serde.base import FastSerde, Serde, SerdeError, SerdeFactory
-from samza_nb.serde.builtin import BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde
+from samza_nb.serde.builtin import (
+    BytesSerde,
+    DoubleSerde,
+    IntSerde,
+    JsonSerde,
+    LongSerde,
+    PickleSerde,
+    StringSerde,
+)
 from samza_nb.serde.registry import BUILTIN_SERDES, SerdeRegistry
 
 __all__ = [
@@ -18,6 +27,7 @@ __all__ = [
     "IntSerde",
     "JsonSerde",
     "LongSerde",
+    "PickleSerde",
     "Serde",
     "SerdeError",
     "SerdeFactory",

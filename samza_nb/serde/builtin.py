@@ -1,14 +1,16 @@
-"""The built-in serdes: ``string``, ``json``, ``bytes``, ``int``, ``long``, ``double``.
+"""The built-in serdes: ``string``, ``json``, ``bytes``, ``int``, ``long``, ``double``, ``pickle``.
 
 Their byte layouts are Samza's: ``int``/``long``/``double`` are 4/8/8-byte big-endian (two's complement for
 the integers, IEEE 754 for doubles), ``string`` is UTF-8, ``json`` is compact UTF-8 JSON with sorted keys
-(so equal objects have equal bytes and therefore equal store keys).
+(so equal objects have equal bytes and therefore equal store keys). ``pickle`` is Python's pickle (protocol
+5) for any picklable value: trusted data only, since unpickling runs code the bytes name.
 """
 
 from __future__ import annotations
 
 import json
 import operator
+import pickle
 import struct
 from collections.abc import Callable
 from typing import Any, Final
@@ -181,4 +183,32 @@ class DoubleSerde(_StructSerde):
         raise SerdeError(f"{self.name} serde cannot encode {_describe(obj)}: expected a float")
 
 
-__all__ = ["BytesSerde", "DoubleSerde", "IntSerde", "JsonSerde", "LongSerde", "StringSerde"]
+class PickleSerde:
+    """Any picklable value ⇄ its pickle (protocol 5, fixed so that bytes do not change with the Python
+    version). Trusted data only: unpickling runs whatever code the bytes name, so read only stores and
+    streams your own jobs write.
+
+    As a store key serde, mind that equal values may pickle differently (dicts built in another order,
+    sets, floats vs ints): use it for keys such as tuples of str and int, whose pickle is canonical.
+    """
+
+    name: Final = "pickle"
+    PROTOCOL: Final = 5
+
+    def to_bytes(self, obj: Any) -> bytes:
+        try:
+            return pickle.dumps(obj, protocol=self.PROTOCOL)
+        except Exception as exc:  # PicklingError, TypeError, AttributeError (a local class), ...
+            raise SerdeError(f"pickle serde cannot encode {_describe(obj)}: {exc!r}") from None
+
+    def from_bytes(self, data: bytes) -> Any:
+        try:
+            return pickle.loads(data)
+        except Exception as exc:  # UnpicklingError, EOFError, ModuleNotFoundError, ...
+            raise SerdeError(f"pickle serde cannot decode {_describe(data)}: {exc!r}") from None
+
+    def __repr__(self) -> str:
+        return "PickleSerde()"
+
+
+__all__ = ["BytesSerde", "DoubleSerde", "IntSerde", "JsonSerde", "LongSerde", "PickleSerde", "StringSerde"]

@@ -10,7 +10,15 @@ from samza_nb.config import Config
 from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
 from samza_nb.serde.base import Serde, SerdeFactory
-from samza_nb.serde.builtin import BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde
+from samza_nb.serde.builtin import (
+    BytesSerde,
+    DoubleSerde,
+    IntSerde,
+    JsonSerde,
+    LongSerde,
+    PickleSerde,
+    StringSerde,
+)
 
 REGISTRY_PREFIX: Final = "serializers.registry."
 
@@ -21,8 +29,10 @@ BUILTIN_SERDES: Final[Mapping[str, Callable[[], Serde]]] = {
     "int": IntSerde,
     "long": LongSerde,
     "double": DoubleSerde,
+    "pickle": PickleSerde,
 }
-"""The serdes every registry knows, by name. ``integer`` and ``byte`` are accepted as Samza's aliases."""
+"""The serdes every registry knows, by name (``pickle``: trusted data only). ``integer`` and ``byte`` are
+accepted as Samza's aliases."""
 
 _ALIASES: Final[Mapping[str, str]] = {"integer": "int", "byte": "bytes", "bytebuffer": "bytes"}
 

@@ -151,6 +151,7 @@ class InMemorySystemProducer:
             envelope.message,
             key=envelope.key,
             partition=envelope.partition,
+            timestamp=envelope.timestamp,
             partition_key=envelope.partition_key,
         )
 

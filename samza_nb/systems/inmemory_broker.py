@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 _partition_of = operator.attrgetter("partition")
 _key_of = operator.attrgetter("key")
 _message_of = operator.attrgetter("message")
+_timestamp_of = operator.attrgetter("timestamp")
 _system_stream_of = operator.attrgetter("system_stream")
 
 
@@ -49,18 +50,19 @@ def stable_partition(key: Any, partitions: int) -> int:
 class _Partition:
     """One partition: envelopes in offset order, and whether it has ended.
 
-    Messages appended in batches wait as plain keys and values (``pending_*``) until something reads
-    the partition's envelopes: a job's output then costs what its values cost, and the envelopes are
-    built once, in bulk, by the first reader. Used under the broker's lock.
+    Messages appended in batches wait as plain keys, values and timestamps (``pending_*``) until something
+    reads the partition's envelopes: a job's output then costs what its values cost, and the envelopes
+    are built once, in bulk, by the first reader. Used under the broker's lock.
     """
 
-    __slots__ = ("_envelopes", "ended", "pending_keys", "pending_messages", "ssp")
+    __slots__ = ("_envelopes", "ended", "pending_keys", "pending_messages", "pending_timestamps", "ssp")
 
     def __init__(self, ssp: SystemStreamPartition) -> None:
         self.ssp = ssp
         self._envelopes: list[IncomingMessageEnvelope] = []
         self.pending_keys: list[Any] = []
         self.pending_messages: list[Any] = []
+        self.pending_timestamps: list[int | None] = []
         self.ended = False
 
     @property
@@ -77,10 +79,12 @@ class _Partition:
                     map(str, range(base, base + len(messages))),
                     self.pending_keys,
                     messages,
+                    self.pending_timestamps,
                 )
             )
             self.pending_keys = []
             self.pending_messages = []
+            self.pending_timestamps = []
         return envelopes
 
     def __len__(self) -> int:
@@ -229,6 +233,7 @@ class InMemoryBroker:
                     part = parts[number]
                     part.pending_keys.extend(map(_key_of, batch))
                     part.pending_messages.extend(map(_message_of, batch))
+                    part.pending_timestamps.extend(map(_timestamp_of, batch))
             waiters = self._waiters
             if waiters:
                 self._waiters = []

@@ -3,9 +3,10 @@
 Kafka and the durable log carry bytes. Such a system reads and writes bytes unchanged by default; a serde
 name turns them into Python values on the way in and back into bytes on the way out. Names: ``bytes``
 (the default, no copy), ``string`` (UTF-8), ``json`` (UTF-8 JSON, compact), ``int`` (4-byte big-endian
-signed, Samza's IntegerSerde), ``long`` (8-byte big-endian signed, Samza's LongSerde), or the dotted path
-of a class with ``to_bytes(obj) -> bytes`` and ``from_bytes(data) -> obj`` (instantiated with no
-arguments).
+signed, Samza's IntegerSerde), ``long`` (8-byte big-endian signed, Samza's LongSerde), ``pickle``
+(Python's pickle: any picklable value; decoding runs code the bytes name, so use it only for streams that
+only trusted jobs write), or the dotted path of a class with ``to_bytes(obj) -> bytes`` and
+``from_bytes(data) -> obj`` (instantiated with no arguments).
 
 Config: ``systems.<system>.samza.key.serde`` / ``systems.<system>.samza.msg.serde`` for every stream of
 the system, overridden per stream by ``systems.<system>.streams.<stream>.samza.key.serde`` /
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 from samza_nb.config.plugins import import_dotted
 from samza_nb.config.stores import changelog_stream
 from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.serde.builtin import PickleSerde
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -144,6 +146,7 @@ BUILTIN_SERDES: Final[dict[str, type[Any]]] = {
     "int": IntegerSerde,
     "integer": IntegerSerde,
     "long": LongSerde,
+    "pickle": PickleSerde,
 }
 """The serde names every system with serdes knows."""
 
@@ -241,6 +244,7 @@ __all__ = [
     "IntegerSerde",
     "JsonSerde",
     "LongSerde",
+    "PickleSerde",
     "Serde",
     "StreamSerdes",
     "StringSerde",

@@ -4,6 +4,9 @@
   raises in the sending task) and queues the message; a sender task on the container's loop hands queued
   messages to aiokafka, which batches them per partition (``systems.<s>.producer.linger.ms``,
   ``max.batch.size``, ...). Deliveries wait for ``acks=all`` unless configured otherwise.
+- ``envelope.timestamp`` (event time, ms >= 0) becomes the record's timestamp, which the consumer hands
+  out as the envelope's ``timestamp`` (with the topic's default ``message.timestamp.type=CreateTime``; a
+  topic set to ``LogAppendTime`` replaces it with the broker's time); without one, the send time.
 - Partition: ``envelope.partition`` if given (it must exist); else ``partition_key`` (or, by aiokafka,
   ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else aiokafka picks one.
 - A topic written for the first time that does not exist is created with
@@ -37,8 +40,9 @@ if TYPE_CHECKING:
     from samza_nb.systems.serdes import Serde
 
 _PRUNE_AT = 8192
-# A queued message: (source, topic, key bytes, value bytes, explicit partition, partition-key hash).
-_Item = tuple[str, str, bytes | None, bytes | None, int | None, int | None]
+# A queued message: (source, topic, key bytes, value bytes, explicit partition, partition-key hash,
+# event time in ms or None).
+_Item = tuple[str, str, bytes | None, bytes | None, int | None, int | None, int | None]
 
 
 class KafkaSystemProducer:
@@ -147,7 +151,13 @@ class KafkaSystemProducer:
                     f"message to {envelope.system_stream}: partition {partition!r} does not exist"
                     + (f" (the topic has partitions 0..{count - 1})" if count else "")
                 )
-        self._queue.append((source, stream, key, value, partition, key_hash))
+        timestamp = envelope.timestamp
+        if timestamp is not None and (type(timestamp) is not int or not 0 <= timestamp < 2**63):
+            raise SystemProducerError(
+                f"message to {envelope.system_stream}: timestamp {timestamp!r} is not a Kafka timestamp "
+                "(an int of ms since the epoch, >= 0)"
+            )
+        self._queue.append((source, stream, key, value, partition, key_hash, timestamp))
         if threading.get_ident() == self._loop_thread:
             assert self._wakeup is not None
             self._wakeup.set()
@@ -187,7 +197,7 @@ class KafkaSystemProducer:
                 drained.set()
 
     async def _hand_over(self, item: _Item) -> None:
-        _source, stream, key, value, partition, key_hash = item
+        _source, stream, key, value, partition, key_hash, timestamp = item
         count = self._partitions.get(stream)
         if count is None:
             count = await self._admin.ensure_topic(
@@ -200,7 +210,9 @@ class KafkaSystemProducer:
         elif partition >= count:
             raise SystemProducerError(f"partition {partition} does not exist (partitions 0..{count - 1})")
         assert self._producer is not None
-        future = await self._producer.send(stream, value, key=key, partition=partition)
+        future = await self._producer.send(
+            stream, value, key=key, partition=partition, timestamp_ms=timestamp
+        )
         in_flight = self._in_flight
         in_flight.append((future, stream))
         if len(in_flight) >= _PRUNE_AT:

@@ -161,9 +161,11 @@ class DurableLog:
         key: Any = None,
         partition: int | None = None,
         headers: Iterable[tuple[str, bytes]] = (),
+        timestamp: int | None = None,
     ) -> tuple[int, int]:
-        """Append one record; returns ``(partition, offset)``. Partition: ``partition``, else Kafka's
-        murmur2 of the key, else round robin. Visible to readers after the next :meth:`flush`."""
+        """Append one record (``timestamp``: its event time in ms, or None); returns ``(partition,
+        offset)``. Partition: ``partition``, else Kafka's murmur2 of the key, else round robin. Visible to
+        readers after the next :meth:`flush`."""
         what = f"a message to durable log stream {stream!r}"
         key_bytes = as_bytes(key, f"the key of {what}")
         number = self._place(stream, key_bytes, partition)
@@ -174,15 +176,21 @@ class DurableLog:
             [value],
             None if key_bytes is None else [key_bytes],
             [encode_headers(encoded)] if encoded else None,
+            None if timestamp is None else [timestamp],
         )
         return number, offset
 
-    def send_batch(self, stream: str, records: Iterable[Record]) -> None:
+    def send_batch(
+        self, stream: str, records: Iterable[Record], timestamps: Sequence[int | None] | None = None
+    ) -> None:
         """Append ``records`` (``(key, value, partition or None)`` each, placed as :meth:`send` places
-        them), in order per partition, with one write per partition."""
+        them), in order per partition, with one write per partition. ``timestamps``: each record's event
+        time (ms, or None), or None when no record has one."""
         items = records if isinstance(records, Sequence) else list(records)
         if not items:
             return
+        if timestamps is not None and len(timestamps) != len(items):
+            raise ValueError(f"{len(timestamps)} timestamps for {len(items)} records")
         keys = list(map(_first, items))
         values = list(map(_second, items))
         numbers = list(map(_third, items))
@@ -190,35 +198,47 @@ class DurableLog:
         no_keys = keys.count(None) == len(keys)
         if numbers.count(None) == len(numbers):
             if no_keys:
-                self._round_robin_batch(stream, values, count)
+                self._round_robin_batch(stream, values, count, timestamps)
                 return
             numbers = [
                 self._place(stream, as_bytes(key, f"a key of stream {stream!r}"), None) for key in keys
             ]
-        by_partition: dict[int, tuple[list[Any], list[Any]]] = {}
-        for key, value, number in zip(keys, values, numbers, strict=True):
+        stamps: Iterable[int | None] = repeat(None) if timestamps is None else timestamps
+        by_partition: dict[int, tuple[list[Any], list[Any], list[int | None]]] = {}
+        for key, value, number, stamp in zip(keys, values, numbers, stamps, strict=False):
             if number is None:
                 number = self._place(stream, as_bytes(key, f"a key of stream {stream!r}"), None)
             lists = by_partition.get(number)
             if lists is None:
                 self._partition(stream, number)  # a partition that does not exist raises, naming it
-                lists = by_partition[number] = ([], [])
+                lists = by_partition[number] = ([], [], [])
             lists[0].append(key)
             lists[1].append(value)
-        for number, (part_keys, part_values) in by_partition.items():
-            self.append(stream, number, part_values, None if no_keys else part_keys)
+            lists[2].append(stamp)
+        for number, (part_keys, part_values, part_stamps) in by_partition.items():
+            self.append(
+                stream,
+                number,
+                part_values,
+                None if no_keys else part_keys,
+                timestamps=None if timestamps is None else part_stamps,
+            )
 
-    def _round_robin_batch(self, stream: str, values: Sequence[Any], count: int) -> None:
+    def _round_robin_batch(
+        self, stream: str, values: Sequence[Any], count: int, timestamps: Sequence[int | None] | None
+    ) -> None:
         with self._lock:
             start = self._round_robin.get(stream, 0)
             self._round_robin[stream] = (start + len(values)) % count
         if count == 1:
-            self.append(stream, 0, values)
+            self.append(stream, 0, values, timestamps=timestamps)
             return
         for number in range(count):
-            chunk = values[(number - start) % count :: count]
+            first = (number - start) % count
+            chunk = values[first::count]
             if chunk:
-                self.append(stream, number, chunk)
+                stamps = None if timestamps is None else timestamps[first::count]
+                self.append(stream, number, chunk, timestamps=stamps)
 
     def _place(self, stream: str, key: bytes | None, partition: int | None) -> int:
         count = self.partitions(stream)
@@ -239,9 +259,11 @@ class DurableLog:
         values: Sequence[Any],
         keys: Sequence[Any] | None = None,
         headers: Sequence[bytes] | None = None,
+        timestamps: Sequence[int | None] | None = None,
     ) -> int:
         """Append records to one partition as given (``keys`` None: no keys; ``headers``: each record's
-        encoded headers, or None); returns the first record's offset."""
+        encoded headers, or None; ``timestamps``: each record's event time, or None); returns the first
+        record's offset."""
         part = self._partition(stream, partition)
         first = part.append(
             values,
@@ -249,6 +271,7 @@ class DurableLog:
             headers,
             int(time.time() * 1000),
             f"a message to durable log stream {stream!r}",
+            timestamps,
         )
         with self._lock:
             self._written.add(part)

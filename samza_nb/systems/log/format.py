@@ -12,13 +12,19 @@ call. Layout, little-endian::
       count      u32  records in the batch (>= 1)
       length     u32  body bytes
       flags      u32  KEYS: a key column follows the values; HEADERS: a headers column follows;
-                      NULLS: some length is -1 (a None key or value)
+                      NULLS: some length is -1 (a None key or value); TIMESTAMPS: a timestamp column
+                      follows the length columns
       reserved   u32  0
     body, column by column
       value lengths   count x i32 (-1: None, a tombstone)
       key lengths     count x i32 (when KEYS; else every key is None)
       header lengths  count x i32 (when HEADERS)
+      timestamps      count x i64 (when TIMESTAMPS): each record's event time, ms; -2**63 for a record
+                      without one (a reader takes the batch's append time for it)
       value bytes, then key bytes, then header bytes, each concatenated in record order
+
+The timestamp column is written only when some record of the batch has an event time, so batches without
+any (and files written before the column existed) look as they always did.
 
 Columns make both directions cheap in Python: a batch is encoded with one ``b"".join`` per column and
 one array of lengths, and decoded by slicing the body at the running sums of the lengths.
@@ -46,6 +52,9 @@ CRC_START: Final = 8
 KEYS: Final = 1
 HEADERS: Final = 2
 NULLS: Final = 4
+TIMESTAMPS: Final = 8
+NO_TIMESTAMP: Final = -(2**63)
+"""A record's entry in the timestamp column when it has no event time."""
 MAX_BATCH_RECORDS: Final = 16384
 """The most records one batch holds; a larger ``send_batch`` writes several batches."""
 MAX_BODY: Final = 0x7FFFFFFF
@@ -82,13 +91,15 @@ class BatchHeader:
 @dataclass(frozen=True, slots=True)
 class Batch:
     """The decoded records of one batch: ``values`` in offset order from ``base``; ``keys`` and
-    ``headers`` None when every record has none."""
+    ``headers`` None when every record has none; ``timestamps`` each record's event time (None for one
+    without), or None when no record has one. ``timestamp`` is the batch's append time."""
 
     base: int
     timestamp: int
     values: Sequence[bytes | None]
     keys: Sequence[bytes | None] | None
     headers: Sequence[Headers] | None
+    timestamps: Sequence[int | None] | None = None
 
 
 class BatchDamage(Exception):
@@ -116,17 +127,28 @@ def as_bytes(value: Any, what: str) -> bytes | None:
     )
 
 
-def _lengths(count: int) -> struct.Struct:
-    """The struct of a column of ``count`` lengths (cached: batches mostly have the same size)."""
-    layout = _LENGTHS.get(count)
+def _cached(cache: dict[int, struct.Struct], code: str, count: int) -> struct.Struct:
+    """The struct of ``count`` items of struct ``code`` (cached: batches mostly have the same size)."""
+    layout = cache.get(count)
     if layout is None:
-        if len(_LENGTHS) > 64:
-            _LENGTHS.clear()
-        layout = _LENGTHS[count] = struct.Struct(f"<{count}i")
+        if len(cache) > 64:
+            cache.clear()
+        layout = cache[count] = struct.Struct(f"<{count}{code}")
     return layout
 
 
+def _lengths(count: int) -> struct.Struct:
+    """The struct of a column of ``count`` lengths."""
+    return _cached(_LENGTHS, "i", count)
+
+
+def _stamps(count: int) -> struct.Struct:
+    """The struct of a timestamp column of ``count`` records."""
+    return _cached(_STAMPS, "q", count)
+
+
 _LENGTHS: dict[int, struct.Struct] = {}
+_STAMPS: dict[int, struct.Struct] = {}
 _EQUAL: dict[tuple[int, int], struct.Struct] = {}
 _ITEM_FORMATS: Final = tuple(f"{size}s" for size in range(4096))
 """The struct format of an item of each size below 4 KiB (looked up, not formatted, per item)."""
@@ -143,6 +165,20 @@ def _column(items: Sequence[Any], what: str) -> tuple[bytes, bytes, bool]:
         blob = b"".join([item for item in fixed if item is not None])
         lengths = layout.pack(*[-1 if item is None else len(item) for item in fixed])
         return lengths, blob, None in fixed
+
+
+def _timestamp_column(timestamps: Sequence[int | None], count: int, what: str) -> bytes:
+    if len(timestamps) != count:
+        raise ValueError(f"{len(timestamps)} timestamps for a batch of {count} records")
+    try:
+        return _stamps(count).pack(*[NO_TIMESTAMP if ts is None else ts for ts in timestamps])
+    except struct.error:
+        bad = next(ts for ts in timestamps if ts is not None and not _is_stamp(ts))
+        raise SamzaError(f"{what}: timestamp {bad!r} is not an int of ms in 64 bits") from None
+
+
+def _is_stamp(value: object) -> bool:
+    return isinstance(value, int) and NO_TIMESTAMP < value < 2**63
 
 
 def encode_headers(headers: Iterable[tuple[str, bytes]]) -> bytes:
@@ -180,10 +216,13 @@ def encode_batch(
     keys: Sequence[Any] | None = None,
     headers: Sequence[bytes] | None = None,
     what: str = "a record",
+    timestamps: Sequence[int | None] | None = None,
 ) -> list[bytes]:
     """One batch of ``values`` (bytes, str or None) with offsets from ``base``; ``keys`` None when no
-    record has a key; ``headers`` per record already encoded (:func:`encode_headers`) or None. Returned
-    as the consecutive parts of the batch, to be written with one ``writev`` without joining them."""
+    record has a key; ``headers`` per record already encoded (:func:`encode_headers`) or None;
+    ``timestamps`` each record's event time (ms, or None), or None when no record has one (the column is
+    left out then, also when every entry is None). Returned as the consecutive parts of the batch, to be
+    written with one ``writev`` without joining them."""
     count = len(values)
     if not 0 < count <= MAX_BATCH_RECORDS:
         raise ValueError(f"a batch holds 1..{MAX_BATCH_RECORDS} records, not {count}")
@@ -201,6 +240,9 @@ def encode_batch(
         columns.append(header_lengths)
         blobs.append(header_blob)
         flags |= HEADERS
+    if timestamps is not None and timestamps.count(None) != len(timestamps):
+        columns.append(_timestamp_column(timestamps, count, what))
+        flags |= TIMESTAMPS
     parts = columns + blobs
     length = sum(map(len, parts))
     if length > MAX_BODY:
@@ -220,7 +262,7 @@ def read_header(buf: bytes, at: int, position: int) -> BatchHeader:
     magic, _crc, base, timestamp, count, length, flags, _ = HEADER.unpack_from(buf, at)
     if magic != MAGIC:
         raise BatchDamage(f"no batch starts here (magic {magic!r}, expected {MAGIC!r})")
-    if count < 1 or length < 4 * count or flags & ~(KEYS | HEADERS | NULLS):
+    if count < 1 or length < 4 * count or flags & ~(KEYS | HEADERS | NULLS | TIMESTAMPS):
         raise BatchDamage(f"the batch header is damaged (count {count}, length {length}, flags {flags})")
     return BatchHeader(position, base, timestamp, count, length, flags)
 
@@ -271,13 +313,21 @@ def decode_batch(buf: bytes, header: BatchHeader, offset_in_buf: int = 0) -> Bat
     pos = header.position - offset_in_buf + HEADER_SIZE
     end = pos + header.length
     columns = 1 + bool(flags & KEYS) + bool(flags & HEADERS)
-    if 4 * count * columns > header.length:
+    stamped = bool(flags & TIMESTAMPS)
+    if (4 * columns + 8 * stamped) * count > header.length:
         raise BatchDamage("the batch's length columns do not fit in its body")
     layout = _lengths(count)
     lengths = []
     for _ in range(columns):
         lengths.append(layout.unpack_from(buf, pos))
         pos += 4 * count
+    timestamps: Sequence[int | None] | None = None
+    if stamped:
+        stamps = _stamps(count).unpack_from(buf, pos)
+        timestamps = (
+            [None if ts == NO_TIMESTAMP else ts for ts in stamps] if NO_TIMESTAMP in stamps else stamps
+        )
+        pos += 8 * count
     nulls = bool(flags & NULLS)
     values, pos = _split(buf, lengths[0], pos, nulls)
     keys = headers = None
@@ -288,13 +338,14 @@ def decode_batch(buf: bytes, header: BatchHeader, offset_in_buf: int = 0) -> Bat
         headers = [decode_headers(item) for item in raw]
     if pos != end:
         raise BatchDamage(f"the batch's lengths add up to {pos - end:+d} bytes more than its body")
-    return Batch(header.base, header.timestamp, values, keys, headers)
+    return Batch(header.base, header.timestamp, values, keys, headers, timestamps)
 
 
 __all__ = [
     "HEADER_SIZE",
     "MAGIC",
     "MAX_BATCH_RECORDS",
+    "NO_TIMESTAMP",
     "Batch",
     "BatchDamage",
     "BatchHeader",

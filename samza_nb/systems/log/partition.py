@@ -195,9 +195,11 @@ class PartitionLog:
         headers: Sequence[bytes] | None,
         timestamp: int,
         what: str,
+        timestamps: Sequence[int | None] | None = None,
     ) -> int:
-        """Append the records (in batches of up to MAX_BATCH_RECORDS); returns the first one's offset.
-        Readers see them after the next :meth:`flush` (of any process)."""
+        """Append the records (in batches of up to MAX_BATCH_RECORDS) at append time ``timestamp``, with
+        each record's event time from ``timestamps`` (None: no record has one); returns the first one's
+        offset. Readers see them after the next :meth:`flush` (of any process)."""
         with self._lock:
             self._open()
             self._require_writable()
@@ -215,6 +217,7 @@ class PartitionLog:
                         None if keys is None else keys[at:stop],
                         None if headers is None else headers[at:stop],
                         what,
+                        None if timestamps is None else timestamps[at:stop],
                     )
                     base += len(chunk)
                 self._end += _write_all(self._fd, parts)

@@ -7,7 +7,8 @@ this one when no factory is configured for it.
 - Offsets are "0", "1", ... per partition, compared as integers. Partitions are unbounded: no end-of-stream.
 - Messages are bytes. Without a serde the producer stores bytes unchanged and str as UTF-8 (a None
   message is a tombstone, a None key no key) and refuses anything else, naming the stream; the consumer
-  hands out the stored bytes as key and message, with the append time (ms) as the timestamp. The serdes
+  hands out the stored bytes as key and message, with the sent envelope's ``timestamp`` (event time, ms)
+  as the timestamp, or the append time (ms) for a message sent without one. The serdes
   of Kafka apply here too (:mod:`samza_nb.systems.serdes`: ``systems.<name>.samza.key.serde`` /
   ``samza.msg.serde``, per stream ``systems.<name>.streams.<stream>.samza.*.serde``; store changelogs stay
   bytes): values are serialized when the producer writes them and deserialized by the consumer.
@@ -24,6 +25,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import islice, repeat
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
@@ -39,6 +41,8 @@ from samza_nb.systems.serdes import StreamSerdes, is_identity
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
+
+_timestamp_of = attrgetter("timestamp")
 
 Decoder = Callable[[bytes], Any]
 """A serde's ``from_bytes``."""
@@ -164,14 +168,16 @@ class LogSystemConsumer:
                 keys = _decoded(keys, key_decoder, ssp, position)
             if msg_decoder is not None:
                 values = _decoded(values, msg_decoder, ssp, position)
+            appended, column = batch.timestamp, batch.timestamps
+            stamps: Iterable[int | None] = repeat(appended)
+            if column is not None:
+                if None in column:
+                    stamps = [appended if ts is None else ts for ts in islice(column, skip, None)]
+                else:
+                    stamps = islice(column, skip, None) if skip else column
             envelopes.extend(
                 map(
-                    IncomingMessageEnvelope,
-                    repeat(ssp),
-                    map(str, range(position, end)),
-                    keys,
-                    values,
-                    repeat(batch.timestamp),
+                    IncomingMessageEnvelope, repeat(ssp), map(str, range(position, end)), keys, values, stamps
                 )
             )
             position = end
@@ -257,8 +263,9 @@ class LogSystemProducer:
                     assert raw is not None
                     partition = key_partition(raw, self.log.partitions(stream))
                 records.append((key, message, partition))
+            stamps = _timestamps(pending, len(by_stream) > 1)
             for stream, records in by_stream.items():
-                self.log.send_batch(stream, records)
+                self.log.send_batch(stream, records, None if stamps is None else stamps[stream])
         except SamzaError as exc:
             raise SystemProducerError(f"system {self.system!r}: {exc}") from exc
         self._pending = []
@@ -289,6 +296,21 @@ class LogSystemProducer:
         self.log.close()
 
 
+def _timestamps(
+    envelopes: Sequence[OutgoingMessageEnvelope], several_streams: bool
+) -> Mapping[str, list[int | None]] | None:
+    """The event times of ``envelopes`` by stream, in order; None when none has one (checked in C)."""
+    stamps = list(map(_timestamp_of, envelopes))
+    if stamps.count(None) == len(stamps):
+        return None
+    if not several_streams:
+        return {envelopes[0].system_stream.stream: stamps}
+    by_stream: dict[str, list[int | None]] = {}
+    for envelope, stamp in zip(envelopes, stamps, strict=True):
+        by_stream.setdefault(envelope.system_stream.stream, []).append(stamp)
+    return by_stream
+
+
 def _decoded(
     items: Iterable[bytes | None], decode: Decoder, ssp: SystemStreamPartition, first: int
 ) -> list[Any]:
@@ -299,7 +321,17 @@ def _decoded(
             result.append(None if item is None else decode(item))
         except SamzaError as exc:
             raise SystemConsumersError(f"{ssp} offset {offset}: {exc}") from None
+        except Exception as exc:  # a user serde's own error
+            raise SystemConsumersError(
+                f"{ssp} offset {offset}: the serde could not decode {_short(item)}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
     return result
+
+
+def _short(item: bytes | None, limit: int = 60) -> str:
+    text = repr(item)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class LogSystemFactory:

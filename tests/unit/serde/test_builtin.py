@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from samza_nb.config import Config
 from samza_nb.errors import SamzaError
 from samza_nb.serde import (
     BytesSerde,
@@ -16,10 +17,13 @@ from samza_nb.serde import (
     IntSerde,
     JsonSerde,
     LongSerde,
+    PickleSerde,
     Serde,
     SerdeError,
+    SerdeRegistry,
     StringSerde,
 )
+from samza_nb.systems.serdes import serde_for
 
 
 @pytest.mark.parametrize(
@@ -134,3 +138,33 @@ def test_default_bytes_serde_names_the_unset_key() -> None:
     assert serde.to_bytes(b"ok") == b"ok"
     with pytest.raises(SerdeError, match=r"stores\.counts\.key\.serde is not set"):
         serde.to_bytes("page-1")
+
+
+# -- pickle ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "obj", [("user-7", 3), {"a": [1, 2.5, None]}, frozenset({1, 2}), b"\x00raw", 2**80, ("t", (1, ("x",)))]
+)
+def test_pickle_round_trips_any_picklable_value(obj: object) -> None:
+    serde = PickleSerde()
+    assert isinstance(serde, Serde)
+    data = serde.to_bytes(obj)
+    assert data[:2] == b"\x80\x05"  # protocol 5, whatever the Python version's highest
+    assert serde.from_bytes(data) == obj
+
+
+def test_pickle_refusals_are_serde_errors() -> None:
+    with pytest.raises(SerdeError, match="pickle serde cannot encode <function"):
+        PickleSerde().to_bytes(lambda: 1)
+    with pytest.raises(SerdeError, match="pickle serde cannot decode"):
+        PickleSerde().from_bytes(b"not a pickle")
+    with pytest.raises(SerdeError, match="pickle serde cannot decode"):
+        PickleSerde().from_bytes(b"\x80\x05\x95")  # truncated
+
+
+def test_pickle_is_a_registry_and_a_system_serde() -> None:
+    assert type(SerdeRegistry(Config()).get("pickle")) is PickleSerde
+    system_serde = serde_for("pickle", "systems.log.samza.msg.serde")
+    assert type(system_serde) is PickleSerde
+    assert system_serde.from_bytes(system_serde.to_bytes({"k": (1, 2)})) == {"k": (1, 2)}
+    with pytest.raises(SamzaError):
+        system_serde.from_bytes(b"junk")

@@ -43,7 +43,7 @@ def registry(**classes: str) -> SerdeRegistry:
 
 def test_builtins_by_name() -> None:
     reg = SerdeRegistry.from_config(Config())
-    assert set(BUILTIN_SERDES) == {"string", "json", "bytes", "int", "long", "double"}
+    assert set(BUILTIN_SERDES) == {"string", "json", "bytes", "int", "long", "double", "pickle"}
     assert isinstance(reg.get("string"), StringSerde)
     assert isinstance(reg.get("json"), JsonSerde)
     assert isinstance(reg.get("integer"), IntSerde)  # Samza's name

@@ -202,3 +202,35 @@ def test_a_batch_that_cannot_land_appends_nothing(system: tuple[InMemoryBroker, 
         broker.send_many({"single": ok, "s": [OutgoingMessageEnvelope(out, 1, partition=1)]})
     assert broker.read("s") == {0: [], 1: []}
     assert broker.read("single") == {0: []}
+
+
+def test_event_time_travels_with_the_message(system: tuple[InMemoryBroker, Config]) -> None:
+    """An envelope's timestamp reaches the consumer, sent one by one or in a batch; None stays None."""
+    _, config = system
+    producer = InMemorySystemFactory().get_producer("mem", config)
+    one, batch = SystemStream("mem", "one"), SystemStream("mem", "batch")
+    producer.send("task", OutgoingMessageEnvelope(one, "a", timestamp=1_700_000_000_123))
+    producer.send("task", OutgoingMessageEnvelope(one, "b"))
+    producer.send_batch(
+        [
+            OutgoingMessageEnvelope(batch, "a", timestamp=5),
+            OutgoingMessageEnvelope(batch, "b"),
+            OutgoingMessageEnvelope(batch, "c", key="k", timestamp=7),
+        ]
+    )
+    consumer = InMemorySystemFactory().get_consumer("mem", config)
+    ssps = [SystemStreamPartition("mem", "one", 0), SystemStreamPartition("mem", "batch", 0)]
+    for ssp in ssps:
+        consumer.register(ssp, "0")
+
+    async def read() -> dict[SystemStreamPartition, list[tuple[object, int | None]]]:
+        await consumer.start()
+        try:
+            polled = await consumer.poll(set(ssps), 1.0)
+        finally:
+            await consumer.stop()
+        return {ssp: [(e.message, e.timestamp) for e in envelopes] for ssp, envelopes in polled.items()}
+
+    got = asyncio.run(read())
+    assert got[ssps[0]] == [("a", 1_700_000_000_123), ("b", None)]
+    assert got[ssps[1]] == [("a", 5), ("b", None), ("c", 7)]

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
+import tempfile
 from typing import Any
 
 import pytest
 
 from samza_nb import OutgoingMessageEnvelope, SamzaError, SystemStream
+from samza_nb.control.messages import WatermarkMessage
 from samza_nb.errors import JobTimeoutError
-from samza_nb.testing import Message, TestRunner
+from samza_nb.testing import Message, TestRunner, Watermark
 
 OUT = SystemStream("test", "out")
 
@@ -92,3 +96,54 @@ def test_multi_partition_inputs_from_a_dict() -> None:
     result = TestRunner.of(Upper).add_input("in", {0: ["a"], 2: ["c"]}).add_output("out").run()
     assert set(result.checkpoints) == {"Partition 0", "Partition 1", "Partition 2"}
     assert sorted(v[1] for v in result.output("out")[0]) == ["A", "C"]
+
+
+def test_a_watermark_item_is_an_envelope_of_its_own_that_a_low_level_task_sees_as_a_message() -> None:
+    seen: list[tuple[str, Any]] = []
+
+    class Recording:
+        def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            seen.append((envelope.offset, envelope.message))
+
+    TestRunner.of(Recording).add_input("in", ["a", Watermark(5), Message("b", timestamp=7)]).run()
+    assert seen == [("0", "a"), ("1", WatermarkMessage(timestamp=5)), ("2", "b")]
+    assert WatermarkMessage(timestamp=5).task_name is None
+
+
+class Counting:
+    """Counts messages in a DuckDB store; outputs the running count."""
+
+    def init(self, context: Any) -> None:
+        self.store = context.get_store("counts")
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        count = (self.store.get("n") or 0) + 1
+        self.store.put("n", count)
+        collector.send(OutgoingMessageEnvelope(OUT, count))
+
+
+STORE = {
+    "stores.counts.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+    "stores.counts.key.serde": "string",
+    "stores.counts.msg.serde": "long",
+}
+
+
+def test_each_runner_keeps_its_stores_in_a_directory_of_its_own(tmp_path: Any, monkeypatch: Any) -> None:
+    monkeypatch.chdir(tmp_path)  # the default job.logged.store.base.dir is relative to it
+    runs = [TestRunner.of(Counting).add_input("in", [1, 2]).add_output("out").add_config(STORE) for _ in "ab"]
+    first, second = (runner.run().output("out") for runner in runs)
+    assert first == second == {0: [1, 2]}  # the second runner did not see the first one's state
+    state_dir = runs[0].config()["job.logged.store.base.dir"]
+    assert not (tmp_path / ".samza_nb").exists() and state_dir.startswith(tempfile.gettempdir())
+    del runs, first, second
+    gc.collect()
+    assert not os.path.exists(state_dir)
+
+
+def test_a_configured_state_directory_is_kept_across_runners(tmp_path: Any) -> None:
+    config = {**STORE, "job.logged.store.base.dir": str(tmp_path)}
+    TestRunner.of(Counting).add_input("in", [1, 2]).add_output("out").add_config(config).run()
+    assert any(tmp_path.iterdir())  # the state file stayed where configured
+    runner = TestRunner.of(Counting).add_input("in", [1, 2, 3]).add_output("out").add_config(config)
+    assert runner.config()["job.logged.store.base.dir"] == str(tmp_path)

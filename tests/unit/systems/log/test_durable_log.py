@@ -139,3 +139,17 @@ def test_a_closed_log_refuses_use(tmp_path: Path) -> None:
         handle.send("s", b"y")
     with DurableLog(tmp_path) as again:  # close flushed
         assert list(again.read("s", 0)) == [(0, None, b"x")]
+
+
+def test_event_timestamps_are_stored_per_record(log: DurableLog) -> None:
+    log.create_stream("s", 2)
+    log.send("s", b"one", partition=0, timestamp=42)
+    log.send("s", b"two", partition=0)
+    log.send_batch("s", [(None, b"a", 1), (b"k", b"b", 1), (None, b"c", 1)], [7, None, 9])
+    log.flush()
+    stamped = [None if b.timestamps is None else list(b.timestamps) for b in log.batches("s", 0)]
+    assert stamped == [[42], None]
+    (batch,) = log.batches("s", 1)
+    assert list(batch.timestamps or ()) == [7, None, 9]
+    with pytest.raises(ValueError, match="2 timestamps for 3 records"):
+        log.send_batch("s", [(None, b"a", 0)] * 3, [1, 2])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+import struct
+import zlib
 from typing import Any
 
 import pytest
@@ -102,3 +105,72 @@ def test_key_partition_is_kafkas_default_partitioner() -> None:
 def test_values_of_one_size_round_trip(size: int) -> None:
     values = [bytes([i % 256]) * size for i in range(300)]
     assert list(roundtrip(values, [b"k%d" % i for i in range(300)]).values) == values
+
+
+# -- event timestamps ------------------------------------------------------------------------------------
+OLD_BATCH = bytes.fromhex(
+    "534e4c3187ed079703000000000000000068e5cf8b010000030000001c000000050000000000000002000000ffffffff"
+    "0100000001000000ffffffffffffffff7631786b"
+)
+"""A batch written before the timestamp column existed: base 3, appended at 1700000000000, values
+[b"v1", None, b"x"], keys [b"k", None, None]."""
+
+
+def test_a_batch_written_before_timestamps_still_decodes_and_is_what_is_written_without_them() -> None:
+    header = read_header(OLD_BATCH, 0, 0)
+    batch = decode_batch(OLD_BATCH, header)
+    assert (batch.base, batch.timestamp, batch.timestamps) == (3, 1_700_000_000_000, None)
+    assert list(batch.values) == [b"v1", None, b"x"]
+    assert list(batch.keys or ()) == [b"k", None, None]
+    unchanged = encode_batch(3, 1_700_000_000_000, [b"v1", None, "x"], [b"k", None, None])
+    assert unchanged == OLD_BATCH
+    # a timestamp column of nothing but None is left out
+    assert encode_batch(
+        3, 1_700_000_000_000, [b"v1", None, "x"], [b"k", None, None], None, "r", [None] * 3
+    ) == (OLD_BATCH)
+
+
+@pytest.mark.parametrize("with_keys", [False, True])
+@pytest.mark.parametrize("with_headers", [False, True])
+def test_timestamps_round_trip_with_every_other_column(with_keys: bool, with_headers: bool) -> None:
+    values = [b"a", None, b"ccc", b""]
+    keys = [b"k", None, b"", b"kk"] if with_keys else None
+    headers = [encode_headers([("h", b"1")]), encode_headers([]), encode_headers([]), encode_headers([])]
+    stamps = [5, None, -(2**62), 2**63 - 1]
+    data = encode_batch(0, 99, values, keys, headers if with_headers else None, "r", stamps)
+    header = read_header(data, 0, 0)
+    assert header.flags & 8
+    batch = decode_batch(data, header)
+    assert list(batch.timestamps or ()) == stamps
+    assert batch.timestamp == 99
+    assert list(batch.values) == values
+    assert (list(batch.keys) if batch.keys is not None else None) == keys
+    assert (batch.headers is not None) == with_headers
+
+
+def test_a_single_timestamp_is_enough_for_the_column() -> None:
+    data = encode_batch(0, 1, [b"x"] * 3, None, None, "r", [None, None, 0])
+    batch = decode_batch(data, read_header(data, 0, 0))
+    assert list(batch.timestamps or ()) == [None, None, 0]
+    assert len(data) == len(encode_batch(0, 1, [b"x"] * 3)) + 3 * 8
+
+
+@pytest.mark.parametrize("bad", [1.5, 2**63, "7"])
+def test_a_timestamp_that_is_not_an_int64_is_refused_naming_it(bad: object) -> None:
+    with pytest.raises(SamzaError, match=re.escape(f"a message to s: timestamp {bad!r}")):
+        encode_batch(0, 1, [b"a", b"b"], None, None, "a message to s", [1, bad])
+
+
+def test_timestamps_must_match_the_records() -> None:
+    with pytest.raises(ValueError, match="2 timestamps for a batch of 3"):
+        encode_batch(0, 1, [b"a", b"b", b"c"], None, None, "r", [1, 2])
+
+
+def test_a_timestamp_column_that_does_not_fit_is_damage() -> None:
+    data = bytearray(encode_batch(0, 1, [b"a", b"b"]))
+    header = read_header(bytes(data), 0, 0)
+    struct.pack_into("<I", data, 32, header.flags | 8)  # claims a timestamp column it does not have
+    struct.pack_into("<I", data, 4, zlib.crc32(bytes(data[8:])))
+    damaged = read_header(bytes(data), 0, 0)
+    with pytest.raises(BatchDamage, match="do not fit"):
+        decode_batch(bytes(data), damaged)

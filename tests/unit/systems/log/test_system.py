@@ -7,9 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from samza_nb import Config, OutgoingMessageEnvelope, SystemStream, SystemStreamPartition
+from samza_nb import (
+    Config,
+    IncomingMessageEnvelope,
+    OutgoingMessageEnvelope,
+    SystemStream,
+    SystemStreamPartition,
+)
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.config.system_defaults import DEFAULT_LOG_SYSTEM, default_system, log_directory
+from samza_nb.control import EndOfStreamMessage, WatermarkMessage
 from samza_nb.errors import ConfigError, SamzaError, SystemConsumersError, SystemProducerError
 from samza_nb.systems.base import ChangelogStreamAdmin, SystemFactory
 from samza_nb.systems.log import DurableLog, LogSystemFactory
@@ -217,3 +224,143 @@ def test_serdes_apply_as_on_kafka_and_changelogs_stay_bytes(tmp_path: Path) -> N
         await consumer.stop()
 
     asyncio.run(bad())
+
+
+def _read_all(
+    cfg: Config, ssps: list[SystemStreamPartition], start: str = "0"
+) -> dict[SystemStreamPartition, list[IncomingMessageEnvelope]]:
+    async def go() -> dict[SystemStreamPartition, list[IncomingMessageEnvelope]]:
+        consumer = LogSystemFactory().get_consumer("log", cfg)
+        for ssp in ssps:
+            consumer.register(ssp, start)
+        await consumer.start()
+        try:
+            polled = await consumer.poll(ssps, 0)
+        finally:
+            await consumer.stop()
+        return {ssp: list(envelopes) for ssp, envelopes in polled.items()}
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_event_time_travels_with_the_message(tmp_path: Path, batched: bool) -> None:
+    """An envelope's timestamp reaches the consumer; a message sent without one gets the append time."""
+    cfg = config(
+        tmp_path, **{"systems.log.streams.keyed.partitions": "3", "systems.log.streams.rr.partitions": "2"}
+    )
+    plain, keyed, rr = (SystemStream("log", name) for name in ("plain", "keyed", "rr"))
+    sends = [
+        OutgoingMessageEnvelope(plain, b"a", timestamp=1_000),
+        OutgoingMessageEnvelope(plain, b"b"),
+        OutgoingMessageEnvelope(plain, b"c", timestamp=-5),
+        *(OutgoingMessageEnvelope(keyed, f"v{i}", key=f"k{i % 4}", timestamp=100 + i) for i in range(12)),
+        *(OutgoingMessageEnvelope(rr, f"r{i}", timestamp=None if i % 3 else 200 + i) for i in range(6)),
+        OutgoingMessageEnvelope(SystemStream("log", "none"), b"n"),
+    ]
+
+    async def write() -> None:
+        producer = LogSystemFactory().get_producer("log", cfg)
+        await producer.start()
+        if batched:
+            producer.send_batch(sends)
+        else:
+            for envelope in sends:
+                producer.send("t", envelope)
+        await producer.stop()
+
+    asyncio.run(write())
+    ssps = [
+        SystemStreamPartition("log", "plain", 0),
+        *(SystemStreamPartition("log", "keyed", p) for p in range(3)),
+        *(SystemStreamPartition("log", "rr", p) for p in range(2)),
+        SystemStreamPartition("log", "none", 0),
+    ]
+    got = _read_all(cfg, ssps)
+    plain_envelopes = got[ssps[0]]
+    assert [(e.message, e.timestamp) for e in plain_envelopes][::2] == [(b"a", 1_000), (b"c", -5)]
+    appended = plain_envelopes[1].timestamp
+    assert isinstance(appended, int) and appended > 1_600_000_000_000  # the append time
+    keyed_stamps = {e.message: e.timestamp for ssp in ssps[1:4] for e in got.get(ssp, [])}
+    assert keyed_stamps == {f"v{i}".encode(): 100 + i for i in range(12)}
+    for ssp in ssps[1:4]:  # placed by key as before
+        for e in got.get(ssp, []):
+            assert key_partition(e.key, 3) == ssp.partition
+    rr_stamps = {e.message: e.timestamp for ssp in ssps[4:6] for e in got[ssp]}
+    assert {m: ts for m, ts in rr_stamps.items() if ts is not None and ts < 1_000} == {b"r0": 200, b"r3": 203}
+    assert all(
+        ts is not None and ts > 1_600_000_000_000 for m, ts in rr_stamps.items() if m not in (b"r0", b"r3")
+    )
+    none_stamp = got[ssps[-1]][0].timestamp  # a stream no message of which has event time
+    assert none_stamp is not None and none_stamp > 1_600_000_000_000
+    # read from the middle of a batch: the timestamps stay with their records
+    middle = _read_all(cfg, [ssps[0]], "2")[ssps[0]]
+    assert [(e.offset, e.timestamp) for e in middle] == [("2", -5)]
+
+
+def test_decode_errors_name_the_stream_partition_and_offset(tmp_path: Path) -> None:
+    """A serde error while reading, a user serde's own exception included, names the SSP and offset."""
+    cfg = config(
+        tmp_path,
+        **{
+            "systems.log.streams.inter.samza.msg.serde": "samza_nb.control.serde.IntermediateMessageSerde",
+            "systems.log.streams.custom.samza.msg.serde": f"{__name__}.ExplodingSerde",
+        },
+    )
+    with DurableLog(tmp_path / "log") as log:
+        log.create_stream("inter", 2)
+        log.send("inter", b'\x00"fine"', partition=1)
+        log.send("inter", b"\x07junk", partition=1)
+        log.create_stream("custom", 1)
+        log.send("custom", b"x")
+        log.flush()
+    with pytest.raises(
+        SystemConsumersError, match=r"log\.inter#1 offset 1: unknown intermediate message type 7"
+    ):
+        _read_all(cfg, [SystemStreamPartition("log", "inter", 1)])
+    with pytest.raises(SystemConsumersError, match=r"log\.custom#0 offset 0: .*ValueError: boom"):
+        _read_all(cfg, [SystemStreamPartition("log", "custom", 0)])
+
+
+class ExplodingSerde:
+    """A user serde whose decoding raises its own exception."""
+
+    def to_bytes(self, obj: object) -> bytes:
+        return b"x"
+
+    def from_bytes(self, data: bytes) -> object:
+        raise ValueError("boom")
+
+
+def test_control_messages_round_trip_through_the_log(tmp_path: Path) -> None:
+    cfg = config(
+        tmp_path,
+        **{
+            "systems.log.streams.inter.samza.msg.serde": (
+                "samza_nb.control.serde.PickleIntermediateMessageSerde"
+            ),
+            "systems.log.streams.inter.samza.key.serde": "pickle",
+        },
+    )
+    inter = SystemStream("log", "inter")
+    sends = [
+        OutgoingMessageEnvelope(inter, {"a": (1, 2)}, key=("k", 1), timestamp=10),
+        OutgoingMessageEnvelope(inter, WatermarkMessage("t0", timestamp=10), partition=0),
+        OutgoingMessageEnvelope(inter, EndOfStreamMessage("t0"), partition=0),
+    ]
+
+    async def write() -> None:
+        producer = LogSystemFactory().get_producer("log", cfg)
+        await producer.start()
+        producer.send_batch(sends)
+        await producer.stop()
+
+    asyncio.run(write())
+    ssp = SystemStreamPartition("log", "inter", 0)
+    got = _read_all(cfg, [ssp])[ssp]
+    assert [(e.key, e.message) for e in got] == [
+        (("k", 1), {"a": (1, 2)}),
+        (None, sends[1].message),
+        (None, sends[2].message),
+    ]
+    assert got[0].timestamp == 10

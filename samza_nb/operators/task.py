@@ -1,0 +1,175 @@
+"""StreamOperatorTask: the ordinary task that runs an application's operators (Samza's
+StreamOperatorTask), and the factory the container is given for an application.
+
+At init the task reads the job's plan (``app.plan``) from its config, builds the operators of the job's
+stage for its partitions (:mod:`.impl.graph`), and restores their state and its control bookkeeping.
+Each envelope then costs one lookup of its partition's route and the operators' calls; control messages
+are looked for only where they can occur (intermediate partitions, and watermarks on source partitions).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.errors import SamzaError
+from samza_nb.operators.application import StreamApplicationDescriptor, describe_application, is_application
+from samza_nb.operators.impl.base import MissingTimestamp, OpRuntime
+from samza_nb.operators.impl.control import ControlFlow
+from samza_nb.operators.impl.graph import TaskGraph, build_task_graph
+from samza_nb.operators.impl.streams import Route
+from samza_nb.operators.plan import ApplicationPlan
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+    from samza_nb.api.task import MessageCollector, TaskContext, TaskCoordinator
+    from samza_nb.config import Config
+
+IDLE_TIMEOUT_KEY = "task.watermark.idle.timeout.ms"
+
+
+class ApplicationDescriber:
+    """Describes an application once per distinct config (the tasks of one job share the graph: specs
+    hold only the user's functions, never state)."""
+
+    def __init__(self, app: Any) -> None:
+        if not is_application(app):
+            raise SamzaError(
+                f"{app!r} is not a StreamApplication (subclass samza_nb.operators.StreamApplication)"
+            )
+        self.app = app
+        self._cache: dict[Config, StreamApplicationDescriptor] = {}
+        self._lock = threading.Lock()
+
+    def describe(self, config: Config) -> StreamApplicationDescriptor:
+        """The application's descriptor for ``config``."""
+        with self._lock:
+            descriptor = self._cache.get(config)
+            if descriptor is None:
+                descriptor = self._cache[config] = describe_application(self.app, config)
+            return descriptor
+
+
+class StreamOperatorTask:
+    """Runs the operators of an application's stage for one task: a sync task that is also windowable,
+    initable, closable, an end-of-stream listener and a partition-end listener."""
+
+    def __init__(self, describer: ApplicationDescriber) -> None:
+        self._describer = describer
+        self._routes: dict[SystemStreamPartition, Route] = {}
+        self._plain_routes: dict[SystemStreamPartition, Route] = {}
+        self._runtime: OpRuntime | None = None
+        self._graph: TaskGraph | None = None
+        self._control: ControlFlow | None = None
+        self.context: TaskContext | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def init(self, context: TaskContext) -> None:
+        """Build the stage's operators for this task's partitions and restore their state and the
+        control bookkeeping."""
+        self.context = context
+        config = context.config
+        plan = ApplicationPlan.from_config(config)
+        descriptor = self._describer.describe(config)
+        runtime = self._runtime = OpRuntime(context)
+        graph = self._graph = build_task_graph(descriptor.graph, plan, context.ssps, runtime)
+        control = self._control = ControlFlow(
+            runtime, plan, graph, context.ssps, config.get_int(IDLE_TIMEOUT_KEY, -1)
+        )
+        control.restore()
+        by_stream = graph.routes(control.on_control)
+        self._plain_routes = {ssp: by_stream[ssp.system_stream] for ssp in context.ssps}
+        self._routes = self._plain_routes
+        if control.pending:
+            self._routes = {ssp: self._catching_up(route) for ssp, route in self._plain_routes.items()}
+
+    def _catching_up(self, route: Route) -> Route:
+        """``route``, after the restored bookkeeping was passed through the operators (once)."""
+
+        def first(envelope: IncomingMessageEnvelope) -> None:
+            self._catch_up()
+            route(envelope)
+
+        return first
+
+    def _catch_up(self) -> None:
+        control = self._control
+        if control is not None and control.pending:
+            self._routes = self._plain_routes
+            control.catch_up()
+
+    def close(self) -> None:
+        """Close the operators."""
+        if self._graph is not None:
+            self._graph.close()
+
+    # -- calls from the container ----------------------------------------------------------------------
+    def process(
+        self, envelope: IncomingMessageEnvelope, collector: MessageCollector, coordinator: TaskCoordinator
+    ) -> None:
+        """Run one envelope through its partition's route."""
+        runtime = self._runtime
+        runtime.collector = collector  # type: ignore[union-attr]
+        runtime.coordinator = coordinator  # type: ignore[union-attr]
+        try:
+            self._routes[envelope.ssp](envelope)
+        except MissingTimestamp as exc:
+            raise SamzaError(f"{exc} (the message at offset {envelope.offset} of {envelope.ssp})") from None
+
+    def window(self, collector: MessageCollector, coordinator: TaskCoordinator) -> None:
+        """The window timer: processing-time windows fire, processing-time join state is purged."""
+        self._enter(collector, coordinator)
+        runtime, graph = self._runtime, self._graph
+        assert runtime is not None and graph is not None
+        now = runtime.now()
+        for op in graph.timers:
+            op.on_timer(now)
+
+    def on_partition_end(
+        self, ssp: SystemStreamPartition, collector: MessageCollector, coordinator: TaskCoordinator
+    ) -> None:
+        """``ssp`` ended (a bounded source partition reached its end)."""
+        self._enter(collector, coordinator)
+        assert self._control is not None
+        self._control.partition_ended(ssp)
+
+    def on_end_of_stream(self, collector: MessageCollector, coordinator: TaskCoordinator) -> None:
+        """Every partition of the task ended: what is left fires, then the task commits and votes to
+        shut down (once)."""
+        self._enter(collector, coordinator)
+        assert self._control is not None
+        self._control.all_partitions_ended()
+
+    def _enter(self, collector: MessageCollector, coordinator: TaskCoordinator) -> None:
+        runtime = self._runtime
+        if runtime is None:
+            raise SamzaError("StreamOperatorTask was called before init(context)")
+        runtime.collector = collector
+        runtime.coordinator = coordinator
+        self._catch_up()
+
+    # -- inspection ------------------------------------------------------------------------------------
+    @property
+    def metrics(self) -> dict[str, Any]:
+        """The task's metrics (``["operators"][op_id]``: ``late``, ``panes``, ``purged`` counters)."""
+        return self.context.metrics if self.context is not None else {}
+
+    def __repr__(self) -> str:
+        name = self.context.task_name if self.context is not None else "not initialised"
+        return f"StreamOperatorTask({name})"
+
+
+def operator_task_factory(app: Any) -> Callable[[], StreamOperatorTask]:
+    """A task factory for the container: each call makes a :class:`StreamOperatorTask` of ``app`` (a
+    StreamApplication class or instance), which describes the application once per distinct config."""
+    describer = ApplicationDescriber(app)
+
+    def make_task() -> StreamOperatorTask:
+        return StreamOperatorTask(describer)
+
+    make_task.__qualname__ = f"operator_task_factory({getattr(app, '__qualname__', type(app).__qualname__)})"
+    return make_task
+
+
+__all__ = ["ApplicationDescriber", "StreamOperatorTask", "operator_task_factory"]
