@@ -20,7 +20,10 @@ the planner always writes ``app.plan``, ``task.inputs`` and, for a stage's job, 
   with ``job.changelog.system`` set, their changelogs: ``<app.name>-<app.id>-<op_id>-changelog``, and for
   the control store ``<job.name>-<job.id>-samza-control-changelog`` (a split application's jobs have
   tasks of the same names, so each job's control store needs its own changelog);
-- ``task.window.ms`` when the job has processing-time windows: the smallest window size, at most 1000;
+- ``task.window.ms`` when the job has processing-time windows (the smallest window size, at most 1000),
+  joins (they purge processing-time entries on the timer) or intermediate inputs (1000): a task run again
+  after its inputs had all ended gets no message, and notices on the timer, from its restored bookkeeping,
+  that it is done;
 - ``task.commit.ms = 1000``: what a task sends to the durable log becomes visible to its consumers when it
   commits, so an intermediate stream's messages (and its end-of-stream) would otherwise wait for the
   default one-minute commit.
@@ -66,7 +69,8 @@ INTERMEDIATE_SERDES: Final = {
 """``app.intermediate.serde`` -> (message serde, key serde) of intermediate streams on byte systems."""
 
 MAX_PROCESSING_WINDOW_TIMER_MS: Final = 1000
-"""The longest ``task.window.ms`` the planner sets for processing-time windows."""
+"""The longest ``task.window.ms`` the planner sets (for processing-time windows, joins and intermediate
+inputs)."""
 
 APPLICATION_COMMIT_MS: Final = 1000
 """``task.commit.ms`` of an application's jobs unless set."""
@@ -130,9 +134,13 @@ def _job_config(graph: ApplicationGraph, plan: ApplicationPlan, config: Config, 
 
     default("task.commit.ms", APPLICATION_COMMIT_MS)
     if "task.window.ms" not in config:
-        sizes = _processing_window_sizes(ops)
-        if sizes:
-            values["task.window.ms"] = min(min(sizes), MAX_PROCESSING_WINDOW_TIMER_MS)
+        timers = _processing_window_sizes(ops)
+        if any(plan.streams[sid].intermediate for sid in reads) or any(
+            isinstance(op, JoinSpec) for op in ops
+        ):
+            timers.append(MAX_PROCESSING_WINDOW_TIMER_MS)
+        if timers:
+            values["task.window.ms"] = min(min(timers), MAX_PROCESSING_WINDOW_TIMER_MS)
     return Config(values)
 
 

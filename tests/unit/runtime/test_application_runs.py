@@ -158,6 +158,16 @@ def test_a_split_application_runs_a_job_per_stage_until_all_stopped(tmp_path: Pa
     ]
 
 
+def test_a_finished_consumer_stage_run_again_stops_by_itself(tmp_path: Path) -> None:
+    # Stage 1 reads only the intermediate stream: run again after it ended, it gets no message at all, and
+    # must still notice from its restored bookkeeping that everything ended (on its window timer).
+    workdir = workdir_for(tmp_path, 3, 4)
+    run(workdir, "app.split.jobs=true")
+    again = run(workdir, "app.stage=1")
+    assert "clicks-stage-1" in again.stdout
+    assert Counter(lines(workdir / "output" / "out.txt")) == expected(3, 4)
+
+
 def test_after_a_kill_9_the_restarted_job_stops_and_its_sink_saw_every_message(tmp_path: Path) -> None:
     workdir = workdir_for(tmp_path, 20, 20, **{"task.commit.ms": "100"})
     first = start(workdir, SINK_SLEEP="0.03", B_SLEEP="0.01", COMMIT_EACH="1")
