@@ -61,8 +61,9 @@ CHECKPOINT_ARGS.add_argument("--reset", action="store_true")
 
 @magics_class
 class SamzaMagics(Magics):
-    """``%%samza_config``, ``%%samza_task``, ``%samza_run``, ``%samza_stop``, ``%samza_status``,
-    ``%samza_checkpoints`` and ``%%samza_sql``. Each instance owns one :class:`NotebookSession`."""
+    """``%%samza_config``, ``%%samza_task``, ``%%samza_app``, ``%samza_run``, ``%samza_stop``,
+    ``%samza_status``, ``%samza_checkpoints`` and ``%%samza_sql``. Each instance owns one
+    :class:`NotebookSession`."""
 
     dashboard = Enum(
         ("auto", "widgets", "text", "off"),
@@ -111,17 +112,30 @@ class SamzaMagics(Magics):
     def samza_task(self, line: str, cell: str) -> None:
         """``%%samza_task [ClassName]``: the cell defines the task class (in the notebook's namespace).
         Re-running it replaces the task of a stopped job; refused while the job runs."""
+        self._define("samza_task", line, cell)
+
+    @cell_magic
+    def samza_app(self, line: str, cell: str) -> None:
+        """``%%samza_app [ClassName]``: the cell defines the job's StreamApplication (a subclass of
+        ``samza_nb.operators.StreamApplication``); ``%samza_run`` plans it and runs its operators.
+        Re-running it replaces the application of a stopped job; refused while the job runs."""
+        self._define("samza_app", line, cell)
+
+    def _define(self, magic: str, line: str, cell: str) -> None:
         with one_line_errors(self.shell):
             requested = line.strip() or None
             if requested is not None and not requested.isidentifier():
-                raise NotebookError(f"samza_task: {requested!r} is not a class name")
+                raise NotebookError(f"{magic}: {requested!r} is not a class name")
             shell = self.shell
             assert shell is not None
-            # Line 1 is the %%samza_task line, as the notebook shows it: errors and tracebacks then name
-            # the cell's lines as the user sees them.
+            # Line 1 is the magic's line, as the notebook shows it: errors and tracebacks then name the
+            # cell's lines as the user sees them.
             source = "\n" + cell
             filename = shell.compile.cache(source, shell.execution_count, raw_code=source)
-            print(self.session.define_task(source, shell.user_ns, requested, filename))
+            application = magic == "samza_app"
+            print(
+                self.session.define_task(source, shell.user_ns, requested, filename, application=application)
+            )
 
     # -- running ------------------------------------------------------------------------------------------
     @line_magic

@@ -29,6 +29,7 @@ from samza_nb.notebook.task_module import (
     undefined_names,
     write_task_module,
 )
+from samza_nb.operators.plan import APP_CLASS_KEY
 from samza_nb.runtime.processes import ContainerProcesses
 from samza_nb.systems.inmemory import InMemorySystemFactory
 from samza_nb.systems.registry import system_factory
@@ -70,9 +71,10 @@ def prepare(config: Config, task: TaskDefinition | None, max_messages: int | Non
                 )
             directory = task_directory(config)
             task_class = write_task_module(task, directory)
-            config = Config({**config, "task.class": task_class}).validate()
+            key = APP_CLASS_KEY if task.application else "task.class"
+            config = Config({**config, key: task_class}).validate()
             python_path = (str(directory),)
-        elif not config.get_str("task.class"):
+        elif not config.get_str("task.class") and not config.get_str(APP_CLASS_KEY, ""):
             raise NotebookError(
                 "samza_run: no task: define one in a %%samza_task cell "
                 "(or set task.class = package.module.Task)"

@@ -29,6 +29,7 @@ from samza_nb.container.inputs import input_streams
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import SamzaError
 from samza_nb.notebook import cell_config, checkpoints, processes_job
+from samza_nb.notebook.applications import planned_application
 from samza_nb.notebook.containers_monitor import ContainersMonitor
 from samza_nb.notebook.dashboard import Dashboard
 from samza_nb.notebook.errors import NotebookError
@@ -38,7 +39,7 @@ from samza_nb.notebook.monitor import Monitor
 from samza_nb.notebook.processes_job import ProcessesJob
 from samza_nb.notebook.task_cell import TaskDefinition, define_task
 from samza_nb.notebook.text_status import StatusReport, render_text
-from samza_nb.runtime.local import load_task_factory
+from samza_nb.runtime.applications import load_task_factory
 from samza_nb.systems.registry import system_factory
 
 if TYPE_CHECKING:
@@ -86,19 +87,32 @@ class NotebookSession:
         )
         return cell_config.summary(merged) + note
 
-    def define_task(self, cell: str, namespace: dict[str, Any], requested: str | None, filename: str) -> str:
-        """Run a ``%%samza_task`` cell and make its class the job's task; refused while a job runs."""
+    def define_task(
+        self,
+        cell: str,
+        namespace: dict[str, Any],
+        requested: str | None,
+        filename: str,
+        *,
+        application: bool = False,
+    ) -> str:
+        """Run a ``%%samza_task`` cell (``application``: a ``%%samza_app`` cell) and make its class the job's
+        task (or StreamApplication); refused while a job runs."""
+        magic, what = ("samza_app", "application") if application else ("samza_task", "task")
         if self.running:
             raise NotebookError(
-                f"samza_task: job {self._job_name()!r} is running: %samza_stop it before replacing its task "
+                f"{magic}: job {self._job_name()!r} is running: %samza_stop it before replacing its {what} "
                 "(the cell was not run)"
             )
         previous = self.task
-        self.task = define_task(cell, namespace, requested=requested, filename=filename)
+        self.task = define_task(
+            cell, namespace, requested=requested, filename=filename, application=application
+        )
         if previous is None:
-            return f"task {self.task.name} defined: %samza_run runs it"
+            return f"{what} {self.task.name} defined: %samza_run runs it"
         ran = f" (the previous run of job {self.run.view.job!r} has {self.run.outcome})" if self.run else ""
-        return f"task {self.task.name} replaces task {previous.name} for the next %samza_run{ran}"
+        before = "application" if previous.application else "task"
+        return f"{what} {self.task.name} replaces {before} {previous.name} for the next %samza_run{ran}"
 
     # -- running ------------------------------------------------------------------------------------------
     @property
@@ -175,9 +189,10 @@ class NotebookSession:
                 "samza_run: no job config: write a %%samza_config cell (or %samza_config key=value ...) first"
             )
         config = cell_config.effective_config(self.config, self._state_directory())
+        config, factory = planned_application(config, self.task)
         count = cell_config.container_count(config)
         if count <= 1:
-            container = self._container(config, max_messages)
+            container = self._container(config, max_messages, factory)
             return container, Monitor(
                 container, job=job, mode=mode, refresh_s=self.refresh_s, trace_all=trace
             )
@@ -190,9 +205,12 @@ class NotebookSession:
         where = f"as {count} container processes, their coordinator {mode}"
         return processes, ContainersMonitor(processes, name=job, mode=where, refresh_s=self.refresh_s)
 
-    def _container(self, config: Config, max_messages: int | None) -> SamzaContainer:
+    def _container(
+        self, config: Config, max_messages: int | None, factory: Callable[[], Any] | None = None
+    ) -> SamzaContainer:
         try:
-            factory = self.task.factory() if self.task is not None else self._configured_task(config)
+            if factory is None:
+                factory = self.task.factory() if self.task is not None else self._configured_task(config)
             for stream in input_streams(config):
                 system_factory(config, stream.system)
             manager = None
@@ -211,8 +229,8 @@ class NotebookSession:
     def _configured_task(config: Config) -> Callable[[], Any]:
         if not config.get_str("task.class"):
             raise NotebookError(
-                "samza_run: no task: define one in a %%samza_task cell "
-                "(or set task.class = package.module.Task)"
+                "samza_run: no task: define one in a %%samza_task cell (or an application in a %%samza_app "
+                "cell; or set task.class = package.module.Task)"
             )
         return load_task_factory(config)
 

@@ -1,33 +1,43 @@
-"""``%%samza_task``: the cell defines the job's task class.
+"""``%%samza_task`` and ``%%samza_app``: the cell defines the job's task class, or its StreamApplication.
 
 The cell runs in the notebook's namespace (its imports and classes stay visible to later cells). The task
-is the class the cell defines at top level that has ``process`` or ``process_async``; when the cell defines
-several, the magic's argument names the one to use. Every mistake (a syntax error, an exception while the
-cell runs, no task class, several) is one :class:`NotebookError` line naming the cell line.
+is the class the cell defines at top level that has ``process`` or ``process_async`` (for ``%%samza_app``:
+that subclasses ``samza_nb.operators.StreamApplication``); when the cell defines several, the magic's
+argument names the one to use. Every mistake (a syntax error, an exception while the cell runs, no such
+class, several) is one :class:`NotebookError` line naming the cell line.
 """
 
 from __future__ import annotations
 
 import ast
+import inspect
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from samza_nb.api.task_factory import is_task_class
+from samza_nb.operators.application import is_application
 
 
 @dataclass(frozen=True)
 class TaskDefinition:
-    """A task class defined by a ``%%samza_task`` cell, with the cell's source as it ran (the magic passes
-    the cell after an empty first line, so line N of ``source`` is line N of the cell in the notebook)."""
+    """A task class defined by a ``%%samza_task`` cell (or a StreamApplication by a ``%%samza_app`` cell:
+    ``application`` is True), with the cell's source as it ran (the magic passes the cell after an empty
+    first line, so line N of ``source`` is line N of the cell in the notebook)."""
 
     name: str
     cls: type
     source: str
+    application: bool = False
 
     def factory(self) -> Callable[[], Any]:
-        """The zero-argument task factory the container calls once per task instance."""
+        """The zero-argument task factory the container calls once per task instance (for an application:
+        its operator task)."""
+        if self.application:
+            from samza_nb.operators.task import operator_task_factory
+
+            return operator_task_factory(self.cls)
         return self.cls
 
 
@@ -37,34 +47,20 @@ def define_task(
     *,
     requested: str | None = None,
     filename: str = "<samza_task cell>",
+    application: bool = False,
 ) -> TaskDefinition:
-    """Run ``cell`` in ``namespace`` and return the task class it defines.
+    """Run ``cell`` in ``namespace`` and return the task class it defines (``application``: the
+    StreamApplication class).
 
     ``filename`` names the cell in tracebacks of the task's own errors later (register the source in
     ``linecache`` under that name to see its lines). Raises :class:`NotebookError` for any mistake.
     """
     from samza_nb.notebook.errors import NotebookError
 
-    try:
-        tree = ast.parse(cell, filename=filename)
-    except SyntaxError as exc:
-        text = f": {exc.text.strip()}" if exc.text and exc.text.strip() else ""
-        raise NotebookError(
-            f"samza_task: {type(exc).__name__} in the task cell, line {exc.lineno}: {exc.msg}{text}"
-        ) from None
-    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
-    if requested is not None and requested not in classes and requested not in namespace:
-        raise NotebookError(
-            f"samza_task: the cell defines no class {requested!r} (it defines: "
-            f"{', '.join(classes) or 'no classes'})"
-        )
-    code = compile(tree, filename, "exec")
-    try:
-        exec(code, namespace)
-    except Exception as exc:
-        raise NotebookError(
-            f"samza_task: the task cell failed{_cell_line(exc, filename)}: {type(exc).__name__}: {exc}"
-        ) from None
+    if application:
+        return _define_application(cell, namespace, requested, filename)
+
+    classes = _run_cell(cell, namespace, requested, filename, "samza_task")
     if requested is not None:
         target = namespace.get(requested)
         if not is_task_class(target):
@@ -87,6 +83,71 @@ def define_task(
         )
     cls = namespace[tasks[0]]
     return TaskDefinition(tasks[0], cls, cell.rstrip("\n"))
+
+
+def _run_cell(
+    cell: str, namespace: dict[str, Any], requested: str | None, filename: str, magic: str
+) -> list[str]:
+    """Run the cell in ``namespace``; the names of the classes it defines at top level."""
+    from samza_nb.notebook.errors import NotebookError
+
+    try:
+        tree = ast.parse(cell, filename=filename)
+    except SyntaxError as exc:
+        text = f": {exc.text.strip()}" if exc.text and exc.text.strip() else ""
+        raise NotebookError(
+            f"{magic}: {type(exc).__name__} in the {_noun(magic)} cell, line {exc.lineno}: {exc.msg}{text}"
+        ) from None
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    if requested is not None and requested not in classes and requested not in namespace:
+        raise NotebookError(
+            f"{magic}: the cell defines no class {requested!r} (it defines: "
+            f"{', '.join(classes) or 'no classes'})"
+        )
+    code = compile(tree, filename, "exec")
+    try:
+        exec(code, namespace)
+    except Exception as exc:
+        raise NotebookError(
+            f"{magic}: the {_noun(magic)} cell failed{_cell_line(exc, filename)}: {type(exc).__name__}: {exc}"
+        ) from None
+    return classes
+
+
+def _define_application(
+    cell: str, namespace: dict[str, Any], requested: str | None, filename: str
+) -> TaskDefinition:
+    from samza_nb.notebook.errors import NotebookError
+
+    classes = _run_cell(cell, namespace, requested, filename, "samza_app")
+    if requested is not None:
+        target = namespace.get(requested)
+        if not (isinstance(target, type) and is_application(target)):
+            raise NotebookError(
+                f"samza_app: {requested!r} is not a StreamApplication: subclass "
+                "samza_nb.operators.StreamApplication and define describe(self, app)"
+            )
+        return TaskDefinition(requested, target, cell.rstrip("\n"), application=True)
+    apps = [name for name in classes if _is_application_class(namespace.get(name))]
+    if not apps:
+        raise NotebookError(
+            "samza_app: the cell defines no application: define a subclass of "
+            "samza_nb.operators.StreamApplication with describe(self, app)"
+        )
+    if len(apps) > 1:
+        raise NotebookError(
+            f"samza_app: the cell defines several applications ({', '.join(apps)}): name the one to run, "
+            f"e.g. %%samza_app {apps[-1]}"
+        )
+    return TaskDefinition(apps[0], namespace[apps[0]], cell.rstrip("\n"), application=True)
+
+
+def _noun(magic: str) -> str:
+    return "task" if magic == "samza_task" else "app"
+
+
+def _is_application_class(obj: object) -> bool:
+    return isinstance(obj, type) and is_application(obj) and not inspect.isabstract(obj)
 
 
 def _cell_line(exc: BaseException, filename: str) -> str:
