@@ -130,6 +130,26 @@ def one_error_line(stderr: str) -> str:
 
 
 # -- the example -----------------------------------------------------------------------------------------
+def test_pageviews_application_example_counts_views_per_user_and_minute(tmp_path: Path) -> None:
+    (tmp_path / "examples").mkdir()
+    shutil.copy(REPO / "examples" / "__init__.py", tmp_path / "examples")
+    source = REPO / "examples" / "pageviews"
+    shutil.copytree(
+        source, tmp_path / "examples" / "pageviews", ignore=shutil.ignore_patterns("output", "__pycache__")
+    )
+    result = cli(tmp_path, "run", "--config-path", "examples/pageviews/app.properties")
+    assert result.returncode == 0, result.stderr
+    views = [json.loads(line) for line in (source / "input" / "views.jsonl").read_text().splitlines()]
+    expected = Counter((v["user"], v["ts"] // 60_000 * 60_000) for v in views if v["page"] != "/health")
+    output = tmp_path / "examples" / "pageviews" / "output" / "views-per-user.txt"
+    rows = [json.loads(line) for line in output.read_text().splitlines()]
+    assert {(r["user"], r["minute_start"]): r["views"] for r in rows} == expected
+    assert len(rows) == len(expected)
+    # Every view once at the source; every kept view, then the end-of-stream control message, through the
+    # intermediate stream.
+    assert f"processed {len(views) + sum(expected.values()) + 1} messages" in result.stdout
+
+
 def test_wordcount_example_counts_every_word_once(tmp_path: Path) -> None:
     (tmp_path / "examples").mkdir()
     shutil.copy(REPO / "examples" / "__init__.py", tmp_path / "examples")
