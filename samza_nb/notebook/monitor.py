@@ -259,27 +259,27 @@ class Monitor:
         status = self._container.status()
         elapsed, rate = self._throughput.sample(status.processed, done)
         heads = self._heads
-        tasks = tuple(
-            TaskView(
-                task.name,
-                task.in_flight,
-                task.max_concurrency,
-                task.processed,
-                _phase(task),
-                tuple(
-                    PartitionView(
-                        p.ssp,
-                        p.processed_offset,
-                        p.committed_offset,
-                        heads.get(p.ssp),
-                        offset_lag(heads.get(p.ssp), p.processed_offset, p.ended),
-                        p.ended,
-                    )
-                    for p in task.partitions
-                ),
+        # An intermediate partition ends by control messages the operator task counts, not by an
+        # end-of-stream envelope the container sees: its EndOfStreamProgress says so.
+        ended_by_control = {(e.task, e.ssp) for e in self._end_of_stream.values() if e.ended}
+        tasks = []
+        for task in status.tasks:
+            partitions = []
+            for p in task.partitions:
+                ended = p.ended or (task.name, p.ssp) in ended_by_control
+                head = heads.get(p.ssp)
+                lag = offset_lag(head, p.processed_offset, ended)
+                partitions.append(
+                    PartitionView(p.ssp, p.processed_offset, p.committed_offset, head, lag, ended)
+                )
+            phase = _phase(task)
+            if phase == "waiting" and partitions and all(p.ended for p in partitions):
+                phase = "end-of-stream"
+            tasks.append(
+                TaskView(
+                    task.name, task.in_flight, task.max_concurrency, task.processed, phase, tuple(partitions)
+                )
             )
-            for task in status.tasks
-        )
         return JobView(
             job=self._job,
             mode=self._mode,
@@ -287,7 +287,7 @@ class Monitor:
             processed=status.processed,
             elapsed_s=elapsed,
             rate=rate,
-            tasks=tasks,
+            tasks=tuple(tasks),
             decisions=tuple(self._decision_view(d) for d in reversed(self._recent_decisions)),
             commits=tuple(
                 CommitView(self._since_start(c.at_ms), c.task, tuple(sorted(c.offsets.items())))

@@ -230,17 +230,16 @@ def watermark_rows(view: JobView) -> list[tuple[str, ...]]:
 
 
 def end_of_stream_rows(view: JobView) -> list[tuple[str, ...]]:
-    """One row per task and intermediate partition: producers that ended it (``1 of 2: Partition 0``)."""
-    return [
-        (
-            e.task,
-            str(e.ssp),
-            f"{len(e.producers_seen)} of {e.producers_expected}"
-            + (f": {', '.join(e.producers_seen)}" if e.producers_seen else ""),
-            "yes" if e.ended else "no",
-        )
-        for e in view.end_of_stream
-    ]
+    """One row per task and intermediate partition: producers that ended it (``1 of 2: Partition 0``), or
+    that the task reading the aggregation partition said every producer had."""
+    return [(e.task, str(e.ssp), _producers_ended(e), "yes" if e.ended else "no") for e in view.end_of_stream]
+
+
+def _producers_ended(e: EndOfStreamView) -> str:
+    if e.ended and len(e.producers_seen) < e.producers_expected:
+        return f"all {e.producers_expected} (said the aggregating task)"
+    seen = f": {', '.join(e.producers_seen)}" if e.producers_seen else ""
+    return f"{len(e.producers_seen)} of {e.producers_expected}{seen}"
 
 
 __all__ = [

@@ -75,6 +75,8 @@ def test_an_app_cell_runs_through_partition_by_and_stops_by_itself(
     assert marks[("Partition 0", intermediate)] == marks[("Partition 1", intermediate)] == 12
     ends = {(e.task, e.ssp.partition): e for e in view.end_of_stream}
     assert all(e.ended and e.producers_expected == 2 for e in ends.values())
+    # The intermediate partitions ended by control messages: the partition table says so too.
+    assert all(p.ended for p in view.partitions) and len(view.partitions) == 4
     assert "event-time watermarks:" in out and "end-of-stream of intermediate partitions:" in out
 
 
