@@ -29,3 +29,15 @@ def test_readme_gives_the_two_commands_and_ci_runs_the_test_one() -> None:
     assert "make run" in text and "make test" in text
     ci = (Path(__file__).parents[2] / ".ci" / "run").read_text()
     assert "make test" in ci
+
+
+def test_high_level_api_example_runs_and_fires_the_pane_on_both_watermarks() -> None:
+    text = README.read_text()
+    block = re.search(r"## High-level API.*?```python\n(.*?)```", text, re.S)
+    assert block is not None
+    namespace: dict[str, object] = {}
+    exec(compile(block.group(1), "README high-level API", "exec"), namespace)
+    result = namespace["result"]
+    assert result.output("counts") == {0: [("ada", 0, 2)]}  # type: ignore[attr-defined]
+    marks = result.watermarks  # type: ignore[attr-defined]
+    assert {mark for streams in marks.values() for mark in streams.values()} == {1000}
