@@ -163,9 +163,10 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("app.stage", None, "int>=0", "Run only this stage's job of a split application (0 = the first)."),
     KeySpec(
         "app.intermediate.serde",
-        "json",
+        "pickle",
         "choice",
-        "Serde of user messages on byte-carrying intermediate streams: json or pickle.",
+        "Serde of user messages on byte-carrying intermediate streams: pickle (any Python value, as sent) "
+        "or json (readable by other consumers; tuples become lists, dict keys strings).",
         choices=("json", "pickle"),
     ),
     KeySpec(

@@ -139,7 +139,8 @@ class StoreRestoreProgress(Event):
 @dataclass(frozen=True, slots=True)
 class WatermarkAdvanced(Event):
     """The watermark of ``task``'s input ``system_stream`` advanced to ``watermark`` (ms of event time);
-    ``ssp`` is the partition whose control message moved it (None when an idle timeout did)."""
+    ``ssp`` is the partition whose control message moved it (None when restored bookkeeping did, at the
+    task's first call after a restart)."""
 
     task: str
     system_stream: SystemStream

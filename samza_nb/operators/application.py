@@ -43,7 +43,8 @@ class StreamApplicationDescriptor:
             raise SamzaError(
                 f"stream {stream_id!r} is used as both an input and an output of the application"
             )
-        spec = InputSpec(f"input-{stream_id}", OpKind.INPUT, stream_id=stream_id)
+        # Op ids of input specs have a ':', which a user's op id cannot: they never clash.
+        spec = InputSpec(f"input:{stream_id}", OpKind.INPUT, stream_id=stream_id)
         self.graph.add(spec)
         return MessageStream(self, spec)
 

@@ -20,10 +20,10 @@ the planner always writes ``app.plan``, ``task.inputs`` and, for a stage's job, 
   with ``job.changelog.system`` set, their changelogs: ``<app.name>-<app.id>-<op_id>-changelog``, and for
   the control store ``<job.name>-<job.id>-samza-control-changelog`` (a split application's jobs have
   tasks of the same names, so each job's control store needs its own changelog);
-- ``task.window.ms`` when the job has processing-time windows (the smallest window size, at most 1000),
-  joins (they purge processing-time entries on the timer) or intermediate inputs (1000): a task run again
-  after its inputs had all ended gets no message, and notices on the timer, from its restored bookkeeping,
-  that it is done;
+- ``task.window.ms`` when the job has processing-time windows (the smallest window size, at most 1000)
+  or joins (1000: they purge entries by processing time on the timer while no watermark came);
+- ``task.max.concurrency = 1``: an operator task runs one message at a time (its operators keep state
+  between messages); another value is a ConfigError;
 - ``task.commit.ms = 1000``: what a task sends to the durable log becomes visible to its consumers when it
   commits, so an intermediate stream's messages (and its end-of-stream) would otherwise wait for the
   default one-minute commit.
@@ -69,8 +69,7 @@ INTERMEDIATE_SERDES: Final = {
 """``app.intermediate.serde`` -> (message serde, key serde) of intermediate streams on byte systems."""
 
 MAX_PROCESSING_WINDOW_TIMER_MS: Final = 1000
-"""The longest ``task.window.ms`` the planner sets (for processing-time windows, joins and intermediate
-inputs)."""
+"""The longest ``task.window.ms`` the planner sets (for processing-time windows and joins)."""
 
 APPLICATION_COMMIT_MS: Final = 1000
 """``task.commit.ms`` of an application's jobs unless set."""
@@ -133,11 +132,16 @@ def _job_config(graph: ApplicationGraph, plan: ApplicationPlan, config: Config, 
     _store(values, CONTROL_STORE, "string", "json", changelog_system, control_changelog)
 
     default("task.commit.ms", APPLICATION_COMMIT_MS)
+    if config.get_int("task.max.concurrency", 1) != 1:
+        raise ConfigError(
+            f"task.max.concurrency={config['task.max.concurrency']}: an application's operator task takes "
+            "one message at a time (its windows and joins keep state between messages); leave it at 1 (a "
+            "thread pool, job.container.thread.pool.size, still runs tasks in parallel)",
+            key="task.max.concurrency",
+        )
     if "task.window.ms" not in config:
         timers = _processing_window_sizes(ops)
-        if any(plan.streams[sid].intermediate for sid in reads) or any(
-            isinstance(op, JoinSpec) for op in ops
-        ):
+        if any(isinstance(op, JoinSpec) for op in ops):
             timers.append(MAX_PROCESSING_WINDOW_TIMER_MS)
         if timers:
             values["task.window.ms"] = min(min(timers), MAX_PROCESSING_WINDOW_TIMER_MS)

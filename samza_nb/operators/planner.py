@@ -117,6 +117,7 @@ def plan_application(
             )
         counts[spec.stream_id] = intermediate_count
     _check_joins(graph, counts)
+    _check_join_grouping(graph, config, where, counts)
 
     producers = _producers(graph, config, stages, split, where, counts)
     streams: dict[str, StreamPlan] = {}
@@ -182,6 +183,35 @@ def _check_joins(graph: ApplicationGraph, counts: Mapping[str, int]) -> None:
                 f"join {op.op_id!r} joins streams with different partition counts ({described}): partition "
                 f"both sides by the join key (partition_by), or give the inputs one partition count"
             )
+
+
+def _check_join_grouping(
+    graph: ApplicationGraph, config: Config, where: Mapping[str, SystemStream], counts: Mapping[str, int]
+) -> None:
+    """The grouper puts partition n of every input of a join's two sides into one task (group-by-partition
+    does; group-by-ssp gives each partition a task of its own, and the sides would never meet)."""
+    grouper = grouper_for(config)
+    for op in graph.operators:
+        if not isinstance(op, JoinSpec):
+            continue
+        inputs = sorted(set().union(*(graph.upstream_inputs(side) for side in op.prev)))
+        if len(inputs) < 2:
+            continue
+        ssps = [
+            SystemStreamPartition(where[sid].system, where[sid].stream, p)
+            for sid in inputs
+            for p in range(counts[sid])
+        ]
+        task_of = {ssp: task for task, group in grouper.group(ssps).items() for ssp in group}
+        for partition in range(max(counts[sid] for sid in inputs)):
+            tasks = {task_of[s] for s in ssps if s.partition == partition}
+            if len(tasks) > 1:
+                raise SamzaError(
+                    f"join {op.op_id!r}: the grouper (job.systemstreampartition.grouper.factory) puts "
+                    f"partition {partition} of its inputs {', '.join(repr(i) for i in inputs)} into "
+                    f"different tasks ({', '.join(sorted(tasks))}), where the two sides never meet: use "
+                    "group-by-partition"
+                )
 
 
 def _producers(

@@ -93,7 +93,7 @@ class MessageStream:
         )
         graph.add(spec, self.spec)
         source = InputSpec(
-            f"{op_id}-input", OpKind.INPUT, stream_id=stream_id, intermediate=True, source=spec
+            f"{op_id}:input", OpKind.INPUT, stream_id=stream_id, intermediate=True, source=spec
         )
         graph.add(source)
         return MessageStream(self.descriptor, source)

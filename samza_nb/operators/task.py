@@ -9,7 +9,6 @@ are looked for only where they can occur (intermediate partitions, and watermark
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -30,8 +29,9 @@ IDLE_TIMEOUT_KEY = "task.watermark.idle.timeout.ms"
 
 
 class ApplicationDescriber:
-    """Describes an application once per distinct config (the tasks of one job share the graph: specs
-    hold only the user's functions, never state)."""
+    """Describes an application for each task (as Samza, every task has its own operator graph: an
+    application class is instantiated per task, and the functions ``describe`` makes are the task's own,
+    so a function that keeps state never shares it between tasks or threads)."""
 
     def __init__(self, app: Any) -> None:
         if not is_application(app):
@@ -39,16 +39,10 @@ class ApplicationDescriber:
                 f"{app!r} is not a StreamApplication (subclass samza_nb.operators.StreamApplication)"
             )
         self.app = app
-        self._cache: dict[Config, StreamApplicationDescriptor] = {}
-        self._lock = threading.Lock()
 
     def describe(self, config: Config) -> StreamApplicationDescriptor:
-        """The application's descriptor for ``config``."""
-        with self._lock:
-            descriptor = self._cache.get(config)
-            if descriptor is None:
-                descriptor = self._cache[config] = describe_application(self.app, config)
-            return descriptor
+        """A new descriptor of the application for ``config``."""
+        return describe_application(self.app, config)
 
 
 class StreamOperatorTask:

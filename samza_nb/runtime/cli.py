@@ -82,7 +82,10 @@ def add_run_command(commands: Any) -> None:
     )
     run.add_argument("--config-path", required=True, metavar="FILE", help="job config (.properties or .toml)")
     run.add_argument(
-        "--max-messages", type=_positive_int, metavar="N", help="stop after N processed messages (commits)"
+        "--max-messages",
+        type=_positive_int,
+        metavar="N",
+        help="stop after N processed messages (commits); each job of a split application after N",
     )
     run.add_argument(
         "--timeout", type=_positive_float, metavar="S", help="stop gracefully after S seconds (commits)"

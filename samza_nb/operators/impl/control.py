@@ -15,6 +15,12 @@ The bookkeeping of each partition is written to the ``samza-control`` store on e
 ``eos|<system>|<stream>|<partition>`` or ``wm|...``, value the states' JSON snapshot), so it commits with
 the offsets; :meth:`ControlFlow.restore` takes it back at init and :meth:`ControlFlow.catch_up` (at the
 task's first call that can emit) passes what it restored through the operators.
+
+End-of-stream is kept for intermediate partitions only, and only while a round is incomplete: a source
+partition's end comes again on every start (the container never checkpoints it), and so, from the
+producers, does the end of an intermediate partition whose every producer had ended (a job run again over
+grown bounded inputs ends once more). What a restart must not lose is an incomplete round: a consumer that
+had end-of-stream from one of two producers waits only for the other.
 """
 
 from __future__ import annotations
@@ -97,7 +103,10 @@ class ControlFlow:
         wm_keys = {state_key("wm", ssp): ssp for ssp in ordered}
         for key, state in self.store.get_all([*eos_keys, *wm_keys]).items():
             if key in eos_keys:
-                self.eos.restore(eos_keys[key], state)
+                ssp = eos_keys[key]
+                if ssp.system_stream not in self.partitions or _complete(state):
+                    continue  # ends again this run (see the module)
+                self.eos.restore(ssp, state)
             else:
                 self.watermarks.restore(wm_keys[key], state)
             self.pending = True
@@ -162,9 +171,9 @@ class ControlFlow:
         self._finish_if_ended()
 
     def partition_ended(self, ssp: SystemStreamPartition) -> None:
-        """The container took ``ssp``'s end-of-stream (a bounded partition reached its end)."""
+        """The container took ``ssp``'s end-of-stream (a bounded partition reached its end; not saved: it
+        comes again on every start)."""
         if ssp in self.eos and self.eos.update(ssp, None):
-            self._save_eos(ssp)
             self._stream_ended(ssp.system_stream)
         self._finish_if_ended()
 
@@ -203,6 +212,12 @@ class ControlFlow:
         if coordinator is not None:
             coordinator.commit(RequestScope.CURRENT_TASK)
             coordinator.shutdown(RequestScope.CURRENT_TASK)
+
+
+def _complete(state: Any) -> bool:
+    """True for a stored end-of-stream state whose round had ended (malformed ones are left to restore,
+    which names them)."""
+    return isinstance(state, dict) and state.get("ended") is True
 
 
 __all__ = ["ControlFlow", "producer_counts", "state_key"]

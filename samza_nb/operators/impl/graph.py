@@ -22,7 +22,7 @@ from samza_nb.operators.graph import (
     SinkSpec,
     WindowSpec,
 )
-from samza_nb.operators.impl.base import OperatorImpl, OpRuntime
+from samza_nb.operators.impl.base import WATERMARK_MAX, OperatorImpl, OpRuntime
 from samza_nb.operators.impl.compile import ChainCompiler
 from samza_nb.operators.impl.join import JoinImpl
 from samza_nb.operators.impl.stateless import (
@@ -81,6 +81,10 @@ def build_task_graph(
     operators = _upstream_first([impls[id(spec)] for spec in specs])
     for op in operators:
         op.init()
+        if op.prev and all(p.ended and p.output_watermark == WATERMARK_MAX for p in op.prev):
+            # Fed only by inputs this task holds no partition of: nothing will ever come through it.
+            op.ended = True
+            op.input_watermark = op.output_watermark = WATERMARK_MAX
     compiler = ChainCompiler(runtime)
     compiler.bind(operators)
     inputs = {op.system_stream: op for op in operators if isinstance(op, InputImpl)}

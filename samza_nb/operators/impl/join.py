@@ -11,6 +11,11 @@ its time + ``ttl_ms``; a message that arrives already that late still joins what
 container clock when they arrive), only with other such messages; they are purged by the task's window
 timer once the clock passes their time + ``ttl_ms``. ``purged`` counts the messages purged.
 
+Inputs that never carry a watermark (a durable log or Kafka stream whose records carry their append time)
+would keep event-time messages forever; so while no watermark came, the window timer purges as if the
+watermark were the latest event time seen minus ``ttl_ms``: a kept message goes once a message
+``2 * ttl_ms`` newer arrived (a partner more than ``ttl_ms`` out of order may then miss it).
+
 Store layout: ``(clock, side, key)`` → ``[(time, message), ...]`` sorted by time; clock 0 is event time,
 1 processing time; side 0 is the left stream.
 """
@@ -22,6 +27,7 @@ import heapq
 import itertools
 from typing import Any
 
+from samza_nb.control.messages import WATERMARK_NOT_EXIST
 from samza_nb.errors import SamzaError
 from samza_nb.operators.graph import JoinSpec
 from samza_nb.operators.impl.base import Emit, OperatorImpl, OpRuntime
@@ -102,6 +108,7 @@ class JoinImpl(OperatorImpl):
         self.metrics = runtime.op_metrics(self.op_id, late=0, purged=0)
         self.event: JoinState | None = None
         self.processing: JoinState | None = None
+        self.latest_event = WATERMARK_NOT_EXIST  # the latest event time seen (purges without watermarks)
 
     def init(self) -> None:
         store = self.runtime.context.get_store(self.op_id)
@@ -131,6 +138,8 @@ class JoinImpl(OperatorImpl):
                 state, timestamp = processing, now()
             else:
                 state = event
+                if timestamp > self.latest_event:
+                    self.latest_event = timestamp
             key = key_fn(message)
             partners = state.sides[other].get(key)
             if partners:
@@ -157,6 +166,8 @@ class JoinImpl(OperatorImpl):
     def on_timer(self, now_ms: int) -> None:
         if self.processing is not None:
             self.processing.purge(now_ms)
+        if self.event is not None and self.input_watermark == WATERMARK_NOT_EXIST:
+            self.event.purge(self.latest_event - self.ttl)
 
 
 __all__ = ["JoinImpl", "JoinState"]

@@ -21,7 +21,7 @@ class InputImpl(OperatorImpl):
     """The start of the chains of one input stream (its route is compiled: :mod:`.compile`). Its
     watermark is the stream's (the minimum over the task's partitions of it); it ends when all of them
     have. An input this task holds no partition of (``used`` false) has ended from the start and never
-    holds a watermark back."""
+    holds a watermark back (nor do the operators it alone feeds: the task's graph starts them ended)."""
 
     def __init__(self, spec: InputSpec, runtime: OpRuntime, system_stream: SystemStream, used: bool) -> None:
         super().__init__(spec, runtime)

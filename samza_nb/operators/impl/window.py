@@ -73,9 +73,19 @@ class WindowImpl(OperatorImpl):
             now = self.runtime.now
             return lambda message, timestamp: now()
         timestamp_fn = self.window.timestamp_fn
-        if timestamp_fn is not None:
-            return lambda message, timestamp: timestamp_fn(message)
         op_id = self.op_id
+        if timestamp_fn is not None:
+
+            def from_message(message: Any, timestamp: int | None) -> int:
+                value = timestamp_fn(message)
+                if type(value) is not int:
+                    raise SamzaError(
+                        f"window {op_id!r}: timestamp_fn returned {value!r} ({type(value).__name__}) for "
+                        f"{message!r}: it must return the event time as an int (ms)"
+                    )
+                return value
+
+            return from_message
 
         def event_time(message: Any, timestamp: int | None) -> int:
             if timestamp is None:
@@ -185,6 +195,11 @@ class TumblingWindowImpl(WindowImpl):
         panes[pane_key] = acc
 
 
+def _touches(sessions: list[list[Any]] | None, timestamp: int, gap: int) -> bool:
+    """True when a message at ``timestamp`` is closer than ``gap`` to one of ``sessions`` (not fired)."""
+    return bool(sessions) and any(s[0] < timestamp + gap and s[1] > timestamp - gap for s in sessions or ())
+
+
 class SessionWindowImpl(WindowImpl):
     """Per-key sessions: messages closer than the gap belong to one session; a message may bridge two."""
 
@@ -207,11 +222,12 @@ class SessionWindowImpl(WindowImpl):
         def on_session(message: Any, timestamp: int | None) -> None:
             if timestamp is None or not plain:
                 timestamp = stamp(message, timestamp)
-            if timestamp + gap <= self.fire_mark:
-                metrics["late"] += 1
-                return
             key = None if key_fn is None else key_fn(message)
             open_ = sessions.get(key)
+            if timestamp + gap <= self.fire_mark and not _touches(open_, timestamp, gap):
+                # Its own session would have fired already, and no open session takes it in.
+                metrics["late"] += 1
+                return
             if open_ is None:
                 open_ = sessions[key] = [[timestamp, timestamp, [message]]]
                 push(checks, (timestamp + gap, next(seq), key))

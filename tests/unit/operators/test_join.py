@@ -86,6 +86,19 @@ def test_the_watermark_purges_kept_messages(tmp_path: Path) -> None:
     assert d.task.metrics["operators"]["j"]["late"] == 1
 
 
+def test_without_watermarks_the_timer_purges_behind_the_latest_event_time(tmp_path: Path) -> None:
+    # Records of the durable log or Kafka carry a time but no watermark ever comes: the kept side must
+    # not grow forever. The timer purges what is more than ttl older than the latest time minus ttl.
+    d = driver(tmp_path)
+    d.message(LEFT, ("k", "a"), 100)
+    d.message(LEFT, ("k", "b"), 115)
+    d.message(RIGHT, ("other", "x"), 121)  # 100 + 10 < 121 - 10: "a" goes; 115 + 10 >= 111: "b" stays
+    d.window()
+    assert d.task.metrics["operators"]["j"]["purged"] == 1
+    d.message(RIGHT, ("k", "y"), 118)
+    assert joined(d) == [(("b", "y"), 118)]
+
+
 def test_one_side_watermark_alone_purges_nothing(tmp_path: Path) -> None:
     d = driver(tmp_path)
     d.message(LEFT, ("k", "a"), 100)

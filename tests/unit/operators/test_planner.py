@@ -240,8 +240,9 @@ def test_one_job_runs_the_whole_application() -> None:
     assert (job[f"streams.{x}.samza.system"], job["streams.out.samza.physical.name"]) == ("log", "out")
     prefix = f"systems.log.streams.{x}"
     assert job[f"{prefix}.samza.offset.default"] == "oldest" and job[f"{prefix}.partitions"] == "2"
-    assert job[f"{prefix}.samza.msg.serde"] == "samza_nb.control.serde.IntermediateMessageSerde"
-    assert job[f"{prefix}.samza.key.serde"] == "json"
+    # pickle by default: producer and consumer are the same application, and values arrive as sent
+    assert job[f"{prefix}.samza.msg.serde"] == "samza_nb.control.serde.PickleIntermediateMessageSerde"
+    assert job[f"{prefix}.samza.key.serde"] == "pickle"
     for store in ("early", "late"):
         assert job[f"stores.{store}.factory"] == "samza_nb.storage.duckdb.DuckDBStoreFactory"
         assert job[f"stores.{store}.key.serde"] == job[f"stores.{store}.msg.serde"] == "pickle"
@@ -291,7 +292,7 @@ def test_keys_the_user_set_are_kept() -> None:
         "task.window.ms": -1,
         "stores.early.key.serde": "string",
         "systems.log.streams.samza-nb-job-1-partition_by-by-key.samza.offset.default": "newest",
-        "app.intermediate.serde": "pickle",
+        "app.intermediate.serde": "json",
         "task.commit.ms": 60000,
     }
     graph, result, cfg = plan(windowed, {"log.in": 2}, config)
@@ -300,8 +301,8 @@ def test_keys_the_user_set_are_kept() -> None:
     assert job["task.window.ms"] == "-1" and job["stores.early.key.serde"] == "string"
     assert job["task.commit.ms"] == "60000"
     assert job[f"{prefix}.samza.offset.default"] == "newest"
-    assert job[f"{prefix}.samza.msg.serde"] == "samza_nb.control.serde.PickleIntermediateMessageSerde"
-    assert job[f"{prefix}.samza.key.serde"] == "pickle"
+    assert job[f"{prefix}.samza.msg.serde"] == "samza_nb.control.serde.IntermediateMessageSerde"
+    assert job[f"{prefix}.samza.key.serde"] == "json"
     assert "stores.early.changelog" not in job  # no job.changelog.system
 
 
@@ -313,5 +314,4 @@ def test_in_memory_intermediate_streams_carry_objects_without_serdes() -> None:
     graph, result, cfg = plan(repartition, {"mem.in": 1}, config)
     (job,) = job_configs(graph, result, cfg)
     assert not [key for key in job if key.endswith(("msg.serde", "key.serde")) and key.startswith("systems.")]
-    # The job reads an intermediate stream: its tasks look at their bookkeeping on the timer.
-    assert job["task.window.ms"] == "1000"
+    assert "task.window.ms" not in job

@@ -158,14 +158,20 @@ def test_a_split_application_runs_a_job_per_stage_until_all_stopped(tmp_path: Pa
     ]
 
 
-def test_a_finished_consumer_stage_run_again_stops_by_itself(tmp_path: Path) -> None:
-    # Stage 1 reads only the intermediate stream: run again after it ended, it gets no message at all, and
-    # must still notice from its restored bookkeeping that everything ended (on its window timer).
+@pytest.mark.parametrize("split", [False, True])
+def test_a_finished_job_run_again_after_its_input_grew_takes_the_new_lines(
+    tmp_path: Path, split: bool
+) -> None:
+    # Source end-of-stream comes again on every start: remembering the last run's would end the operators
+    # at once and stop the job with its new lines unread.
     workdir = workdir_for(tmp_path, 3, 4)
-    run(workdir, "app.split.jobs=true")
-    again = run(workdir, "app.stage=1")
-    assert "clicks-stage-1" in again.stdout
-    assert Counter(lines(workdir / "output" / "out.txt")) == expected(3, 4)
+    overrides = ("app.split.jobs=true",) if split else ()
+    run(workdir, *overrides)
+    with (workdir / "a.txt").open("a") as more:
+        more.write("".join(f"a{i}\n" for i in range(3, 8)))
+    run(workdir, *overrides)
+    assert Counter(lines(workdir / "seen.txt")) == expected(8, 4)
+    assert Counter(lines(workdir / "output" / "out.txt")) == expected(8, 4)
 
 
 def test_after_a_kill_9_the_restarted_job_stops_and_its_sink_saw_every_message(tmp_path: Path) -> None:
