@@ -70,19 +70,14 @@ def define_task(
             )
         assert isinstance(target, type)
         return TaskDefinition(requested, target, cell.rstrip("\n"))
-    tasks = [name for name in classes if is_task_class(namespace.get(name))]
-    if not tasks:
-        raise NotebookError(
-            "samza_task: the cell defines no task class: define a class with process(envelope, collector, "
-            "coordinator), process_async(envelope, collector, coordinator, callback) or async def process"
-        )
-    if len(tasks) > 1:
-        raise NotebookError(
-            f"samza_task: the cell defines several task classes ({', '.join(tasks)}): name the one to run, "
-            f"e.g. %%samza_task {tasks[-1]}"
-        )
-    cls = namespace[tasks[0]]
-    return TaskDefinition(tasks[0], cls, cell.rstrip("\n"))
+    name = _only(
+        [name for name in classes if is_task_class(namespace.get(name))],
+        "samza_task",
+        "task classes",
+        "task class: define a class with process(envelope, collector, coordinator), "
+        "process_async(envelope, collector, coordinator, callback) or async def process",
+    )
+    return TaskDefinition(name, namespace[name], cell.rstrip("\n"))
 
 
 def _run_cell(
@@ -128,18 +123,27 @@ def _define_application(
                 "samza_nb.operators.StreamApplication and define describe(self, app)"
             )
         return TaskDefinition(requested, target, cell.rstrip("\n"), application=True)
-    apps = [name for name in classes if _is_application_class(namespace.get(name))]
-    if not apps:
+    name = _only(
+        [name for name in classes if _is_application_class(namespace.get(name))],
+        "samza_app",
+        "applications",
+        "application: define a subclass of samza_nb.operators.StreamApplication with describe(self, app)",
+    )
+    return TaskDefinition(name, namespace[name], cell.rstrip("\n"), application=True)
+
+
+def _only(names: list[str], magic: str, kinds: str, none: str) -> str:
+    """The one class the cell defines of the kind ``magic`` runs; a NotebookError for none or several."""
+    from samza_nb.notebook.errors import NotebookError
+
+    if not names:
+        raise NotebookError(f"{magic}: the cell defines no {none}")
+    if len(names) > 1:
         raise NotebookError(
-            "samza_app: the cell defines no application: define a subclass of "
-            "samza_nb.operators.StreamApplication with describe(self, app)"
+            f"{magic}: the cell defines several {kinds} ({', '.join(names)}): name the one to run, "
+            f"e.g. %%{magic} {names[-1]}"
         )
-    if len(apps) > 1:
-        raise NotebookError(
-            f"samza_app: the cell defines several applications ({', '.join(apps)}): name the one to run, "
-            f"e.g. %%samza_app {apps[-1]}"
-        )
-    return TaskDefinition(apps[0], namespace[apps[0]], cell.rstrip("\n"), application=True)
+    return names[0]
 
 
 def _noun(magic: str) -> str:

@@ -8,13 +8,17 @@ from pathlib import Path
 README = Path(__file__).parents[2] / "README.md"
 
 
-def test_quickstart_code_runs_and_counts_words() -> None:
-    text = README.read_text()
-    block = re.search(r"## Quickstart.*?```python\n(.*?)```", text, re.S)
+def run_block(heading: str) -> object:
+    """Run the first python block after ``## <heading>``; its ``result``."""
+    block = re.search(rf"## {heading}.*?```python\n(.*?)```", README.read_text(), re.S)
     assert block is not None
     namespace: dict[str, object] = {}
-    exec(compile(block.group(1), "README quickstart", "exec"), namespace)
-    result = namespace["result"]
+    exec(compile(block.group(1), f"README {heading}", "exec"), namespace)
+    return namespace["result"]
+
+
+def test_quickstart_code_runs_and_counts_words() -> None:
+    result = run_block("Quickstart")
     output = result.output("out")  # type: ignore[attr-defined]
     assert sorted(pair for values in output.values() for pair in values) == [
         ("a", 2),
@@ -32,12 +36,7 @@ def test_readme_gives_the_two_commands_and_ci_runs_the_test_one() -> None:
 
 
 def test_high_level_api_example_runs_and_fires_the_pane_on_both_watermarks() -> None:
-    text = README.read_text()
-    block = re.search(r"## High-level API.*?```python\n(.*?)```", text, re.S)
-    assert block is not None
-    namespace: dict[str, object] = {}
-    exec(compile(block.group(1), "README high-level API", "exec"), namespace)
-    result = namespace["result"]
+    result = run_block("High-level API")
     assert result.output("counts") == {0: [("ada", 0, 2)]}  # type: ignore[attr-defined]
     marks = result.watermarks  # type: ignore[attr-defined]
     assert {mark for streams in marks.values() for mark in streams.values()} == {1000}
