@@ -186,6 +186,7 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 
 
 def test_dashboard_shows_task_rows_and_progress(front_end: tuple[str, str], tmp_path: Path) -> None:
+    from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
@@ -219,7 +220,15 @@ def test_dashboard_shows_task_rows_and_progress(front_end: tuple[str, str], tmp_
             processed = page.locator(".samza-processed").first
             expect(processed).to_have_text(re.compile(r"[1-9][\d,]* processed"), timeout=60_000)
             expect(page.locator(".samza-state").first).to_have_text("finished", timeout=60_000)
-            page.locator(".samza-dashboard").first.scroll_into_view_if_needed()
+            # When the job ends, the cell's output is updated once more (its final display): a dashboard
+            # element found just before may be replaced under the scroll, so find it again then.
+            for attempt in range(3):
+                try:
+                    page.locator(".samza-dashboard").first.scroll_into_view_if_needed()
+                    break
+                except PlaywrightError:
+                    if attempt == 2:
+                        raise
             page.screenshot(path=str(screenshot), full_page=True)
             assert rows.nth(0).get_attribute("data-task") == "Partition 0"
             assert "in flight" in rows.nth(1).inner_text()
