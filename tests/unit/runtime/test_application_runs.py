@@ -19,7 +19,7 @@ import pytest
 
 from samza_nb import Config, ConfigError
 from samza_nb.control.messages import EndOfStreamMessage, is_control_message
-from samza_nb.control.serde import IntermediateMessageSerde
+from samza_nb.control.serde import PickleIntermediateMessageSerde
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.runtime.applications import load_task_factory, runs_application
 from samza_nb.systems.log import DurableLog
@@ -228,7 +228,7 @@ def test_a_restarted_consumer_waits_only_for_producers_it_had_not_heard_from(tmp
 
 def intermediate_records(workdir: Path) -> list[tuple[int, Any]]:
     """(offset, decoded message) of partition 0 of the intermediate stream."""
-    serde = IntermediateMessageSerde()
+    serde = PickleIntermediateMessageSerde()  # the default of app.intermediate.serde
     with DurableLog(workdir / "state" / "log") as log:
         return [
             (offset, serde.from_bytes(value))
