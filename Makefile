@@ -30,3 +30,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/state.py
 	$(BIN)/python benchmarks/dashboard.py
 	$(BIN)/python benchmarks/log.py
+	$(BIN)/python benchmarks/operators.py

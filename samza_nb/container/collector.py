@@ -1,14 +1,15 @@
 """The MessageCollector a task sends output with, and the container's buffer of the loop thread's output.
 
 Tasks that run on the loop thread (sync tasks without a thread pool) send into an :class:`OutputBuffer`:
-a list the run loop hands to the producers once per slice, in one call when the job's only producer
-takes batches (:class:`BatchProducer`). Every other task sends straight to the producers, from whatever
-thread it runs on.
+a list the run loop hands to the producers once per slice, in one call when all of it goes to one
+producer that takes batches (:class:`BatchProducer`). Every other task sends straight to the producers,
+from whatever thread it runs on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from operator import attrgetter
 from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
 
 from samza_nb.api.streams import OutgoingMessageEnvelope
@@ -29,6 +30,9 @@ class BatchProducer(Protocol):
         ...
 
 
+_system_of = attrgetter("system_stream.system")
+
+
 class OutputSendError(SamzaError):
     """Handing a task's buffered output to its producer failed (``task_name`` sent it)."""
 
@@ -43,16 +47,20 @@ class OutputBuffer:
     producers. Only the loop thread sends into it and flushes it; the run loop flushes it before it
     yields to the event loop, and a commit flushes it before it flushes the producers."""
 
-    __slots__ = ("_marks", "_producers", "_send_batch", "append", "last_source", "pending")
+    __slots__ = ("_batchers", "_marks", "_producers", "_send_batch", "append", "last_source", "pending")
 
     def __init__(self, producers: Mapping[str, SystemProducer]) -> None:
         self._producers = producers
+        # The producers that take batches, by system: a buffer all for one of them goes in one call.
+        self._batchers: dict[str, Callable[[Sequence[OutgoingMessageEnvelope]], None]] = {
+            system: producer.send_batch
+            for system, producer in producers.items()
+            if isinstance(producer, BatchProducer)
+        }
         # One producer that takes batches (the usual in-memory job): the whole buffer in one call.
         self._send_batch: Callable[[Sequence[OutgoingMessageEnvelope]], None] | None = None
-        if len(producers) == 1:
-            producer = next(iter(producers.values()))
-            if isinstance(producer, BatchProducer):
-                self._send_batch = producer.send_batch
+        if len(producers) == 1 and len(self._batchers) == 1:
+            self._send_batch = next(iter(self._batchers.values()))
         self.pending: list[OutgoingMessageEnvelope] = []
         self.append = self.pending.append
         # Where each task's stretch of sends starts: (index in pending, task name).
@@ -75,9 +83,14 @@ class OutputBuffer:
         pending.clear()
         self._marks.clear()
         self.last_source = None
-        if self._send_batch is not None:
+        send_batch = self._send_batch
+        if send_batch is None and self._batchers:
+            systems = set(map(_system_of, batch))  # at C speed
+            if len(systems) == 1:
+                send_batch = self._batchers.get(systems.pop())
+        if send_batch is not None:
             try:
-                self._send_batch(batch)
+                send_batch(batch)
                 return
             except Exception:
                 pass  # nothing was sent: one by one below sends what precedes the culprit and names it

@@ -234,10 +234,12 @@ class TaskInstance:
 
     # -- lifecycle hooks -----------------------------------------------------------------------------------
     def init(self, context: Any) -> None:
-        """Call the task's ``init(context)`` if it has one."""
+        """Call the task's ``init(context)`` if it has one; its ``process`` is taken again after it (a task
+        may bind its process at init, as the operator task does)."""
         init = getattr(self.task, "init", None)
         if callable(init):
             init(context)
+            self.process = getattr(self.task, "process", None) or self.task.process_async
 
     def close(self) -> None:
         """Call the task's ``close()`` if it has one."""

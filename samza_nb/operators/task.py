@@ -3,8 +3,9 @@ StreamOperatorTask), and the factory the container is given for an application.
 
 At init the task reads the job's plan (``app.plan``) from its config, builds the operators of the job's
 stage for its partitions (:mod:`.impl.graph`), and restores their state and its control bookkeeping.
-Each envelope then costs one lookup of its partition's route and the operators' calls; control messages
-are looked for only where they can occur (intermediate partitions, and watermarks on source partitions).
+Each envelope then costs one call of the compiled ``process`` (its partition picks its stream's chains)
+and the operators' calls; control messages are looked for only where they can occur (intermediate
+partitions, and watermarks on source partitions).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.errors import SamzaError
 from samza_nb.operators.application import StreamApplicationDescriptor, describe_application, is_application
 from samza_nb.operators.impl.base import MissingTimestamp, OpRuntime
+from samza_nb.operators.impl.compile import Process, ProcessHooks, stop_catching_up
 from samza_nb.operators.impl.control import ControlFlow
 from samza_nb.operators.impl.graph import TaskGraph, build_task_graph
-from samza_nb.operators.impl.streams import Route
 from samza_nb.operators.plan import ApplicationPlan
 
 if TYPE_CHECKING:
@@ -49,19 +50,23 @@ class StreamOperatorTask:
     """Runs the operators of an application's stage for one task: a sync task that is also windowable,
     initable, closable, an end-of-stream listener and a partition-end listener."""
 
+    process: Process
+    """Runs one envelope through its partition's chains: ``process(envelope, collector, coordinator)``,
+    compiled at :meth:`init` (see :meth:`ChainCompiler.process`); before it, a SamzaError."""
+
     def __init__(self, describer: ApplicationDescriber) -> None:
         self._describer = describer
-        self._routes: dict[SystemStreamPartition, Route] = {}
-        self._plain_routes: dict[SystemStreamPartition, Route] = {}
         self._runtime: OpRuntime | None = None
         self._graph: TaskGraph | None = None
         self._control: ControlFlow | None = None
+        self._catching_up = False
         self.context: TaskContext | None = None
+        self.process = self._before_init
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def init(self, context: TaskContext) -> None:
-        """Build the stage's operators for this task's partitions and restore their state and the
-        control bookkeeping."""
+        """Build the stage's operators for this task's partitions, restore their state and the control
+        bookkeeping, and compile :attr:`process`."""
         self.context = context
         config = context.config
         plan = ApplicationPlan.from_config(config)
@@ -72,26 +77,29 @@ class StreamOperatorTask:
             runtime, plan, graph, context.ssps, config.get_int(IDLE_TIMEOUT_KEY, -1)
         )
         control.restore()
-        by_stream = graph.routes(control.on_control)
-        self._plain_routes = {ssp: by_stream[ssp.system_stream] for ssp in context.ssps}
-        self._routes = self._plain_routes
-        if control.pending:
-            self._routes = {ssp: self._catching_up(route) for ssp, route in self._plain_routes.items()}
-
-    def _catching_up(self, route: Route) -> Route:
-        """``route``, after the restored bookkeeping was passed through the operators (once)."""
-
-        def first(envelope: IncomingMessageEnvelope) -> None:
-            self._catch_up()
-            route(envelope)
-
-        return first
+        # Restored bookkeeping passes through the operators at the first call that can emit.
+        self._catching_up = control.pending
+        hooks = ProcessHooks(control.on_control, self._unknown, _missing, self._catch_up, control.pending)
+        self.process = graph.process(context.ssps, hooks)
 
     def _catch_up(self) -> None:
-        control = self._control
-        if control is not None and control.pending:
-            self._routes = self._plain_routes
-            control.catch_up()
+        if self._catching_up:
+            self._catching_up = False
+            stop_catching_up(self.process)
+            assert self._control is not None
+            self._control.catch_up()
+
+    def _before_init(
+        self, envelope: IncomingMessageEnvelope, collector: MessageCollector, coordinator: TaskCoordinator
+    ) -> None:
+        raise SamzaError("StreamOperatorTask was called before init(context)")
+
+    def _unknown(self, envelope: IncomingMessageEnvelope) -> None:
+        name = self.context.task_name if self.context is not None else "?"
+        raise SamzaError(
+            f"task {name!r} got the message at offset {envelope.offset} of {envelope.ssp}, "
+            "which is not one of its partitions"
+        )
 
     def close(self) -> None:
         """Close the operators."""
@@ -99,18 +107,6 @@ class StreamOperatorTask:
             self._graph.close()
 
     # -- calls from the container ----------------------------------------------------------------------
-    def process(
-        self, envelope: IncomingMessageEnvelope, collector: MessageCollector, coordinator: TaskCoordinator
-    ) -> None:
-        """Run one envelope through its partition's route."""
-        runtime = self._runtime
-        runtime.collector = collector  # type: ignore[union-attr]
-        runtime.coordinator = coordinator  # type: ignore[union-attr]
-        try:
-            self._routes[envelope.ssp](envelope)
-        except MissingTimestamp as exc:
-            raise SamzaError(f"{exc} (the message at offset {envelope.offset} of {envelope.ssp})") from None
-
     def window(self, collector: MessageCollector, coordinator: TaskCoordinator) -> None:
         """The window timer: processing-time windows fire, processing-time join state is purged."""
         self._enter(collector, coordinator)
@@ -152,6 +148,10 @@ class StreamOperatorTask:
     def __repr__(self) -> str:
         name = self.context.task_name if self.context is not None else "not initialised"
         return f"StreamOperatorTask({name})"
+
+
+def _missing(exc: MissingTimestamp, envelope: IncomingMessageEnvelope) -> None:
+    raise SamzaError(f"{exc} (the message at offset {envelope.offset} of {envelope.ssp})") from None
 
 
 def operator_task_factory(app: Any) -> Callable[[], StreamOperatorTask]:

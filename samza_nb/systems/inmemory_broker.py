@@ -10,7 +10,7 @@ import itertools
 import operator
 import threading
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
@@ -48,47 +48,72 @@ def stable_partition(key: Any, partitions: int) -> int:
 
 
 class _Partition:
-    """One partition: envelopes in offset order, and whether it has ended.
+    """One partition: its messages in offset order, and whether it has ended.
 
-    Messages appended in batches wait as plain keys, values and timestamps (``pending_*``) until something
-    reads the partition's envelopes: a job's output then costs what its values cost, and the envelopes
-    are built once, in bulk, by the first reader. Used under the broker's lock.
+    Messages sent one by one are kept as envelopes (``sent``: a test's input is built once, before
+    its job runs). From the first batch append on, messages are kept as plain keys, values and
+    timestamps (``keys``/``messages``/``timestamps``, the offsets after ``sent``'s) and every read
+    builds their envelopes anew: a job's output and intermediate streams cost what their values cost,
+    and the envelopes live only as long as their reader keeps them (a partition keeping them all would
+    make each full garbage collection walk every message the stream ever had). Used under the broker's
+    lock.
     """
 
-    __slots__ = ("_envelopes", "ended", "pending_keys", "pending_messages", "pending_timestamps", "ssp")
+    __slots__ = ("ended", "keys", "messages", "sent", "ssp", "timestamps")
 
     def __init__(self, ssp: SystemStreamPartition) -> None:
         self.ssp = ssp
-        self._envelopes: list[IncomingMessageEnvelope] = []
-        self.pending_keys: list[Any] = []
-        self.pending_messages: list[Any] = []
-        self.pending_timestamps: list[int | None] = []
+        self.sent: list[IncomingMessageEnvelope] = []
+        self.keys: list[Any] = []
+        self.messages: list[Any] = []
+        self.timestamps: list[int | None] = []
         self.ended = False
 
-    @property
-    def envelopes(self) -> list[IncomingMessageEnvelope]:
-        """Every envelope, in offset order (the pending messages become envelopes now)."""
-        envelopes = self._envelopes
-        messages = self.pending_messages
-        if messages:
-            base = len(envelopes)
-            envelopes.extend(
-                map(
-                    IncomingMessageEnvelope,
-                    itertools.repeat(self.ssp),
-                    map(str, range(base, base + len(messages))),
-                    self.pending_keys,
-                    messages,
-                    self.pending_timestamps,
-                )
+    def append(self, offset: str, key: Any, message: Any, timestamp: int | None) -> None:
+        """Append one message (``offset`` is its offset: ``len(self)`` as a string)."""
+        if self.messages:
+            self.keys.append(key)
+            self.messages.append(message)
+            self.timestamps.append(timestamp)
+        else:
+            self.sent.append(IncomingMessageEnvelope(self.ssp, offset, key, message, timestamp))
+
+    def extend(self, batch: Sequence[OutgoingMessageEnvelope]) -> None:
+        """Append the messages of ``batch`` (in order)."""
+        self.keys.extend(map(_key_of, batch))
+        self.messages.extend(map(_message_of, batch))
+        self.timestamps.extend(map(_timestamp_of, batch))
+
+    def envelopes(
+        self, start: int, end: int, offsets: Callable[[int, int], list[str]]
+    ) -> list[IncomingMessageEnvelope]:
+        """The envelopes of offsets ``start`` to ``end`` (exclusive); ``offsets(a, b)`` gives the
+        offset strings of ``a`` to ``b``."""
+        sent = self.sent
+        kept = len(sent)
+        if end <= kept:
+            return sent[start:end]
+        first = max(start - kept, 0)
+        last = end - kept
+        envelopes = sent[start:] if start < kept else []
+        envelopes.extend(
+            map(
+                IncomingMessageEnvelope,
+                itertools.repeat(self.ssp),
+                offsets(kept + first, end),
+                self.keys[first:last],
+                self.messages[first:last],
+                self.timestamps[first:last],
             )
-            self.pending_keys = []
-            self.pending_messages = []
-            self.pending_timestamps = []
+        )
         return envelopes
 
+    def values(self) -> list[Any]:
+        """Every message value, in offset order."""
+        return [envelope.message for envelope in self.sent] + self.messages
+
     def __len__(self) -> int:
-        return len(self._envelopes) + len(self.pending_messages)
+        return len(self.sent) + len(self.messages)
 
 
 class InMemoryBroker:
@@ -107,6 +132,14 @@ class InMemoryBroker:
         self._lock = threading.Lock()
         self._round_robin: dict[str, itertools.count[int]] = {}
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._offset_strings: list[str] = []  # "0", "1", ...: every partition's offsets, made once
+
+    def _offsets(self, start: int, end: int) -> list[str]:
+        """The offset strings of offsets ``start`` to ``end`` (exclusive), under the lock."""
+        strings = self._offset_strings
+        if end > len(strings):
+            strings.extend(map(str, range(len(strings), end)))
+        return strings[start:end]
 
     # -- registry ---------------------------------------------------------------------------------------
     @classmethod
@@ -204,8 +237,9 @@ class InMemoryBroker:
         with self._lock:
             if part.ended:
                 raise SystemProducerError(f"{part.ssp} has ended; no message can follow its end-of-stream")
-            offset = str(len(part.envelopes))
-            part.envelopes.append(IncomingMessageEnvelope(part.ssp, offset, key, message, timestamp))
+            number = len(part)
+            offset = self._offsets(number, number + 1)[0]
+            part.append(offset, key, message, timestamp)
             waiters = self._waiters
             if waiters:
                 self._waiters = []
@@ -230,10 +264,7 @@ class InMemoryBroker:
                         )
             for parts, by_partition in placed:
                 for number, batch in by_partition.items():
-                    part = parts[number]
-                    part.pending_keys.extend(map(_key_of, batch))
-                    part.pending_messages.extend(map(_message_of, batch))
-                    part.pending_timestamps.extend(map(_timestamp_of, batch))
+                    parts[number].extend(batch)
             waiters = self._waiters
             if waiters:
                 self._waiters = []
@@ -307,9 +338,7 @@ class InMemoryBroker:
         """The message values of every partition of ``stream``, in offset order."""
         parts = self._partitions(stream)
         with self._lock:
-            return {
-                number: [envelope.message for envelope in part.envelopes] for number, part in enumerate(parts)
-            }
+            return {number: part.values() for number, part in enumerate(parts)}
 
     def envelopes(
         self, ssp: SystemStreamPartition, start: int, limit: int | None = None
@@ -318,9 +347,9 @@ class InMemoryBroker:
         has ended after them."""
         part = self._partition(ssp.stream, ssp.partition)
         with self._lock:
-            envelopes = part.envelopes
-            end = len(envelopes) if limit is None else min(len(envelopes), start + limit)
-            return envelopes[start:end], part.ended and end == len(envelopes)
+            size = len(part)
+            end = size if limit is None else min(size, start + limit)
+            return part.envelopes(start, end, self._offsets), part.ended and end == size
 
     def metadata(self, stream: str) -> dict[int, SSPMetadata]:
         """oldest/newest/upcoming of every partition of ``stream``."""

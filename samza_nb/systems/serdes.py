@@ -78,18 +78,32 @@ class StringSerde:
             raise SamzaError(f"the string serde got bytes that are not UTF-8: {exc}") from None
 
 
+_encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_decode_json = json.JSONDecoder().decode
+
+
 class JsonSerde:
     """Compact UTF-8 JSON."""
 
     def to_bytes(self, obj: Any) -> bytes:
         """``obj`` as compact JSON; a SamzaError when it is not JSON-serializable."""
         try:
-            return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            if type(obj) is int:  # what the encoder writes for one (which builds a C encoder per call)
+                return int.__repr__(obj).encode()
+            return _encode_json(obj).encode("utf-8")
         except (TypeError, ValueError) as exc:
             raise SamzaError(f"the json serde cannot encode {_short(obj)}: {exc}") from None
 
     def from_bytes(self, data: bytes) -> Any:
-        """The JSON value in ``data``; a SamzaError when it is not JSON."""
+        """The JSON value in ``data`` (UTF-8, or the UTF-16/32 ``json.loads`` detects); a SamzaError when
+        it is not JSON."""
+        if type(data) is bytes:
+            # UTF-8 without a BOM, as written here, decoded at once; anything else (a BOM, UTF-16/32, whose
+            # NULs are never JSON as UTF-8, lone surrogates) fails here and takes json.loads' detection.
+            try:
+                return _decode_json(data.decode("utf-8"))
+            except ValueError:
+                pass
         try:
             return json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:

@@ -107,6 +107,13 @@ class OperatorImpl:
         names start with ``prefix``), or None when it is called through :meth:`entry` instead."""
         return None
 
+    def inline_entry(self, index: int, var: str, prefix: str) -> Inline | None:
+        """Lines taking the message in variable ``var`` (its timestamp in ``ts``) into input ``index`` of
+        this call-boundary operator, in place of a call of its :meth:`entry` (local and global names
+        start with ``prefix``); None when it is called through its entry. Only for an operator reached
+        from one place: the compiler writes the lines once."""
+        return None
+
     def entry(self, index: int) -> Emit:
         """The callable that takes messages on input ``index`` (0 but for the other side of a join) of
         an operator that is not inlined."""

@@ -23,7 +23,7 @@ from samza_nb.operators.graph import (
     WindowSpec,
 )
 from samza_nb.operators.impl.base import WATERMARK_MAX, OperatorImpl, OpRuntime
-from samza_nb.operators.impl.compile import ChainCompiler
+from samza_nb.operators.impl.compile import ChainCompiler, Process, ProcessHooks
 from samza_nb.operators.impl.join import JoinImpl
 from samza_nb.operators.impl.stateless import (
     FilterImpl,
@@ -33,7 +33,7 @@ from samza_nb.operators.impl.stateless import (
     SendToImpl,
     SinkImpl,
 )
-from samza_nb.operators.impl.streams import InputImpl, PartitionByImpl, Route
+from samza_nb.operators.impl.streams import InputImpl, PartitionByImpl
 from samza_nb.operators.impl.window import window_impl
 from samza_nb.operators.plan import APP_PLAN_KEY, ApplicationPlan, StreamPlan
 
@@ -48,9 +48,12 @@ class TaskGraph:
     timers: list[OperatorImpl]
     compiler: ChainCompiler
 
-    def routes(self, on_control: Route) -> dict[SystemStream, Route]:
-        """The compiled route of each input stream (control messages go to ``on_control``)."""
-        return {ss: self.compiler.route(op, on_control) for ss, op in self.inputs.items()}
+    def process(self, ssps: frozenset[SystemStreamPartition], hooks: ProcessHooks) -> Process:
+        """The compiled ``process`` of the task holding ``ssps`` (see :meth:`ChainCompiler.process`)."""
+        by_stream = [
+            (op, frozenset(ssp for ssp in ssps if ssp.system_stream == ss)) for ss, op in self.inputs.items()
+        ]
+        return self.compiler.process(by_stream, hooks)
 
     def close(self) -> None:
         """Close every operator."""

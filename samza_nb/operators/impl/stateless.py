@@ -66,15 +66,14 @@ class SendToImpl(StatelessImpl):
         return Inline(
             (
                 f"if type({var}) is KV:",
-                f"    runtime.collector.send(Envelope({stream}, {var}[1], {var}[0], None, None, ts))",
+                f"    collector.send(Envelope({stream}, {var}[1], {var}[0], None, None, ts))",
                 "else:",
-                f"    runtime.collector.send(Envelope({stream}, {var}, None, None, None, ts))",
+                f"    collector.send(Envelope({stream}, {var}, None, None, None, ts))",
             ),
             {
                 stream: self.system_stream,
                 "KV": KV,
                 "Envelope": OutgoingMessageEnvelope,
-                "runtime": self.runtime,
             },
         )
 
@@ -86,8 +85,8 @@ class SinkImpl(StatelessImpl):
         assert isinstance(self.spec, SinkSpec)
         fn = f"{prefix}_sink"
         return Inline(
-            (f"{fn}({var}, runtime.collector, runtime.coordinator)",),
-            {fn: self.spec.fn, "runtime": self.runtime},
+            (f"{fn}({var}, collector, coordinator)",),
+            {fn: self.spec.fn},
         )
 
 

@@ -77,16 +77,15 @@ class PartitionByImpl(OperatorImpl):
             (
                 f"{out} = {key_fn}({var})",
                 f"if {out} is None:",
-                f"    runtime.collector.send(Envelope({stream}, {value}, None, None, 0, ts))",
+                f"    collector.send(Envelope({stream}, {value}, None, None, 0, ts))",
                 "else:",
-                f"    runtime.collector.send(Envelope({stream}, {value}, {out}, {out}, None, ts))",
+                f"    collector.send(Envelope({stream}, {value}, {out}, {out}, None, ts))",
             ),
             {
                 key_fn: self.spec.key_fn,
                 value_fn: self.spec.value_fn,
                 stream: self.system_stream,
                 "Envelope": OutgoingMessageEnvelope,
-                "runtime": self.runtime,
             },
         )
 

@@ -28,6 +28,7 @@ from samza_nb.control.messages import WATERMARK_NOT_EXIST
 from samza_nb.errors import SamzaError
 from samza_nb.operators.graph import WindowSpec
 from samza_nb.operators.impl.base import WATERMARK_MAX, Emit, MissingTimestamp, OperatorImpl, OpRuntime
+from samza_nb.operators.impl.compile import Inline
 from samza_nb.operators.values import WindowPane
 from samza_nb.operators.windows import TimeCharacteristic, Window, WindowKind
 
@@ -150,9 +151,9 @@ class TumblingWindowImpl(WindowImpl):
         self.ends: list[int] = []  # heap of the keys of ``open``
 
     def entry(self, index: int) -> Emit:
-        window, metrics, stamp, open_, ends = self.window, self.metrics, self.stamp(), self.open, self.ends
+        window, metrics, stamp, open_ = self.window, self.metrics, self.stamp(), self.open
         size, init, fold, key_fn = window.size_ms, window.init, window.fold, window.key_fn
-        put, push, plain = self.store.put, heapq.heappush, self.uses_envelope_time
+        put, new_panes, plain = self.store.put, self._new_panes, self.uses_envelope_time
 
         def on_tumbling(message: Any, timestamp: int | None) -> None:
             if timestamp is None or not plain:
@@ -165,13 +166,62 @@ class TumblingWindowImpl(WindowImpl):
             key = None if key_fn is None else key_fn(message)
             panes = open_.get(end)
             if panes is None:
-                panes = open_[end] = {}
-                push(ends, end)
+                panes = new_panes(end)
             acc = panes.get(key, _MISSING)
             acc = panes[key] = fold(message, init() if acc is _MISSING else acc)
             put((start, key), (acc,))
 
         return on_tumbling
+
+    def inline_entry(self, index: int, var: str, prefix: str) -> Inline:
+        """The lines of :meth:`entry`'s ``on_tumbling``, for a window reached from one place."""
+        p, window = prefix, self.window
+        names: dict[str, Any] = {
+            f"{p}_window": self,
+            f"{p}_open": self.open,
+            f"{p}_new": self._new_panes,
+            f"{p}_fold": window.fold,
+            f"{p}_init": window.init,
+            f"{p}_put": self.store.put,
+            f"{p}_size": window.size_ms,
+            f"{p}_metrics": self.metrics,
+            f"{p}_stamp": self.stamp(),
+            "MISSING": _MISSING,
+        }
+        if self.uses_envelope_time:
+            lines = ["if ts is None:", f"    {p}_stamp({var}, ts)"]  # raises MissingTimestamp
+            time = "ts"
+        else:
+            lines, time = [f"{p}_time = {p}_stamp({var}, ts)"], f"{p}_time"
+        if window.key_fn is None:
+            key = f"    {p}_key = None"
+        else:
+            names[f"{p}_key_fn"] = window.key_fn
+            key = f"    {p}_key = {p}_key_fn({var})"
+        lines += [
+            f"{p}_start = {time} - {time} % {p}_size",
+            f"{p}_end = {p}_start + {p}_size",
+            f"if {p}_end <= {p}_window.fire_mark:",
+            f"    {p}_metrics['late'] += 1",
+            "else:",
+            key,
+            f"    {p}_panes = {p}_open.get({p}_end)",
+            f"    if {p}_panes is None:",
+            f"        {p}_panes = {p}_new({p}_end)",
+            f"    {p}_acc = {p}_panes.get({p}_key, MISSING)",
+            f"    if {p}_acc is MISSING:",
+            f"        {p}_acc = {p}_init()",
+            f"    {p}_acc = {p}_panes[{p}_key] = {p}_fold({var}, {p}_acc)",
+            f"    {p}_put(({p}_start, {p}_key), ({p}_acc,))",
+        ]
+        return Inline(tuple(lines), names)
+
+    def _new_panes(self, end: int) -> dict[Any, Any]:
+        """The (new, empty) accumulators of the panes ending at ``end``."""
+        panes: dict[Any, Any] = {}
+        self.open[end] = panes
+        heapq.heappush(self.ends, end)
+        return panes
 
     def due(self, mark: int) -> list[WindowPane]:
         ends, size, delete = self.ends, self.window.size_ms, self.store.delete
@@ -190,8 +240,7 @@ class TumblingWindowImpl(WindowImpl):
         end = start + self.window.size_ms
         panes = self.open.get(end)
         if panes is None:
-            panes = self.open[end] = {}
-            heapq.heappush(self.ends, end)
+            panes = self._new_panes(end)
         panes[pane_key] = acc
 
 

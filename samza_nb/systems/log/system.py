@@ -230,11 +230,17 @@ class LogSystemProducer:
                 self._write()
 
     def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
-        """``send`` of each of ``envelopes``, in order."""
+        """``send`` of each of ``envelopes``, in order; all or nothing: when the write it triggers fails
+        (a message its serde refuses), none of them stays queued."""
         with self._lock:
+            before = len(self._pending)
             self._pending.extend(envelopes)
             if len(self._pending) >= self.WRITE_AT:
-                self._write()
+                try:
+                    self._write()
+                except SystemProducerError:
+                    del self._pending[before:]
+                    raise
 
     def _write(self) -> None:
         """Under the lock: append the pending messages, stream by stream; they stay pending on error."""
@@ -252,16 +258,22 @@ class LogSystemProducer:
                     records = by_stream[stream] = []
                     encoders[stream] = self._encoders(stream)
                 encode_key, encode_msg = encoders[stream]
-                key, message, partition = envelope.key, envelope.message, envelope.partition
+                plain_key = key = envelope.key
+                message, partition = envelope.message, envelope.partition
                 if key is not None and encode_key is not None:
                     key = encode_key(key)
                 if message is not None and encode_msg is not None:
                     message = encode_msg(message)
                 if partition is None and envelope.partition_key is not None:
                     raw = envelope.partition_key
-                    raw = as_bytes(raw if encode_key is None else encode_key(raw), "a partition key")
+                    if raw is plain_key:  # keyed by its own key (partition_by): encoded once
+                        raw = key
+                    elif encode_key is not None:
+                        raw = encode_key(raw)
+                    raw = as_bytes(raw, "a partition key")
                     assert raw is not None
-                    partition = key_partition(raw, self.log.partitions(stream))
+                    count = self.log.partitions(stream)
+                    partition = 0 if count == 1 else key_partition(raw, count)
                 records.append((key, message, partition))
             stamps = _timestamps(pending, len(by_stream) > 1)
             for stream, records in by_stream.items():

@@ -132,4 +132,4 @@ def test_a_traceback_through_a_compiled_chain_shows_its_lines(tmp_path: Path) ->
     with pytest.raises(ZeroDivisionError) as failure:
         d.message(IN, 0)
     text = "".join(traceback.format_exception(failure.value))
-    assert "<operators route" in text and "_map(m)" in text
+    assert "<operators process" in text and "_map(m)" in text
