@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from samza_nb.api.streams import SystemStream
 from samza_nb.chooser.batching import BATCH_SIZE_KEY
-from samza_nb.config.catalogue import parse_bool, parse_int, parse_list
+from samza_nb.config.key_spec import parse_bool, parse_int, parse_list
 from samza_nb.errors import ConfigError, SamzaError
 
 TIME_ALIGNED_KEY = "task.chooser.time.aligned"

@@ -1,7 +1,8 @@
 """Configuration: the immutable Config, the catalogue of known keys, and loaders."""
 
-from samza_nb.config.catalogue import KEYS, KeySpec, default_of, job_id, job_name, spec_for
+from samza_nb.config.catalogue import KEYS, default_of, job_id, job_name, spec_for
 from samza_nb.config.config import Config
+from samza_nb.config.key_spec import KeySpec
 from samza_nb.config.loaders import load_config, parse_properties
 
 __all__ = [

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, overload
 
-from samza_nb.config.catalogue import KEYS, job_id, job_name, parse_bool, parse_int, parse_list, spec_for
+from samza_nb.config.catalogue import KEYS, job_id, job_name, spec_for
+from samza_nb.config.key_spec import parse_bool, parse_int, parse_list
 from samza_nb.errors import ConfigError
 
 _MISSING: Any = object()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from samza_nb.config.catalogue import parse_bool, parse_choice
+from samza_nb.config.key_spec import parse_bool, parse_choice
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
-from samza_nb.config.catalogue import parse_bool, parse_int
+from samza_nb.config.key_spec import parse_bool, parse_int
 from samza_nb.errors import ConfigError
 from samza_nb.systems.serdes import Serde, StreamSerdes
 
