@@ -12,7 +12,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,notebook,kafka]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,notebook,kafka,spark]'
 	touch $(STAMP)
 
 run: $(STAMP)

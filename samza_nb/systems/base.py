@@ -48,6 +48,25 @@ class ChangelogStreamAdmin(SystemAdmin, Protocol):
 
 
 @runtime_checkable
+class FeedingSystemAdmin(SystemAdmin, Protocol):
+    """An admin whose streams are fed by the job's driver while the job runs (a Spark streaming DataFrame
+    written into the durable log by ``foreachBatch``). Whoever plans the job model (the job coordinator,
+    or a container that plans its own) calls :meth:`start_feeding` after planning and
+    :meth:`stop_feeding` when the job ends; containers that got their model from a coordinator never do,
+    so a stream is fed once per job wherever its containers run."""
+
+    async def start_feeding(self, streams: Collection[str]) -> None:
+        """Start feeding those of ``streams`` (the job's inputs on this system) that are fed; idempotent.
+        A feed that cannot start raises a SamzaError naming the stream."""
+        ...
+
+    async def stop_feeding(self) -> None:
+        """Stop every feed this admin started (each stops after its current batch is durable);
+        idempotent."""
+        ...
+
+
+@runtime_checkable
 class SystemConsumer(Protocol):
     """Reads registered partitions from their starting offsets, in batches."""
 

@@ -1,0 +1,15 @@
+"""Spark DataFrames as streams and as a sink (DESIGN §10.1-10.3).
+
+``systems.<s>.samza.factory = samza_nb.systems.spark.SparkSystemFactory``. Inputs are DataFrames registered
+from Python (:func:`register_dataframe`) or configured by path (``systems.<s>.streams.<t>.spark.path``);
+a bounded one is written once into the job's directory and read with pyarrow by row index, a streaming one is
+fed into the durable log by ``foreachBatch``; outputs are parquet files per task per commit, read back with
+:func:`read_output`. pyspark is imported only where a SparkSession is needed (on the driver): containers on
+executors read the written files with pyarrow alone.
+"""
+
+from samza_nb.systems.spark.factory import SparkSystemFactory
+from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
+from samza_nb.systems.spark.sink import read_output
+
+__all__ = ["SparkSystemFactory", "read_output", "register_dataframe", "unregister_dataframe"]
