@@ -29,7 +29,9 @@ def run(config: Any, log: list[Seen], **kwargs: Any) -> LocalJobRunner:
     return runner
 
 
-def test_a_stopped_job_resumes_after_its_checkpoint_and_reads_every_row_once(spark: Any, tmp_path: Path) -> None:
+def test_a_stopped_job_resumes_after_its_checkpoint_and_reads_every_row_once(
+    spark: Any, tmp_path: Path
+) -> None:
     register_dataframe("clicks", spark.range(0, 300, numPartitions=2), value="id")
     config = job_config(tmp_path)
     first: list[Seen] = []
@@ -90,7 +92,9 @@ class Joiner:
             self.log.append(("clicks", envelope.key, self.users.get(envelope.key)))
 
 
-def test_a_bootstrap_spark_stream_fills_a_store_before_another_stream_is_read(spark: Any, tmp_path: Path) -> None:
+def test_a_bootstrap_spark_stream_fills_a_store_before_another_stream_is_read(
+    spark: Any, tmp_path: Path
+) -> None:
     users = spark.createDataFrame([(f"u{i}", f"name{i}") for i in range(12)], "user string, name string")
     clicks = spark.createDataFrame([(f"u{i % 12}", i) for i in range(60)], "user string, n long")
     register_dataframe("users", users, key="user", value="name", partitions=2)
