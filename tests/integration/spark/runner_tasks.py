@@ -10,7 +10,8 @@ from typing import Any
 class Record:
     """Appends ``<task> <pid> <offset> <message>`` to the file ``test.record`` for every message. With
     ``test.fail.marker`` set: the first message whose text is ``test.fail.on`` raises while that marker file
-    does not exist, and creates it (so the retried attempt passes)."""
+    does not exist, and creates it (so the retried attempt passes); with ``test.fail.always`` it raises on
+    that message in every attempt."""
 
     def init(self, context: Any) -> None:
         config = context.config
@@ -18,11 +19,14 @@ class Record:
         self.record = open(config.get_str("test.record"), "a")  # noqa: SIM115 (closed in close())
         self.fail_on = config.get_str("test.fail.on", "")
         self.marker = config.get_str("test.fail.marker", "")
+        self.always = config.get_str("test.fail.always", "") == "true"
 
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
         message = envelope.message
         if isinstance(message, bytes):
             message = message.decode()
+        if self.always and message == self.fail_on:
+            raise ValueError(f"cannot process {message!r}")
         if self.marker and message == self.fail_on and not os.path.exists(self.marker):
             Path(self.marker).touch()
             raise ValueError(f"failing once on {message!r}")
