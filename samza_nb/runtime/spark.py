@@ -64,7 +64,8 @@ class SparkJobRunner:
     starting: a ConfigError naming ``job.container.count`` when Spark has fewer task slots than containers);
     ``run(timeout=None)`` starts it if needed and blocks until the job is done, stopped or failed (after
     ``timeout`` seconds it stops it gracefully and raises JobTimeoutError; a failed job raises its error);
-    ``stop()`` asks for the cooperative stop from any thread and returns; ``join()`` waits for the end.
+    ``stop()`` asks for the cooperative stop from any thread and returns (``cancel()`` cancels the Spark
+    job at once); ``join()`` waits for the end.
     ``processed`` counts every container's messages (every attempt's); ``status()`` is every container's last
     report; ``failure`` is the one-line error of a failed job. ``spark``: the SparkSession (default: the
     active one, else one built from ``spark.master`` / ``spark.conf.*``); ``python_path``: directories the
@@ -84,6 +85,7 @@ class SparkJobRunner:
         self._stop_requested = threading.Event()
         self._finished = threading.Event()
         self._cancelled = False
+        self._context: Any = None
 
     # -- what the CLI and the notebook read -------------------------------------------------------------
     @property
@@ -122,7 +124,7 @@ class SparkJobRunner:
         """Check the slots, start the coordinator (its errors propagate) and submit the containers' job."""
         if self._thread is not None:
             raise SamzaError(f"the Spark runner of job {self.name} was already started")
-        context = self._spark_context()
+        context = self._context = self._spark_context()
         slots = int(context.defaultParallelism)
         if slots < self.containers:
             raise ConfigError(
@@ -145,6 +147,13 @@ class SparkJobRunner:
         coordinator = self.coordinator
         if coordinator is not None:
             coordinator.request_stop()
+
+    def cancel(self) -> None:
+        """Stop at once: cancel the containers' Spark job (Spark kills their workers; each container then
+        gets SIGTERM and commits what it can). Safe from any thread."""
+        self.stop()
+        if self._context is not None:
+            self._cancel(self._context)
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until the job ended and the coordinator stopped; False when ``timeout`` passed first."""
@@ -263,7 +272,7 @@ class SparkJobRunner:
         )
         ids = sorted(coordinator.job_model.containers, key=lambda cid: (len(cid), cid))
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
-        task = container_task(sys.executable, coordinator.url, list(dict.fromkeys(path)))
+        task = container_task(sys.executable, coordinator.url, list(dict.fromkeys(path)), os.getcwd())
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
 

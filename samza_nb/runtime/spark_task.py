@@ -36,11 +36,12 @@ class ContainerAttemptFailed(RuntimeError):
     """A container exited non-zero: this attempt of its Spark task fails (Spark retries it)."""
 
 
-def container_task(executable: str, url: str, python_path: Sequence[str]) -> ContainerTask:
+def container_task(executable: str, url: str, python_path: Sequence[str], cwd: str) -> ContainerTask:
     """The function of the containers' Spark job (``rdd.mapPartitions``): it runs each container id of its
-    partition with :func:`run_container`. It is a closure that needs only the standard library to be
-    unpickled (cloudpickle pickles it by value): it puts ``python_path`` (the driver's) first on the
-    worker's ``sys.path`` before it imports samza_nb."""
+    partition with :func:`run_container` (in the driver's working directory ``cwd`` where it exists, so
+    relative paths of the config mean what they mean on the driver). It is a closure that needs only the
+    standard library to be unpickled (cloudpickle pickles it by value): it puts ``python_path`` (the
+    driver's) first on the worker's ``sys.path`` before it imports samza_nb."""
     driver_path = [p for p in python_path if p]
 
     def run_partition(ids: Iterable[str]) -> Iterator[tuple[str, str]]:
@@ -52,13 +53,13 @@ def container_task(executable: str, url: str, python_path: Sequence[str]) -> Con
         from samza_nb.runtime import spark_task as worker
 
         for cid in ids:
-            yield worker.run_container(executable, url, cid, driver_path)
+            yield worker.run_container(executable, url, cid, driver_path, cwd)
 
     return run_partition
 
 
 def run_container(
-    executable: str, url: str, container_id: str, python_path: Sequence[str]
+    executable: str, url: str, container_id: str, python_path: Sequence[str], cwd: str | None = None
 ) -> tuple[str, str]:
     """Run container ``container_id`` as a child process until it exits; its stderr lines go to this
     process' stderr, prefixed ``[container <id>]``. ``(id, "stopped")`` when it exited 0, else
@@ -72,6 +73,7 @@ def run_container(
     process = subprocess.Popen(
         [executable, "-m", "samza_nb", "container"],
         env=env,
+        cwd=cwd if cwd is not None and os.path.isdir(cwd) else None,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
