@@ -1,36 +1,58 @@
 """``samza-nb run --runner spark`` end to end: a process of its own making its own SparkSession from
-``spark.master``, its containers the tasks of one Spark job."""
+``spark.master``, its containers the tasks of one Spark job; SIGTERM stops it gracefully with the summary
+line, and when the driver is killed its containers exit."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.integration.spark.test_runner import LINES, ROOT, STREAMS, expected_lines, file_job, recorded
+from samza_nb.runtime.dev_broker import free_port
+from tests.eventually import eventually
+from tests.integration.spark.test_runner import ROOT, append_words, container_processes, log_job, recorded
 
 
-def test_samza_nb_run_with_the_spark_runner_runs_every_container_to_the_end(tmp_path: Path) -> None:
-    config = file_job(tmp_path, **{"spark.master": "local[2,2]", "spark.conf.spark.default.parallelism": "2"})
-    values = {k: v for k, v in config.items() if k != "test.record"}
-    values.update({f"systems.file.streams.{s}.path": f"{s}.txt" for s in STREAMS})  # relative: the cwd
-    values["test.record"] = "record.txt"
+def start(tmp_path: Path, port: int) -> subprocess.Popen[str]:
+    config = log_job(
+        tmp_path, **{"spark.master": "local[2,2]", "cluster-manager.jobcoordinator.url.port": str(port)}
+    )
+    values = {**config, "test.record": "record.txt"}  # relative: the driver's working directory
     (tmp_path / "job.properties").write_text("".join(f"{k} = {v}\n" for k, v in values.items()))
-    done = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "samza_nb", "run", "--runner", "spark", "--config-path", "job.properties"],
         cwd=tmp_path,
         env=dict(os.environ, PYTHONPATH=str(ROOT)),
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=300,
     )
-    assert done.returncode == 0, done.stderr
-    summary = done.stdout.strip().splitlines()[-1]
-    total = len(STREAMS) * LINES
-    assert summary.startswith(f"samza-nb: {config.job_name()}: processed {total} messages in "), summary
-    assert f"SystemStreamPartition [file, a, 0] [file.a#0={LINES - 1}]" in summary, summary
-    rows = recorded(tmp_path)
-    assert Counter(m for *_, m in rows) == Counter(expected_lines())
-    assert len({pid for _, pid, _, _ in rows}) == 2, "two container processes"
+
+
+def test_samza_nb_run_with_the_spark_runner_stops_gracefully_on_sigterm(tmp_path: Path) -> None:
+    written = append_words(tmp_path, range(10))
+    run = start(tmp_path, free_port())
+    eventually(lambda: Counter(m for *_, m in recorded(tmp_path)) == written, timeout=180)
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    assert "SIGTERM: stopping every container gracefully" in err, err
+    summary = out.strip().splitlines()[-1]
+    total = sum(written.values())
+    assert summary.startswith("samza-nb: spark-log-") and f": processed {total} messages in " in summary
+    assert "Partition 0 [log.words#0=49]" in summary, summary  # committed on the way out
+    assert len({pid for _, pid, _, _ in recorded(tmp_path)}) == 2, "two container processes"
+
+
+def test_the_containers_exit_when_the_driver_is_killed(tmp_path: Path) -> None:
+    append_words(tmp_path, range(10))
+    port = free_port()
+    run = start(tmp_path, port)
+    url = f"http://127.0.0.1:{port}"
+    pids = eventually(lambda: len(found := container_processes(url)) == 2 and found, timeout=180)
+    run.kill()
+    run.communicate(timeout=60)
+    eventually(lambda: not container_processes(url), timeout=60, message=f"containers {pids} exited")
