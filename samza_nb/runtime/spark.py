@@ -67,9 +67,11 @@ class SparkJobRunner:
     ``stop()`` asks for the cooperative stop from any thread and returns (``cancel()`` cancels the Spark
     job at once); ``join()`` waits for the end.
     ``processed`` counts every container's messages (every attempt's); ``status()`` is every container's last
-    report; ``failure`` is the one-line error of a failed job. ``spark``: the SparkSession (default: the
-    active one, else one built from ``spark.master`` / ``spark.conf.*``); ``python_path``: directories the
-    containers import from before the driver's ``sys.path`` (e.g. a notebook's task module)."""
+    report; ``failure`` is the one-line error of a failed job; ``stopped`` says the job ended on a stop
+    request, ``cancelled`` that its Spark job was cancelled before its containers ended. ``spark``: the
+    SparkSession (default: the active one, else one built from ``spark.master`` / ``spark.conf.*``);
+    ``python_path``: directories the containers import from before the driver's ``sys.path`` (e.g. a
+    notebook's task module)."""
 
     def __init__(self, config: Config, spark: Any = None, *, python_path: Sequence[str] = ()) -> None:
         self.config = config.validate()
@@ -84,7 +86,7 @@ class SparkJobRunner:
         self._thread: threading.Thread | None = None
         self._stop_requested = threading.Event()
         self._finished = threading.Event()
-        self._cancelled = False
+        self.cancelled = False
         self._context: Any = None
 
     # -- what the CLI and the notebook read -------------------------------------------------------------
@@ -152,6 +154,7 @@ class SparkJobRunner:
         """Stop at once: cancel the containers' Spark job (Spark kills their workers; each container then
         gets SIGTERM and commits what it can). Safe from any thread."""
         self.stop()
+        self.cancelled = True
         if self._context is not None:
             self._cancel(self._context)
 
@@ -253,8 +256,9 @@ class SparkJobRunner:
                 if asked is None:
                     asked = time.monotonic()
                     coordinator.request_stop()
-                elif not self._cancelled and time.monotonic() - asked > patience:
+                elif not self.cancelled and time.monotonic() - asked > patience:
                     log.warning("containers of %s did not stop within %g s: cancelling", self.name, patience)
+                    self.cancelled = True
                     await asyncio.to_thread(self._cancel, context)
         try:
             job.result()
@@ -263,7 +267,7 @@ class SparkJobRunner:
         else:
             self.stopped = self._stop_requested.is_set()
         finally:
-            await asyncio.to_thread(self._cancel, context)  # retries still pending, if any
+            await asyncio.to_thread(self._cancel, context)  # the job group's end (retries pending, if any)
 
     def _run_job(self, context: Any, coordinator: JobCoordinator) -> list[tuple[str, str]]:
         """The containers' Spark job: one task per container id (blocks until it ended)."""
@@ -277,7 +281,6 @@ class SparkJobRunner:
         return results
 
     def _cancel(self, context: Any) -> None:
-        self._cancelled = True
         try:
             context.cancelJobGroup(self.group)
         except Exception as exc:  # the context may be stopping with the driver
@@ -287,7 +290,7 @@ class SparkJobRunner:
         """The Spark job ended with ``exc``: a failure, unless it was this runner's cancellation."""
         text = str(exc)
         found = re.findall(rf"container \S+ {FAILED_MARK}[^\n]*", text)
-        if self._stop_requested.is_set() and (self._cancelled or not found):
+        if self._stop_requested.is_set() and (self.cancelled or not found):
             self.stopped = True
             return
         if found:

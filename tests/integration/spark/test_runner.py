@@ -197,6 +197,7 @@ def test_stop_commits_and_leaves_no_process_running_a_container(spark: Any, tmp_
     runner.stop()
     assert runner.join(timeout=90)
     assert runner.failure is None and runner.stopped
+    assert not runner.cancelled, "the containers stopped when the coordinator asked them to"
     assert container_processes(url) == [], "no process runs a container any more"
     status = runner.status()
     assert status is not None
