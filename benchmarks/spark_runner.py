@@ -9,7 +9,8 @@
     first message processed (the task creates a file on its first message; this script polls for it every
     5 ms), and the same for the plain ``samza-nb run`` (one container in that process).
 
-Run: ``python benchmarks/spark_runner.py [--messages N] [--work K] [--runs R]``. Needs pyspark and Java.
+Run: ``python benchmarks/spark_runner.py [--messages N] [--work K] [--runs R] [--only b|c]``. Needs pyspark
+and Java.
 """
 
 from __future__ import annotations
@@ -150,9 +151,11 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=200_000)
     parser.add_argument("--work", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--only", choices=("b", "c"), help="measure one of the two")
     args = parser.parse_args()
-    scaling(args.messages, args.work, args.runs)
-    for runner in ("local", "spark"):
+    if args.only != "c":
+        scaling(args.messages, args.work, args.runs)
+    for runner in ("local", "spark") if args.only != "b" else ():
         seconds = [first_message(runner) for _ in range(args.runs)]
         print(
             f"(c) samza-nb run{' --runner spark' if runner == 'spark' else ''}: first message after "
