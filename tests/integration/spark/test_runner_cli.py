@@ -11,9 +11,13 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from samza_nb.runtime.dev_broker import free_port
 from tests.eventually import eventually
 from tests.integration.spark.test_runner import ROOT, append_words, container_processes, log_job, recorded
+
+pytestmark = pytest.mark.slow  # each test starts a process with a SparkSession (a JVM) of its own
 
 
 def start(tmp_path: Path, port: int) -> subprocess.Popen[str]:
