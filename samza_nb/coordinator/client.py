@@ -44,9 +44,17 @@ def fetch_job_model(url: str, timeout_s: float) -> JobModel:
         raise SamzaError(f"the answer of {url} is not a job model: {exc}") from None
 
 
-def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
-    """PUT ``report`` to ``<url>/containers/<id>/status``; a CoordinatorUnreachable when that fails."""
-    _request(f"{url.rstrip('/')}/containers/{report.container_id}/status", report.to_json(), "PUT", timeout_s)
+def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> bool:
+    """PUT ``report`` to ``<url>/containers/<id>/status``; True when the coordinator answered that the
+    container should stop gracefully (``"stop": true``). A CoordinatorUnreachable when that fails."""
+    body = _request(
+        f"{url.rstrip('/')}/containers/{report.container_id}/status", report.to_json(), "PUT", timeout_s
+    )
+    try:
+        answer = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(answer, dict) and answer.get("stop") is True
 
 
 def _request(url: str, body: bytes | None, method: str, timeout_s: float = REQUEST_TIMEOUT_S) -> bytes:

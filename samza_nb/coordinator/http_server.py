@@ -1,8 +1,9 @@
 """The job coordinator's HTTP service (the standard library's ThreadingHTTPServer on a daemon thread).
 
 ``GET /`` the job model JSON, ``GET /locality`` container id -> host, ``GET /status`` every container's
-last report, ``PUT`` (or ``POST``) ``/containers/<id>/status`` a container's report. Every answer is JSON;
-errors are ``{"error": "..."}`` with 400, 404, 405, 411 or 413, and an unexpected failure is a 500 whose
+last report, ``PUT`` (or ``POST``) ``/containers/<id>/status`` a container's report (answered
+``{"ok": true}``, plus ``"stop": true`` once the coordinator asks its containers to stop). Every answer is
+JSON; errors are ``{"error": "..."}`` with 400, 404, 405, 411 or 413, and an unexpected failure is a 500 whose
 body names the error but never carries a traceback.
 """
 
@@ -50,8 +51,9 @@ class CoordinatorEndpoints(Protocol):
         """Ids of the job model's containers."""
         ...
 
-    def report(self, report: ContainerReport) -> None:
-        """Take a container's report (raises SamzaError when it cannot be accepted)."""
+    def report(self, report: ContainerReport) -> bool | None:
+        """Take a container's report (raises SamzaError when it cannot be accepted); True when the
+        container should stop gracefully (the answer then carries ``"stop": true``)."""
         ...
 
 
@@ -138,14 +140,14 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = self.rfile.read(length)
         try:
-            self.server.endpoints.report(ContainerReport.from_json(container_id, body))
+            stop = self.server.endpoints.report(ContainerReport.from_json(container_id, body))
         except StatusReportError as exc:
             self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
             return
         except SamzaError as exc:
             self._json(HTTPStatus.CONFLICT, {"error": str(exc)})
             return
-        self._json(HTTPStatus.OK, {"ok": True})
+        self._json(HTTPStatus.OK, {"ok": True, "stop": True} if stop else {"ok": True})
 
     def _discard_body(self) -> None:
         length = self.headers.get("Content-Length", "0").strip()

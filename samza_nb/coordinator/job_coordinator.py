@@ -77,7 +77,10 @@ class JobCoordinator:
     the job model keeping the stream's changelog mappings (refusing a grouper or partition-count change of
     a stateful job), persists set-changelog and set-task-container-assignment, and starts the HTTP service
     at :attr:`url`. Containers report their status to it; :meth:`job_status` is the job's view.
-    ``await stop()`` stops serving and closes the stream."""
+    :meth:`request_stop` asks every container to stop gracefully: the answer to each report says so from
+    then on. A container may report again after it reported "failed" or from a new process (a retried
+    attempt): its earlier attempts' messages stay counted. ``await stop()`` stops serving and closes the
+    stream."""
 
     def __init__(self, config: Config, *, store: CoordinatorStore | None = None) -> None:
         self.config = config.validate()
@@ -92,6 +95,7 @@ class JobCoordinator:
         self._writes: list[concurrent.futures.Future[None]] = []
         self._catch_up: asyncio.Task[None] | None = None
         self._started_store = False
+        self._stop_requested = False
 
     @property
     def job_model(self) -> JobModel:
@@ -146,18 +150,36 @@ class JobCoordinator:
         with self._lock:
             if self._status is None:
                 raise SamzaError("the job coordinator has not started: no status yet")
-            return JobStatus(self._status.job, self._status.containers, dict(self._status.reports))
+            status = self._status
+            return JobStatus(status.job, status.containers, dict(status.reports), dict(status.earlier))
+
+    @property
+    def stop_requested(self) -> bool:
+        """True once :meth:`request_stop` was called."""
+        return self._stop_requested
+
+    def request_stop(self) -> None:
+        """Ask every container to stop gracefully (each commits and exits): the answer to every report from
+        now on carries ``"stop": true``. Safe from any thread; it cannot be taken back."""
+        self._stop_requested = True
 
     def locality(self) -> dict[str, str]:
         """Container id -> the host it last reported (from the coordinator stream before that)."""
         with self._lock:
             return dict(self._hosts)
 
-    def report(self, report: ContainerReport) -> None:
-        """Take a container's report (any thread); a new host is written to the coordinator stream."""
+    def report(self, report: ContainerReport) -> bool:
+        """Take a container's report (any thread); a new host is written to the coordinator stream. The
+        previous report of that container came from an earlier attempt when it was final or from another
+        process: its count moves to the status' ``earlier``. True when the container should stop (see
+        :meth:`request_stop`)."""
         with self._lock:
             if self._status is None:
                 raise SamzaError("the job coordinator has not started")
+            previous = self._status.reports.get(report.container_id)
+            if previous is not None and (previous.final or previous.pid != report.pid):
+                earlier = self._status.earlier
+                earlier[report.container_id] = earlier.get(report.container_id, 0) + previous.processed
             self._status.reports[report.container_id] = report
             moved = report.host and self._hosts.get(report.container_id) != report.host
             if moved:
@@ -168,6 +190,7 @@ class JobCoordinator:
             future.add_done_callback(_log_failure)
             with self._lock:
                 self._writes = [f for f in self._writes if not f.done()] + [future]
+        return self._stop_requested
 
     async def stop(self) -> None:
         """Stop serving, finish pending writes, close the coordinator stream (idempotent)."""
@@ -213,8 +236,8 @@ class _Endpoints:
     def container_ids(self) -> Collection[str]:
         return self._coordinator.job_model.containers.keys()
 
-    def report(self, report: ContainerReport) -> None:
-        self._coordinator.report(report)
+    def report(self, report: ContainerReport) -> bool:
+        return self._coordinator.report(report)
 
 
 def _changes(

@@ -101,16 +101,19 @@ def _field(data: Mapping[str, Any], name: str, kind: type, container_id: str) ->
 
 @dataclass
 class JobStatus:
-    """The coordinator's view of every container: the latest report of each (or none yet)."""
+    """The coordinator's view of every container: the latest report of each (or none yet), and what
+    earlier attempts of a container processed (a container retried by the Spark runner starts a new process
+    that counts from 0; ``earlier`` keeps the count of the attempts before it)."""
 
     job: str
     containers: tuple[str, ...]
     reports: dict[str, ContainerReport] = field(default_factory=dict)
+    earlier: dict[str, int] = field(default_factory=dict)
 
     @property
     def processed(self) -> int:
-        """Messages processed by all containers, as last reported."""
-        return sum(report.processed for report in self.reports.values())
+        """Messages processed by all containers (every attempt of each), as last reported."""
+        return sum(report.processed for report in self.reports.values()) + sum(self.earlier.values())
 
     def failed(self) -> list[ContainerReport]:
         """Reports of containers that failed."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.notebook.monitor import Throughput, notify
 from samza_nb.notebook.views import ContainerView, JobView, PartitionView, TaskView
@@ -21,15 +21,32 @@ if TYPE_CHECKING:
     from samza_nb.coordinator.job_model import JobModel
     from samza_nb.coordinator.status import ContainerReport, JobStatus
     from samza_nb.notebook.job import Listener
-    from samza_nb.notebook.processes_job import ProcessesJob
     from samza_nb.observe.events import ChooserDecision
 
 
-class ContainersMonitor:
-    """Makes the JobViews of a :class:`ProcessesJob` (a RunMonitor, see :mod:`.job`); chooser decisions
-    stay in the container processes, so ``decisions`` is empty."""
+class ContainersJob(Protocol):
+    """A job whose containers report to a job coordinator: a ProcessesJob, a SparkNotebookJob."""
 
-    def __init__(self, job: ProcessesJob, *, name: str, mode: str, refresh_s: float = 0.2) -> None:
+    @property
+    def config(self) -> Any:
+        """The job's config."""
+        ...
+
+    @property
+    def job_model(self) -> JobModel | None:
+        """The coordinator's job model once it started."""
+        ...
+
+    def status(self) -> JobStatus | None:
+        """Every container's last report (None before the coordinator started)."""
+        ...
+
+
+class ContainersMonitor:
+    """Makes the JobViews of a job of several containers (a ProcessesJob, a SparkNotebookJob: a RunMonitor,
+    see :mod:`.job`); chooser decisions stay in the container processes, so ``decisions`` is empty."""
+
+    def __init__(self, job: ContainersJob, *, name: str, mode: str, refresh_s: float = 0.2) -> None:
         self._job = job
         self._name = name
         self._mode = mode
@@ -170,4 +187,4 @@ def _offset(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-__all__ = ["ContainersMonitor"]
+__all__ = ["ContainersJob", "ContainersMonitor"]

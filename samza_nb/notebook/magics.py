@@ -54,6 +54,7 @@ RUN_ARGS.add_argument("--timeout", type=float)
 RUN_ARGS.add_argument("--max-messages", type=int)
 RUN_ARGS.add_argument("--no-dashboard", action="store_true")
 RUN_ARGS.add_argument("--trace", action="store_true")
+RUN_ARGS.add_argument("--runner", choices=("local", "spark"), default="local")
 
 CHECKPOINT_ARGS = MagicArguments("samza_checkpoints")
 CHECKPOINT_ARGS.add_argument("--reset", action="store_true")
@@ -140,13 +141,14 @@ class SamzaMagics(Magics):
     # -- running ------------------------------------------------------------------------------------------
     @line_magic
     def samza_run(self, line: str) -> None:
-        """``%samza_run [--wait] [--timeout S] [--max-messages N] [--no-dashboard] [--trace]``
+        """``%samza_run [--wait] [--timeout S] [--max-messages N] [--no-dashboard] [--trace] [--runner R]``
 
         Run the job in the background on the kernel's asyncio loop (the cell returns at once and the
         notebook stays usable), or with ``--wait`` until every input reached end-of-stream. ``--timeout S``
         stops it gracefully after S seconds, ``--max-messages N`` after N messages; ``--no-dashboard``
         shows one line of text; ``--trace`` records every chooser decision in ``samza.decisions`` (it
-        slows the job: for small demonstrations)."""
+        slows the job: for small demonstrations); ``--runner spark`` runs the containers as the tasks of one
+        Spark job on the kernel's SparkSession (or a new local one), its coordinator in the kernel."""
         with one_line_errors(self.shell):
             args = RUN_ARGS.parse(line)
             if args.timeout is not None and args.timeout <= 0:
@@ -161,6 +163,7 @@ class SamzaMagics(Magics):
                 max_messages=args.max_messages,
                 ui=self._ui(args.no_dashboard),
                 trace=args.trace,
+                runner=args.runner,
             )
 
     @line_magic

@@ -50,15 +50,27 @@ def prepare(config: Config, task: TaskDefinition | None, max_messages: int | Non
     refuses in-memory inputs and a task cell that is not self-contained, writes the cell's module; nothing
     runs yet. Mistakes are one NotebookError line."""
     count = container_count(config)
+    how = (f"{CONTAINER_COUNT_KEY}={count}", f"runs the job as {count} processes", f"{CONTAINER_COUNT_KEY}=1")
+    config, python_path = prepare_for_processes(config, task, how)
+    return ProcessesJob(config, python_path, max_messages, from_cell=task is not None)
+
+
+def prepare_for_processes(
+    config: Config, task: TaskDefinition | None, how: tuple[str, str, str]
+) -> tuple[Config, tuple[str, ...]]:
+    """``config`` for container processes that import the notebook's ``task`` (its cell written as a module,
+    whose directory is the returned path; else ``task.class``), after refusing what such processes cannot
+    run: an in-memory input, a task cell that is not self-contained. ``how``: (what makes the job run in
+    processes, what that does, the alternative), for the error lines."""
+    what, does, instead = how
     try:
         for stream in input_streams(config):
             if isinstance(system_factory(config, stream.system), InMemorySystemFactory):
                 raise NotebookError(
-                    f"samza_run: {CONTAINER_COUNT_KEY}={count} runs the job as {count} processes, but its "
+                    f"samza_run: {what} {does}, but its "
                     f"input {stream.system}.{stream.stream} is an in-memory stream, which lives in this "
                     "kernel only: use a stream several processes can share (the durable log, Kafka, "
-                    "files), or "
-                    f"{CONTAINER_COUNT_KEY}=1"
+                    f"files), or {instead}"
                 )
         python_path: tuple[str, ...] = ()
         if task is not None:
@@ -67,7 +79,7 @@ def prepare(config: Config, task: TaskDefinition | None, max_messages: int | Non
                 raise NotebookError(
                     f"samza_run: the %%samza_task cell of {task.name} uses {', '.join(missing)} without "
                     f"defining or importing {'it' if len(missing) == 1 else 'them'}; with "
-                    f"{CONTAINER_COUNT_KEY}={count}, {SELF_CONTAINED}"
+                    f"{what}, {SELF_CONTAINED}"
                 )
             directory = task_directory(config)
             task_class = write_task_module(task, directory)
@@ -83,7 +95,7 @@ def prepare(config: Config, task: TaskDefinition | None, max_messages: int | Non
         raise
     except SamzaError as exc:
         raise NotebookError(f"samza_run: {exc}") from None
-    return ProcessesJob(config, python_path, max_messages, from_cell=task is not None)
+    return config, python_path
 
 
 class ProcessesJob:
@@ -168,4 +180,4 @@ class ProcessesJob:
         log.debug("container %s: %s", container_id, line)
 
 
-__all__ = ["ContainerFailedError", "ProcessesJob", "prepare"]
+__all__ = ["ContainerFailedError", "ProcessesJob", "prepare", "prepare_for_processes"]

@@ -21,14 +21,14 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from samza_nb.checkpoint.base import checkpoint_factory_path
+from samza_nb.checkpoint.base import MULTI_CONTAINER_CHECKPOINT_FACTORY, checkpoint_factory_path
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.container.inputs import input_streams
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import SamzaError
-from samza_nb.notebook import cell_config, checkpoints, processes_job
+from samza_nb.notebook import cell_config, checkpoints, processes_job, spark_job
 from samza_nb.notebook.applications import planned_application
 from samza_nb.notebook.containers_monitor import ContainersMonitor
 from samza_nb.notebook.dashboard import Dashboard
@@ -37,6 +37,7 @@ from samza_nb.notebook.interrupts import InterruptRoute
 from samza_nb.notebook.job import KERNEL_LOOP, OWN_THREAD, JobRun, RunMonitor, RunnableJob
 from samza_nb.notebook.monitor import Monitor
 from samza_nb.notebook.processes_job import ProcessesJob
+from samza_nb.notebook.spark_job import SparkNotebookJob
 from samza_nb.notebook.task_cell import TaskDefinition, define_task
 from samza_nb.notebook.text_status import StatusReport, render_text
 from samza_nb.runtime.applications import load_task_factory
@@ -133,11 +134,14 @@ class NotebookSession:
         max_messages: int | None = None,
         ui: str = "text",
         trace: bool = False,
+        runner: str = "local",
     ) -> None:
         """``%samza_run``: start the job; with ``wait``, block until it ends (see :mod:`.job`).
 
-        ``ui``: ``widgets`` (the live dashboard), ``text`` (lines of text) or ``off``. Raises NotebookError
-        for mistakes and, with ``wait``, when the job failed.
+        ``ui``: ``widgets`` (the live dashboard), ``text`` (lines of text) or ``off``; ``runner``:
+        ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (the containers as the
+        tasks of one Spark job, :mod:`.spark_job`). Raises NotebookError for mistakes and, with ``wait``,
+        when the job failed.
         """
         if self.running:
             assert self.run is not None
@@ -152,7 +156,7 @@ class NotebookSession:
             loop = None
         on_kernel_loop = loop is not None and not wait
         mode = KERNEL_LOOP if on_kernel_loop else OWN_THREAD
-        runnable, monitor = self._prepare(job, mode, max_messages, trace)
+        runnable, monitor = self._prepare(job, mode, max_messages, trace, runner)
         self.dashboard = None
         self._ui = ui
         if ui == "widgets":
@@ -171,7 +175,7 @@ class NotebookSession:
             self.run = JobRun.on_thread(runnable, monitor, timeout)
         if not wait:
             if ui != "widgets":
-                how = monitor.view.mode if isinstance(runnable, ProcessesJob) else mode
+                how = monitor.view.mode if isinstance(runnable, ProcessesJob | SparkNotebookJob) else mode
                 self._show(
                     f"job {job!r} started in the background {how}: %samza_status shows progress, "
                     "%samza_stop stops it"
@@ -180,17 +184,29 @@ class NotebookSession:
         self._wait_and_report(self.run)
 
     def _prepare(
-        self, job: str, mode: str, max_messages: int | None, trace: bool
+        self, job: str, mode: str, max_messages: int | None, trace: bool, runner: str = "local"
     ) -> tuple[RunnableJob, RunMonitor]:
-        """The job to run and its monitor: a container in this process, or (``job.container.count`` > 1)
-        the job's container processes."""
+        """The job to run and its monitor: a container in this process, (``job.container.count`` > 1)
+        the job's container processes, or (``runner`` spark) its containers as Spark tasks."""
         if not self.config:
             raise NotebookError(
                 "samza_run: no job config: write a %%samza_config cell (or %samza_config key=value ...) first"
             )
-        config = cell_config.effective_config(self.config, self._state_directory())
+        values = dict(self.config)
+        if runner == "spark":  # the containers run in processes of their own: checkpoints they all reach
+            values.setdefault(cell_config.CHECKPOINT_FACTORY_KEY, MULTI_CONTAINER_CHECKPOINT_FACTORY)
+        config = cell_config.effective_config(values, self._state_directory())
         config, factory = planned_application(config, self.task)
         count = cell_config.container_count(config)
+        if runner == "spark":
+            if trace:
+                raise NotebookError(
+                    "samza_run: --trace records the chooser decisions of a job in this kernel; with "
+                    "--runner spark they are made in the container processes"
+                )
+            spark_run = spark_job.prepare(config, self.task, max_messages)
+            where = f"as {count} Spark task{'s' if count != 1 else ''}, their coordinator {mode}"
+            return spark_run, ContainersMonitor(spark_run, name=job, mode=where, refresh_s=self.refresh_s)
         if count <= 1:
             container = self._container(config, max_messages, factory)
             return container, Monitor(
@@ -373,7 +389,7 @@ class NotebookSession:
         if run is None:
             return None
         job = run.job
-        if isinstance(job, ProcessesJob):
+        if isinstance(job, ProcessesJob | SparkNotebookJob):
             raise NotebookError(
                 f"samza_sql: job {run.view.job!r} runs as container processes, which hold its stores: "
                 "%%samza_sql queries the stores of a job of one container (job.container.count = 1)"

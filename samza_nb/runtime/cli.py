@@ -99,6 +99,13 @@ def add_run_command(commands: Any) -> None:
         metavar="KEY=VALUE",
         help="override a config key (repeatable)",
     )
+    run.add_argument(
+        "--runner",
+        choices=("local", "spark"),
+        default="local",
+        help="local (default): this process, or job.container.count processes on this machine; spark: "
+        "the containers as the tasks of one Spark job (spark.master, default local[<containers>,4])",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
     run.set_defaults(handler=run_command)
@@ -157,6 +164,10 @@ def run_command(args: argparse.Namespace) -> int:
     setup_logging(args.verbose)
     try:
         config = load_job_config(args.config_path, args.overrides)
+        if args.runner == "spark":
+            from samza_nb.runtime.spark_cli import run_on_spark  # imports pyspark only when asked
+
+            return run_on_spark(config, args)
         if needs_planning(config):
             return asyncio.run(_run_application(config, args))
         if config.get_int("job.container.count", 1) > 1:

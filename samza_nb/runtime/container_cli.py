@@ -3,9 +3,10 @@
 The coordinator's URL and the container's id come from ``SAMZA_COORDINATOR_URL`` and ``SAMZA_CONTAINER_ID``
 (or ``--coordinator-url`` / ``--container-id``). The container fetches the job model (retrying while the
 coordinator starts), runs exactly its tasks (the task class from the model's ``task.class``, or the
-operator task of the planned application its ``app.class`` names), reports its
-host, state and progress to the coordinator every ``cluster-manager.container.status.interval.ms``, and
-stops gracefully (every task commits) on SIGTERM or SIGINT; a second signal stops it without committing.
+operator task of the planned application its ``app.class`` names), reports its host, state and progress
+to the coordinator every ``cluster-manager.container.status.interval.ms``, and stops gracefully (every
+task commits) when the coordinator's answer asks it to, or on SIGTERM or SIGINT; a second signal stops it
+without committing.
 Exit status: 0 done or stopped, 1 failed, 2 bad config or usage, 128 + signal when forced.
 """
 
@@ -174,13 +175,19 @@ class ContainerProcess:
         )
 
     async def _report_periodically(self, interval_s: float, patience_s: float) -> None:
-        """Send a report every ``interval_s``; when none got through for ``patience_s``, the coordinator is
-        gone: stop gracefully (commits) and fail."""
+        """Send a report every ``interval_s``; when the coordinator answers "stop", stop gracefully (commits);
+        when no report got through for ``patience_s``, the coordinator is gone: stop gracefully and fail."""
         last_ok = time.monotonic()
+        asked = False
         while True:
             try:
-                await asyncio.to_thread(send_report, self.url, self._report(), min(patience_s, 10.0))
+                stop = await asyncio.to_thread(send_report, self.url, self._report(), min(patience_s, 10.0))
                 last_ok = time.monotonic()
+                if stop and not asked:
+                    asked = True
+                    log.info("container %s: the job coordinator asked it to stop", self.container_id)
+                    assert self.container is not None
+                    self.container.shutdown()
             except CoordinatorUnreachable as exc:
                 if time.monotonic() - last_ok > patience_s and self._lost is None:
                     self._lost = (

@@ -215,6 +215,47 @@ def test_http_serves_the_model_locality_and_status_and_takes_reports(namespace: 
     asyncio.run(go())
 
 
+def test_a_retried_container_reports_again_after_failing_and_its_count_is_kept(namespace: str) -> None:
+    async def go() -> None:
+        coordinator = await started(job(namespace), MemoryStore())
+        try:
+            coordinator.report(ContainerReport("0", "h", "running", 5, pid=1))
+            coordinator.report(ContainerReport("0", "h", "failed", 7, (), "boom", pid=1))
+            coordinator.report(ContainerReport("0", "h", "starting", 0, pid=2))
+            coordinator.report(ContainerReport("0", "h", "running", 3, pid=2))
+            status = coordinator.job_status()
+            assert status.reports["0"].state == "running"
+            assert status.processed == 10  # 7 of the failed attempt + 3 of the retry
+            assert status.to_dict()["processed"] == 10
+        finally:
+            await coordinator.stop()
+
+    asyncio.run(go())
+
+
+def test_after_request_stop_every_report_is_answered_with_stop(namespace: str) -> None:
+    from samza_nb.coordinator.client import send_report
+
+    async def go() -> None:
+        coordinator = await started(job(namespace), MemoryStore())
+        try:
+            report = ContainerReport("1", "h", "running", 1, pid=9)
+            assert await asyncio.to_thread(send_report, coordinator.url, report) is False
+            coordinator.request_stop()
+            assert coordinator.stop_requested
+            assert await asyncio.to_thread(
+                put, coordinator.url + "/containers/1/status", report.to_json()
+            ) == (
+                200,
+                {"ok": True, "stop": True},
+            )
+            assert await asyncio.to_thread(send_report, coordinator.url, report) is True
+        finally:
+            await coordinator.stop()
+
+    asyncio.run(go())
+
+
 @pytest.mark.parametrize(
     ("method", "path", "body", "status", "fragment"),
     [

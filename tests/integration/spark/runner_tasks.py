@@ -1,0 +1,52 @@
+"""Tasks for the Spark runner's tests: imported by the container processes on Spark's executors."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+class Record:
+    """Appends ``<task> <pid> <offset> <message>`` to the file ``test.record`` for every message. With
+    ``test.fail.marker`` set: the first message whose text is ``test.fail.on`` raises while that marker file
+    does not exist, and creates it (so the retried attempt passes); with ``test.fail.always`` it raises on
+    that message in every attempt."""
+
+    def init(self, context: Any) -> None:
+        config = context.config
+        self.task = context.task_name.replace(" ", "_")
+        self.record = open(config.get_str("test.record"), "a")  # noqa: SIM115 (closed in close())
+        self.fail_on = config.get_str("test.fail.on", "")
+        self.marker = config.get_str("test.fail.marker", "")
+        self.always = config.get_str("test.fail.always", "") == "true"
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        message = envelope.message
+        if isinstance(message, bytes):
+            message = message.decode()
+        if self.always and message == self.fail_on:
+            raise ValueError(f"cannot process {message!r}")
+        if self.marker and message == self.fail_on and not os.path.exists(self.marker):
+            Path(self.marker).touch()
+            raise ValueError(f"failing once on {message!r}")
+        self.record.write(f"{self.task} {os.getpid()} {envelope.offset} {message}\n")
+        self.record.flush()
+
+    def close(self) -> None:
+        self.record.close()
+
+
+class Count(Record):
+    """Counts messages per text in the store ``counts``; records ``<task> <pid> <offset> <text>=<count>``."""
+
+    def init(self, context: Any) -> None:
+        super().init(context)
+        self.counts = context.get_store("counts")
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        message = envelope.message.decode() if isinstance(envelope.message, bytes) else envelope.message
+        count = (self.counts.get(message) or 0) + 1
+        self.counts.put(message, count)
+        self.record.write(f"{self.task} {os.getpid()} {envelope.offset} {message}={count}\n")
+        self.record.flush()
