@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.samza_nb-installed
 
-.PHONY: run test lint bench setup
+.PHONY: run run-spark test lint bench setup
 
 setup: $(STAMP)
 
@@ -17,6 +17,11 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/samza-nb run --config-path examples/wordcount/job.properties
+
+# The clickstream pipeline on Spark (examples/clickstream): Spark plans the clicks, two containers run as
+# the tasks of one Spark job on local[2], Spark SQL summarises the sessions.
+run-spark: $(STAMP)
+	$(BIN)/python -m examples.clickstream.pipeline
 
 test: $(STAMP)
 	$(BIN)/ruff check samza_nb tests benchmarks examples extensions
