@@ -171,11 +171,26 @@ class _Source:
             ):
                 raise _timestamp_error(settings, kind)
         data = staging / "data"
+        try:
+            return self._spark_write(frame, data)
+        except SamzaError:
+            raise
+        except Exception as exc:  # Spark's errors carry a worker's whole traceback: keep its last line
+            lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+            raise SamzaError(
+                f"writing the input of stream {settings.system}.{settings.stream} with Spark failed: "
+                f"{type(exc).__name__}: {lines[-1] if lines else exc!r}"
+            ) from None
+
+    def _spark_write(self, frame: Any, data: Path) -> list[PartitionFiles]:
+        settings = self.settings
         if settings.partitions is None:
             frame.write.parquet(str(data))
             written = [_partition_of(data, [path]) for path in _part_files(data)]
             return written or [PartitionFiles((), 0)]  # no rows at all: one empty partition
         from pyspark.sql import functions
+
+        _workers_run_this_python(frame.sparkSession)
 
         partitioner = RowPartitioner(
             settings.partitions, key_serde(self.config, settings.system, settings.stream)
@@ -189,6 +204,19 @@ class _Source:
             _partition_of(data, _part_files(data / f"{PARTITION_COLUMN}={n}"))
             for n in range(settings.partitions)
         ]
+
+
+def _workers_run_this_python(spark: Any) -> None:
+    """The partition UDF unpickles samza_nb on Spark's Python workers. A local-mode session made without
+    ``PYSPARK_PYTHON`` (e.g. in a notebook whose PATH has another ``python3``) would start workers that
+    cannot import it: in local mode, this session's later Python functions run this interpreter instead.
+    A cluster's workers keep the Python their administrator configured."""
+    context = spark.sparkContext
+    if not str(context.master).startswith("local"):
+        return
+    current = shutil.which(context.pythonExec) or context.pythonExec
+    if os.path.realpath(current) != os.path.realpath(sys.executable):
+        context.pythonExec = sys.executable
 
 
 def _partition_of(data: Path, files: list[Path]) -> PartitionFiles:

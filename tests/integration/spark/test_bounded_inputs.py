@@ -152,3 +152,27 @@ def test_an_empty_dataframe_ends_at_once_in_every_partition(spark: Any, tmp_path
     metadata = asyncio.run(SparkSystemAdmin("spark", job_config(tmp_path)).get_metadata(["clicks"]))
     assert metadata["clicks"] == {p: SSPMetadata(None, None, "0") for p in range(3)}
     assert run(job_config(tmp_path)) == []
+
+
+def test_partitioning_works_on_a_local_session_whose_workers_run_another_python(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A notebook's session made without PYSPARK_PYTHON starts workers with the PATH's python3, which may not
+    have samza_nb: the partition function must still run (in local mode, on this interpreter)."""
+    other = "/usr/bin/python3.11"
+    if not Path(other).exists():
+        other = "python3"
+    context = spark.sparkContext
+    before = context.pythonExec
+    context.pythonExec = other
+    # Workers start in this repository (the JVM's working directory), where any Python finds samza_nb:
+    # PYTHONSAFEPATH keeps the working directory off their sys.path, as in a notebook started elsewhere.
+    context.environment["PYTHONSAFEPATH"] = "1"
+    try:
+        register_dataframe("clicks", clicks(spark), key="user", timestamp="ts", partitions=2)
+        admin = SparkSystemAdmin("spark", job_config(tmp_path))
+        metadata = asyncio.run(admin.get_metadata(["clicks"]))
+        assert sum(int(m.upcoming or 0) for m in metadata["clicks"].values()) == 120
+    finally:
+        context.pythonExec = before
+        context.environment.pop("PYTHONSAFEPATH", None)
