@@ -1,0 +1,291 @@
+"""The feed: a registered streaming DataFrame written, on the driver, into its durable log by
+``writeStream.foreachBatch`` (DESIGN §10.2).
+
+Each micro-batch is converted once to Arrow; its rows become records of the log stream named like the
+registered stream: the message is the ``value`` column's value (else the row as a dict), the key the
+``key`` column's value, both pickled (:data:`~samza_nb.systems.spark.streaming.FED_SERDE`); the record's
+timestamp is the ``timestamp`` column in epoch ms (the append time without one). With ``partitions = N``
+(default 1) a row's partition is ``key_partition(key bytes, N)`` — key bytes from the stream's configured
+key serde, else str as UTF-8, bytes as they are, an int as its decimal digits — so a fed stream is
+co-partitioned with a Kafka or log stream of N partitions; rows without a key go round robin. The batch is
+appended and flushed (fsync) before the batch function returns, so Spark commits only what is durable: a
+batch Spark runs again after a crash repeats its rows (at-least-once).
+
+Back-pressure: before writing, the batch function waits while the stream's backlog (flushed messages its
+consumers have not been handed, from the positions they publish) exceeds ``systems.<s>.spark.max.backlog``;
+it is woken when a position moves, never by a timer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from itertools import repeat
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.errors import SamzaError
+from samza_nb.systems.log.durable_log import DurableLog
+from samza_nb.systems.log.wake import FlushWaiter
+from samza_nb.systems.partitioner import key_partition
+from samza_nb.systems.serdes import StreamSerdes
+from samza_nb.systems.spark.streaming import (
+    FED_SERDE,
+    PositionFile,
+    backlog,
+    checkpoint_dir,
+    fed_log_dir,
+    max_backlog,
+    positions_dir,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from samza_nb.config import Config
+    from samza_nb.systems.spark.registry import RegisteredFrame
+
+log = logging.getLogger(__name__)
+
+RECHECK_S = 1.0
+"""Longest wait of a held batch before it looks at the backlog again (it is woken by positions moving;
+this only bounds a missed wake-up)."""
+
+
+class FeedStopped(SamzaError):
+    """Raised inside a batch that was still waiting when its feed stopped: Spark does not commit it, and
+    runs it again when the feed next starts."""
+
+
+def partition_key_bytes(key: Any, stream: str, encode: Callable[[Any], bytes] | None) -> bytes:
+    """The bytes a key is partitioned by: ``encode(key)`` (the stream's configured key serde) when given,
+    else str as UTF-8, bytes as they are, an int as its decimal digits; anything else is a SamzaError
+    naming the stream."""
+    if encode is not None:
+        return encode(key)
+    if isinstance(key, str):
+        return key.encode("utf-8")
+    if isinstance(key, (bytes, bytearray)):
+        return bytes(key)
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(key).encode("ascii")
+    raise SamzaError(
+        f"stream {stream!r}: cannot partition by a key of type {type(key).__name__} ({key!r}); use a str, "
+        "bytes or int key column, or configure the stream's samza.key.serde"
+    )
+
+
+def epoch_millis(column: Any, stream: str, name: str) -> list[int | None]:
+    """An Arrow column of timestamps (any unit or zone), dates or integers (taken as ms) as epoch ms."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_integer(kind):
+        values: list[int | None] = column.to_pylist()
+        return values
+    if pa.types.is_date(kind):
+        column = pc.cast(column, pa.date64())
+        kind = column.type
+    if pa.types.is_timestamp(kind) or pa.types.is_date64(kind):
+        if pa.types.is_timestamp(kind):
+            column = pc.cast(column, pa.timestamp("ms", tz=kind.tz), safe=False)
+        millis: list[int | None] = pc.cast(column, pa.int64()).to_pylist()
+        return millis
+    raise SamzaError(
+        f"stream {stream!r}: timestamp column {name!r} has type {kind}; use a timestamp, date or integer "
+        "(epoch ms) column"
+    )
+
+
+class StreamFeed:
+    """Feeds one registered streaming DataFrame into its log stream while started.
+
+    ``batches`` and ``rows`` count what was written; ``held`` is True while a batch waits for the backlog
+    to fall. :meth:`start` is idempotent; :meth:`stop` lets the running batch finish (a batch still held
+    by back-pressure raises :class:`FeedStopped`, so Spark does not commit it) and stops the query.
+    """
+
+    def __init__(self, config: Config, frame: RegisteredFrame) -> None:
+        self.config = config
+        self.frame = frame
+        self.system, self.stream = frame.system, frame.stream
+        self.partitions = frame.partitions or 1
+        self.max_backlog = max_backlog(config, self.system)
+        self.log = DurableLog(fed_log_dir(config, self.system))
+        self.log.create_stream(self.stream, self.partitions)
+        directory = positions_dir(config, self.system)
+        self._positions = [PositionFile(directory, self.stream, n) for n in range(self.partitions)]
+        serdes = StreamSerdes(config, self.system)
+        key_serde_set = any(
+            k in config
+            for k in (
+                f"systems.{self.system}.streams.{self.stream}.samza.key.serde",
+                f"systems.{self.system}.samza.key.serde",
+            )
+        )
+        self._encode_key = serdes.key_serde(self.stream).to_bytes if key_serde_set else None
+        self._lock = threading.Condition()
+        self._query: Any = None
+        self._stopping = False
+        self._in_batch = False
+        self._waiter: FlushWaiter | None = None
+        self._round_robin = 0
+        self.batches = 0
+        self.rows = 0
+        self.held = False
+
+    def __repr__(self) -> str:
+        return f"StreamFeed({self.system}.{self.stream})"
+
+    @property
+    def query(self) -> Any:
+        """The running StreamingQuery (None before :meth:`start`)."""
+        return self._query
+
+    @property
+    def active(self) -> bool:
+        """True while the query runs."""
+        return self._query is not None and bool(self._query.isActive)
+
+    def backlog(self) -> int:
+        """Flushed messages the stream's consumers have not been handed yet."""
+        return backlog(self.log, self._positions, self.stream)
+
+    def start(self) -> None:
+        """Start the query (nothing when it runs); a SamzaError naming the stream when Spark refuses it."""
+        with self._lock:
+            if self.active:
+                return
+            self._stopping = False
+        location = checkpoint_dir(self.config, self.system, self.stream)
+        try:
+            writer = (
+                self.frame.frame.writeStream.foreachBatch(self._batch)
+                .option("checkpointLocation", str(location))
+                .queryName(f"samza-feed-{self.config.job_name()}-{self.system}-{self.stream}")
+            )
+            query = writer.start()
+        except Exception as exc:
+            raise SamzaError(
+                f"stream {self.stream!r}: the feed of its streaming DataFrame did not start: {exc}"
+            ) from exc
+        with self._lock:
+            self._query = query
+        log.info("feeding stream %s.%s into %s", self.system, self.stream, self.log.directory)
+
+    def stop(self) -> None:
+        """Stop the query after its current batch (idempotent)."""
+        with self._lock:
+            query = self._query
+            if query is None:
+                return
+            self._stopping = True
+            if self._waiter is not None:
+                self._waiter.signal()
+            while self._in_batch:
+                self._lock.wait()
+        try:
+            query.stop()
+        finally:
+            with self._lock:
+                self._query = None
+        error = _query_error(query)
+        if error is not None and "FeedStopped" not in error:
+            log.warning("the feed of stream %s.%s had failed: %s", self.system, self.stream, error)
+
+    def close(self) -> None:
+        """Stop, then close the log and the position files."""
+        self.stop()
+        for position in self._positions:
+            position.close()
+        self.log.close()
+
+    # -- the batch function (on Spark's callback thread) ---------------------------------------------------
+    def _batch(self, batch_df: Any, batch_id: int) -> None:
+        with self._lock:
+            if self._stopping:
+                raise FeedStopped(f"stream {self.stream!r}: the feed stopped before batch {batch_id}")
+            self._in_batch = True
+        try:
+            self._wait_for_backlog(batch_id)
+            table = batch_df.toArrow()
+            if table.num_rows:
+                self._append(table)
+                self.log.flush()
+            self.batches += 1
+            self.rows += table.num_rows
+        finally:
+            with self._lock:
+                self._in_batch = False
+                self._lock.notify_all()
+
+    def _wait_for_backlog(self, batch_id: int) -> None:
+        if self.backlog() <= self.max_backlog:
+            return
+        waiter = FlushWaiter(p.path for p in self._positions)
+        with self._lock:
+            self._waiter = waiter
+        try:
+            while self.backlog() > self.max_backlog:
+                with self._lock:
+                    if self._stopping:
+                        raise FeedStopped(
+                            f"stream {self.stream!r}: the feed stopped while batch {batch_id} waited"
+                        )
+                self.held = True
+                waiter.wait(RECHECK_S)
+        finally:
+            self.held = False
+            with self._lock:
+                self._waiter = None
+            waiter.close()
+
+    def _append(self, table: Any) -> None:
+        frame, count = self.frame, table.num_rows
+        values = table.column(frame.value).to_pylist() if frame.value else table.to_pylist()
+        keys = table.column(frame.key).to_pylist() if frame.key else None
+        stamps = (
+            epoch_millis(table.column(frame.timestamp), self.stream, frame.timestamp)
+            if frame.timestamp
+            else None
+        )
+        encode = FED_SERDE.to_bytes
+        encoded_values = [None if v is None else encode(v) for v in values]
+        encoded_keys = None if keys is None else [None if k is None else encode(k) for k in keys]
+        if self.partitions == 1:
+            self.log.append(self.stream, 0, encoded_values, encoded_keys, timestamps=stamps)
+            return
+        numbers = self._partitions_of(keys, count)
+        by_partition: dict[int, list[int]] = {}
+        for index, number in enumerate(numbers):
+            by_partition.setdefault(number, []).append(index)
+        for number, rows in sorted(by_partition.items()):
+            self.log.append(
+                self.stream,
+                number,
+                [encoded_values[i] for i in rows],
+                None if encoded_keys is None else [encoded_keys[i] for i in rows],
+                timestamps=None if stamps is None else [stamps[i] for i in rows],
+            )
+
+    def _partitions_of(self, keys: list[Any] | None, count: int) -> list[int]:
+        n = self.partitions
+        result: list[int] = []
+        for key in repeat(None, count) if keys is None else keys:
+            if key is None:
+                result.append(self._round_robin)
+                self._round_robin = (self._round_robin + 1) % n
+            else:
+                result.append(key_partition(partition_key_bytes(key, self.stream, self._encode_key), n))
+        return result
+
+
+def _query_error(query: Any) -> str | None:
+    try:
+        error = query.exception()
+    except Exception as exc:  # a query that never ran
+        return str(exc)
+    return None if error is None else str(error)
+
+
+__all__ = ["FeedStopped", "StreamFeed", "epoch_millis", "partition_key_bytes"]
