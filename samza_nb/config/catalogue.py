@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from samza_nb.config.key_spec import KeySpec
+from samza_nb.config.spark_keys import SPARK_KEYS
 
 _OFFSET_CHOICES = ("oldest", "upcoming", "newest")
 
@@ -343,6 +344,7 @@ KEYS: tuple[KeySpec, ...] = (
         "Leave out of an intermediate partition's watermark the producers silent this long (<= 0: never).",
     ),
 )
+KEYS += SPARK_KEYS
 
 
 def spec_for(key: str) -> KeySpec | None:

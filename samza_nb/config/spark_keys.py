@@ -1,0 +1,36 @@
+"""The configuration keys of Spark systems (DESIGN §10), a part of the catalogue (:mod:`.catalogue`)."""
+
+from __future__ import annotations
+
+from samza_nb.config.key_spec import KeySpec
+
+_STREAM = "systems.<system>.streams.<stream>.spark"
+
+SPARK_KEYS: tuple[KeySpec, ...] = (
+    KeySpec(f"{_STREAM}.path", None, "str", "Spark: files of a bounded input stream."),
+    KeySpec(
+        f"{_STREAM}.format",
+        "parquet",
+        "choice",
+        "Spark: format of spark.path (parquet is read without Spark unless spark.partitions is set).",
+        choices=("parquet", "orc", "json", "csv", "text"),
+    ),
+    KeySpec(f"{_STREAM}.key", None, "str", "Spark: the key column of an input."),
+    KeySpec(f"{_STREAM}.value", None, "str", "Spark: the message column (unset: the row)."),
+    KeySpec(f"{_STREAM}.timestamp", None, "str", "Spark: event-time column (epoch ms)."),
+    KeySpec(
+        f"{_STREAM}.partitions",
+        None,
+        "int>=1",
+        "Spark: repartition an input by its key column into this many partitions (Kafka's key_partition).",
+    ),
+    KeySpec(
+        "systems.<system>.spark.output.dir",
+        None,
+        "str",
+        "Spark: directory of output streams' parquet (default <job.logged.store.base.dir>/spark-output).",
+    ),
+)
+"""Keys of Spark systems' streams and outputs."""
+
+__all__ = ["SPARK_KEYS"]

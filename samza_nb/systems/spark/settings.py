@@ -1,0 +1,177 @@
+"""Where a Spark system's streams come from and where its files go: per-stream settings and directories.
+
+A stream of a Spark system is a DataFrame registered in this process (:func:`register_dataframe`) or one
+configured by path: ``systems.<s>.streams.<t>.spark.path``, ``.spark.format`` (default parquet),
+``.spark.key``, ``.spark.value``, ``.spark.timestamp``, ``.spark.partitions``. A registration wins over
+the config. Every file sits under the job's directory ``job.logged.store.base.dir`` (absolute), so
+containers on the executors of a local-mode Spark see the same files:
+
+- ``<base>/spark-input/<system>/<stream>/``: a bounded input, written once (``manifest.json`` and parquet);
+- ``systems.<s>.spark.output.dir`` (default ``<base>/spark-output``) ``/<stream>/``: an output's parquet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from samza_nb.config.catalogue import default_of
+from samza_nb.config.key_spec import parse_bool, parse_int
+from samza_nb.errors import ConfigError
+from samza_nb.systems.spark.registry import RegisteredFrame, registered_frame
+
+if TYPE_CHECKING:
+    from samza_nb.config import Config
+
+FORMATS: Final = ("parquet", "orc", "json", "csv", "text")
+"""The ``spark.format`` values Spark reads without extra packages."""
+
+BASE_DIR_KEY: Final = "job.logged.store.base.dir"
+
+
+def stream_key(system: str, stream: str, name: str) -> str:
+    """The config key ``systems.<system>.streams.<stream>.spark.<name>``."""
+    return f"systems.{system}.streams.{stream}.spark.{name}"
+
+
+def job_directory(config: Config) -> Path:
+    """The job's directory: ``job.logged.store.base.dir``, absolute."""
+    raw = (config.get_str(BASE_DIR_KEY) or "").strip() or (default_of(BASE_DIR_KEY) or ".")
+    return Path(raw).expanduser().absolute()
+
+
+def input_directory(config: Config, system: str, stream: str) -> Path:
+    """``<base>/spark-input/<system>/<stream>``: where the bounded input ``stream`` is written once."""
+    return job_directory(config) / "spark-input" / system / stream
+
+
+def output_directory(config: Config, system: str, stream: str) -> Path:
+    """``<systems.<s>.spark.output.dir>/<stream>`` (default ``<base>/spark-output/<stream>``)."""
+    raw = (config.get_str(f"systems.{system}.spark.output.dir") or "").strip()
+    root = Path(raw).expanduser().absolute() if raw else job_directory(config) / "spark-output"
+    return root / stream
+
+
+def reset_offset(config: Config, system: str, stream: str) -> bool:
+    """``systems.<s>.streams.<t>.samza.reset.offset`` (default false)."""
+    key = f"systems.{system}.streams.{stream}.samza.reset.offset"
+    return parse_bool(key, config[key]) if key in config else False
+
+
+@dataclass(frozen=True)
+class StreamSettings:
+    """How one stream's rows become messages, and where they come from: ``frame`` (a registered
+    DataFrame, bounded or streaming), else ``path`` (configured files of ``format``), else neither (a
+    process that only reads what the driver wrote). ``key`` / ``value`` / ``timestamp`` name columns;
+    ``partitions`` N repartitions by the key column (None: the source's own partitioning)."""
+
+    system: str
+    stream: str
+    frame: RegisteredFrame | None = None
+    path: str | None = None
+    format: str = "parquet"
+    key: str | None = None
+    value: str | None = None
+    timestamp: str | None = None
+    partitions: int | None = None
+
+    @property
+    def roles(self) -> dict[str, Any]:
+        """The column roles and partition count, as the manifest records them."""
+        return {
+            "key": self.key,
+            "value": self.value,
+            "timestamp": self.timestamp,
+            "partitions": self.partitions,
+        }
+
+    @property
+    def has_source(self) -> bool:
+        """True when this process can (re)write the input: a registration or a configured path."""
+        return self.frame is not None or self.path is not None
+
+    @property
+    def needs_spark(self) -> bool:
+        """False only for configured parquet without ``partitions`` (the files are read as they are)."""
+        return self.frame is not None or self.format != "parquet" or self.partitions is not None
+
+    @property
+    def streaming(self) -> bool:
+        """True for a registered streaming DataFrame (fed into the durable log, not written once)."""
+        return self.frame is not None and self.frame.streaming
+
+    def role_key(self, role: str) -> str:
+        """What names column role ``role`` in errors: the config key, or the register_dataframe argument."""
+        if self.frame is not None:
+            return f"register_dataframe({self.stream!r}, {role}=...)"
+        return stream_key(self.system, self.stream, role)
+
+    def check_columns(self, columns: list[str], where: str) -> None:
+        """A ConfigError naming the key of the first role whose column is not among ``columns`` (the
+        columns of ``where``: a DataFrame, a file)."""
+        for role, column in (("key", self.key), ("value", self.value), ("timestamp", self.timestamp)):
+            if column is not None and column not in columns:
+                raise ConfigError(
+                    f"{self.role_key(role)} = {column!r} is not a column of {where} "
+                    f"(columns: {', '.join(columns) or 'none'})",
+                    key=self.role_key(role),
+                )
+
+
+def stream_settings(config: Config, system: str, stream: str) -> StreamSettings:
+    """The settings of ``stream``: its registration in this process, else its config; a bad value is a
+    ConfigError naming its key (``spark.format`` not one of :data:`FORMATS`, ``spark.partitions`` not an
+    int >= 1 or without ``spark.key``, blank column names)."""
+    frame = registered_frame(system, stream)
+    if frame is not None:
+        return StreamSettings(
+            system, stream, frame, key=frame.key, value=frame.value, timestamp=frame.timestamp,
+            partitions=frame.partitions,
+        )  # fmt: skip
+    path = _text(config, stream_key(system, stream, "path"))
+    format_key = stream_key(system, stream, "format")
+    fmt = (_text(config, format_key) or "parquet").lower()
+    if fmt not in FORMATS:
+        raise ConfigError(
+            f"{format_key}={config[format_key]!r} is not valid: expected one of {', '.join(FORMATS)}",
+            key=format_key,
+        )
+    partitions_key = stream_key(system, stream, "partitions")
+    raw_partitions = _text(config, partitions_key)
+    partitions = parse_int(partitions_key, raw_partitions, minimum=1) if raw_partitions is not None else None
+    key = _text(config, stream_key(system, stream, "key"))
+    if partitions is not None and key is None:
+        raise ConfigError(
+            f"{partitions_key}={partitions} repartitions by the key column: set "
+            f"{stream_key(system, stream, 'key')}",
+            key=partitions_key,
+        )
+    return StreamSettings(
+        system, stream, None, path=path, format=fmt, key=key,
+        value=_text(config, stream_key(system, stream, "value")),
+        timestamp=_text(config, stream_key(system, stream, "timestamp")),
+        partitions=partitions,
+    )  # fmt: skip
+
+
+def _text(config: Config, key: str) -> str | None:
+    """``key``'s value stripped; None when unset; a ConfigError naming the key when set but blank."""
+    if key not in config:
+        return None
+    value = config[key].strip()
+    if not value:
+        raise ConfigError(f"{key} is set but blank", key=key)
+    return value
+
+
+__all__ = [
+    "FORMATS",
+    "StreamSettings",
+    "input_directory",
+    "job_directory",
+    "output_directory",
+    "reset_offset",
+    "stream_key",
+    "stream_settings",
+]
