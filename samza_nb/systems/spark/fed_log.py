@@ -3,8 +3,9 @@
 A stream is fed when this process registered a streaming DataFrame for it, or (in a process without the
 registration: a container process, an executor) when the fed log already holds it. Its metadata and its
 messages are the durable log's (:mod:`samza_nb.systems.log.system`, delegated to over
-``<base>/spark-stream/<s>/log``): integer offsets, no end-of-stream. :class:`FedStreams` is the part of the
-Spark admin that knows them and starts/stops their feeds; :class:`FedStreamConsumer` is the log consumer
+``<base>/spark-stream/<s>/log``): integer offsets, no end-of-stream. :class:`LogFedStreams` is the part of
+the Spark admin and consumer that knows them (:func:`.fed.fed_streams` makes it) and starts/stops their
+feeds; :class:`FedStreamConsumer` is the log consumer
 that also publishes, per partition, the offset of the next message it hands out, which the feed's
 back-pressure reads.
 """
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
 
 
-class FedStreams:
-    """The fed streams of Spark system ``system``: which streams are fed, their metadata, their feeds."""
+class LogFedStreams:
+    """The fed streams of Spark system ``system`` (:class:`.fed.FedStreams`): which streams are fed, their
+    metadata, their feeds, their consumer."""
 
     def __init__(self, config: Config, system: str) -> None:
         self.config = config
@@ -93,6 +95,10 @@ class FedStreams:
         for feed in feeds:
             await asyncio.to_thread(feed.close)
 
+    def consumer(self) -> FedStreamConsumer:
+        """A new consumer of the fed streams."""
+        return FedStreamConsumer(self.config, self.system)
+
     def close(self) -> None:
         """Close the log handle (the feeds are stopped by :meth:`stop_feeding`)."""
         if self._log is not None:
@@ -143,4 +149,4 @@ class FedStreamConsumer:
         self._positions.clear()
 
 
-__all__ = ["FedStreamConsumer", "FedStreams"]
+__all__ = ["FedStreamConsumer", "LogFedStreams"]

@@ -5,9 +5,9 @@ Each micro-batch is converted once to Arrow; its rows become records of the log 
 registered stream: the message is the ``value`` column's value (else the row as a dict), the key the
 ``key`` column's value, both pickled (:data:`~samza_nb.systems.spark.streaming.FED_SERDE`); the record's
 timestamp is the ``timestamp`` column in epoch ms (the append time without one). With ``partitions = N``
-(default 1) a row's partition is ``key_partition(key bytes, N)`` — key bytes from the stream's configured
-key serde, else str as UTF-8, bytes as they are, an int as its decimal digits — so a fed stream is
-co-partitioned with a Kafka or log stream of N partitions; rows without a key go round robin. The batch is
+(default 1) a row's partition is ``key_partition(key bytes, N)`` as for a bounded stream
+(:class:`.keys.RowPartitioner`: a row without key goes to partition 0), so a fed stream is co-partitioned
+with a Kafka or log stream of N partitions. The batch is
 appended and flushed (fsync) before the batch function returns, so Spark commits only what is durable: a
 batch Spark runs again after a crash repeats its rows (at-least-once).
 
@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import SamzaError
 from samza_nb.systems.log.durable_log import DurableLog
 from samza_nb.systems.log.wake import FlushWaiter
-from samza_nb.systems.partitioner import key_partition
-from samza_nb.systems.serdes import StreamSerdes
+from samza_nb.systems.spark.keys import RowPartitioner, key_serde
+from samza_nb.systems.spark.reader import timestamps_in_ms
 from samza_nb.systems.spark.streaming import (
     FED_SERDE,
     PositionFile,
@@ -39,8 +38,6 @@ from samza_nb.systems.spark.streaming import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from samza_nb.config import Config
     from samza_nb.systems.spark.registry import RegisteredFrame
 
@@ -54,47 +51,6 @@ this only bounds a missed wake-up)."""
 class FeedStopped(SamzaError):
     """Raised inside a batch that was still waiting when its feed stopped: Spark does not commit it, and
     runs it again when the feed next starts."""
-
-
-def partition_key_bytes(key: Any, stream: str, encode: Callable[[Any], bytes] | None) -> bytes:
-    """The bytes a key is partitioned by: ``encode(key)`` (the stream's configured key serde) when given,
-    else str as UTF-8, bytes as they are, an int as its decimal digits; anything else is a SamzaError
-    naming the stream."""
-    if encode is not None:
-        return encode(key)
-    if isinstance(key, str):
-        return key.encode("utf-8")
-    if isinstance(key, (bytes, bytearray)):
-        return bytes(key)
-    if isinstance(key, int) and not isinstance(key, bool):
-        return str(key).encode("ascii")
-    raise SamzaError(
-        f"stream {stream!r}: cannot partition by a key of type {type(key).__name__} ({key!r}); use a str, "
-        "bytes or int key column, or configure the stream's samza.key.serde"
-    )
-
-
-def epoch_millis(column: Any, stream: str, name: str) -> list[int | None]:
-    """An Arrow column of timestamps (any unit or zone), dates or integers (taken as ms) as epoch ms."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    kind = column.type
-    if pa.types.is_integer(kind):
-        values: list[int | None] = column.to_pylist()
-        return values
-    if pa.types.is_date(kind):
-        column = pc.cast(column, pa.date64())
-        kind = column.type
-    if pa.types.is_timestamp(kind) or pa.types.is_date64(kind):
-        if pa.types.is_timestamp(kind):
-            column = pc.cast(column, pa.timestamp("ms", tz=kind.tz), safe=False)
-        millis: list[int | None] = pc.cast(column, pa.int64()).to_pylist()
-        return millis
-    raise SamzaError(
-        f"stream {stream!r}: timestamp column {name!r} has type {kind}; use a timestamp, date or integer "
-        "(epoch ms) column"
-    )
 
 
 class StreamFeed:
@@ -115,21 +71,12 @@ class StreamFeed:
         self.log.create_stream(self.stream, self.partitions)
         directory = positions_dir(config, self.system)
         self._positions = [PositionFile(directory, self.stream, n) for n in range(self.partitions)]
-        serdes = StreamSerdes(config, self.system)
-        key_serde_set = any(
-            k in config
-            for k in (
-                f"systems.{self.system}.streams.{self.stream}.samza.key.serde",
-                f"systems.{self.system}.samza.key.serde",
-            )
-        )
-        self._encode_key = serdes.key_serde(self.stream).to_bytes if key_serde_set else None
+        self._partition_of = RowPartitioner(self.partitions, key_serde(config, self.system, self.stream))
         self._lock = threading.Condition()
         self._query: Any = None
         self._stopping = False
         self._in_batch = False
         self._waiter: FlushWaiter | None = None
-        self._round_robin = 0
         self.batches = 0
         self.rows = 0
         self.held = False
@@ -244,21 +191,21 @@ class StreamFeed:
         frame, count = self.frame, table.num_rows
         values = table.column(frame.value).to_pylist() if frame.value else table.to_pylist()
         keys = table.column(frame.key).to_pylist() if frame.key else None
-        stamps = (
-            epoch_millis(table.column(frame.timestamp), self.stream, frame.timestamp)
-            if frame.timestamp
-            else None
-        )
+        stamps = None
+        if frame.timestamp:
+            try:
+                stamps = timestamps_in_ms(table.column(frame.timestamp))
+            except SamzaError as exc:
+                raise SamzaError(f"stream {self.stream!r}: column {frame.timestamp!r}: {exc}") from None
         encode = FED_SERDE.to_bytes
         encoded_values = [None if v is None else encode(v) for v in values]
         encoded_keys = None if keys is None else [None if k is None else encode(k) for k in keys]
         if self.partitions == 1:
             self.log.append(self.stream, 0, encoded_values, encoded_keys, timestamps=stamps)
             return
-        numbers = self._partitions_of(keys, count)
         by_partition: dict[int, list[int]] = {}
-        for index, number in enumerate(numbers):
-            by_partition.setdefault(number, []).append(index)
+        for index, key in enumerate(keys or [None] * count):
+            by_partition.setdefault(self._partition_of(key), []).append(index)
         for number, rows in sorted(by_partition.items()):
             self.log.append(
                 self.stream,
@@ -267,17 +214,6 @@ class StreamFeed:
                 None if encoded_keys is None else [encoded_keys[i] for i in rows],
                 timestamps=None if stamps is None else [stamps[i] for i in rows],
             )
-
-    def _partitions_of(self, keys: list[Any] | None, count: int) -> list[int]:
-        n = self.partitions
-        result: list[int] = []
-        for key in repeat(None, count) if keys is None else keys:
-            if key is None:
-                result.append(self._round_robin)
-                self._round_robin = (self._round_robin + 1) % n
-            else:
-                result.append(key_partition(partition_key_bytes(key, self.stream, self._encode_key), n))
-        return result
 
 
 def _query_error(query: Any) -> str | None:
@@ -288,4 +224,4 @@ def _query_error(query: Any) -> str | None:
     return None if error is None else str(error)
 
 
-__all__ = ["FeedStopped", "StreamFeed", "epoch_millis", "partition_key_bytes"]
+__all__ = ["FeedStopped", "StreamFeed"]

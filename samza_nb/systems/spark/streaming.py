@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Final
 from samza_nb.config import Config
 from samza_nb.serde.builtin import PickleSerde
 from samza_nb.systems.log.wake import notify_flushed
+from samza_nb.systems.spark.settings import job_directory
 
 if TYPE_CHECKING:
     from samza_nb.systems.log.durable_log import DurableLog
 
-BASE_KEY: Final = "job.logged.store.base.dir"
 MAX_BACKLOG_DEFAULT: Final = 100_000
 FED_SERDE: Final = PickleSerde()
 """The serde of keys and values in a fed stream's log (the feed encodes, the consumer decodes)."""
@@ -37,8 +37,7 @@ _MASK = 0xFFFFFFFFFFFFFFFF
 
 def stream_root(config: Config, system: str) -> Path:
     """``<job.logged.store.base.dir>/spark-stream/<system>`` (absolute)."""
-    base = (config.get_str(BASE_KEY) or "").strip() or "."
-    return (Path(base).expanduser() / "spark-stream" / system).absolute()
+    return job_directory(config) / "spark-stream" / system
 
 
 def fed_log_dir(config: Config, system: str) -> Path:

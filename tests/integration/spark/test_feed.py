@@ -16,7 +16,7 @@ import pytest
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.systems.partitioner import key_partition
-from samza_nb.systems.spark.fed import FedStreamConsumer, FedStreams
+from samza_nb.systems.spark.fed_log import FedStreamConsumer, LogFedStreams
 from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
 from tests.eventually import eventually
 
@@ -37,9 +37,9 @@ def rate_stream(spark: Any, rows_per_batch: int) -> Any:
 
 
 @pytest.fixture
-def fed(tmp_path: Path) -> Iterator[list[FedStreams]]:
-    """FedStreams made by a test, whose feeds are stopped at its end."""
-    made: list[FedStreams] = []
+def fed(tmp_path: Path) -> Iterator[list[LogFedStreams]]:
+    """LogFedStreams made by a test, whose feeds are stopped at its end."""
+    made: list[LogFedStreams] = []
     yield made
     for streams in made:
         asyncio.run(streams.stop_feeding())
@@ -75,13 +75,13 @@ class Reader:
 
 
 def test_rows_arrive_in_order_per_partition_none_lost(
-    spark: Any, tmp_path: Path, fed: list[FedStreams]
+    spark: Any, tmp_path: Path, fed: list[LogFedStreams]
 ) -> None:
     config = _config(tmp_path)
     register_dataframe(
         "rates", rate_stream(spark, 25), key="key", value="value", timestamp="ts", partitions=3
     )
-    streams = FedStreams(config, "spark")
+    streams = LogFedStreams(config, "spark")
     fed.append(streams)
     assert streams.is_fed("rates")
     metadata = asyncio.run(streams.get_metadata(["rates"]))
@@ -111,11 +111,11 @@ def test_rows_arrive_in_order_per_partition_none_lost(
 
 
 def test_backpressure_holds_the_feed_until_consumed(
-    spark: Any, tmp_path: Path, fed: list[FedStreams]
+    spark: Any, tmp_path: Path, fed: list[LogFedStreams]
 ) -> None:
     config = _config(tmp_path, **{"systems.spark.spark.max.backlog": "10"})
     register_dataframe("rates", rate_stream(spark, 20))
-    streams = FedStreams(config, "spark")
+    streams = LogFedStreams(config, "spark")
     fed.append(streams)
     asyncio.run(streams.get_metadata(["rates"]))
     asyncio.run(streams.start_feeding(["rates"]))
@@ -133,10 +133,10 @@ def test_backpressure_holds_the_feed_until_consumed(
     assert feed.batches >= 3
 
 
-def test_stop_feeding_stops_a_held_query(spark: Any, tmp_path: Path, fed: list[FedStreams]) -> None:
+def test_stop_feeding_stops_a_held_query(spark: Any, tmp_path: Path, fed: list[LogFedStreams]) -> None:
     config = _config(tmp_path, **{"systems.spark.spark.max.backlog": "0"})
     register_dataframe("rates", rate_stream(spark, 5))
-    streams = FedStreams(config, "spark")
+    streams = LogFedStreams(config, "spark")
     fed.append(streams)
     asyncio.run(streams.start_feeding(["rates"]))
     feed = streams.feeds["rates"]
