@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.systems.spark import register_dataframe, unregister_dataframe
+from samza_nb.systems.spark.datasource import register_samza_log
 from samza_nb.systems.spark.keys import RowPartitioner
 from tests.eventually import eventually
 from tests.integration.spark.fed_job import PARTITIONS, EchoTask, job_config, rate_stream, read_echo
@@ -89,6 +91,16 @@ def test_a_job_reads_the_fed_stream_in_order_and_stops_its_feed(spark: Any, tmp_
     assert duplicates == 0  # no crash: exactly once
     echo = read_echo(tmp_path)
     assert all(event == (value // 20) * 1000 for rows in echo.values() for value, event, _ in rows)
+    # What the job wrote, read back by Spark with the samza-log data source.
+    register_samza_log(spark)
+    df = spark.read.format("samza-log").option("path", str(tmp_path / "log")).option("stream", "echo").load()
+    rows = df.collect()
+    assert sorted((r.partition, r.offset) for r in rows) == [
+        (p, o) for p, values in sorted(echo.items()) for o in range(len(values))
+    ]
+    assert {(r.partition, pickle.loads(r.value)) for r in rows} == {
+        (p, tuple(v)) for p, values in echo.items() for v in values
+    }
 
 
 def test_the_job_coordinator_feeds_after_planning_and_stops_in_stop(spark: Any, tmp_path: Path) -> None:
