@@ -72,10 +72,9 @@ class StreamFeed:
         directory = positions_dir(config, self.system)
         self._positions = [PositionFile(directory, self.stream, n) for n in range(self.partitions)]
         self._partition_of = RowPartitioner(self.partitions, key_serde(config, self.system, self.stream))
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._query: Any = None
         self._stopping = False
-        self._in_batch = False
         self._waiter: FlushWaiter | None = None
         self.batches = 0
         self.rows = 0
@@ -126,12 +125,10 @@ class StreamFeed:
             query = self._query
             if query is None:
                 return
-            self._stopping = True
+            self._stopping = True  # releases a batch held by back-pressure (it raises FeedStopped)
             if self._waiter is not None:
                 self._waiter.signal()
-            while self._in_batch:
-                self._lock.wait()
-        try:
+        try:  # waits for a running batch: Spark's callback into Python is not interrupted
             query.stop()
         finally:
             with self._lock:
@@ -152,19 +149,13 @@ class StreamFeed:
         with self._lock:
             if self._stopping:
                 raise FeedStopped(f"stream {self.stream!r}: the feed stopped before batch {batch_id}")
-            self._in_batch = True
-        try:
-            self._wait_for_backlog(batch_id)
-            table = batch_df.toArrow()
-            if table.num_rows:
-                self._append(table)
-                self.log.flush()
-            self.batches += 1
-            self.rows += table.num_rows
-        finally:
-            with self._lock:
-                self._in_batch = False
-                self._lock.notify_all()
+        self._wait_for_backlog(batch_id)
+        table = batch_df.toArrow()
+        if table.num_rows:
+            self._append(table)
+            self.log.flush()
+        self.batches += 1
+        self.rows += table.num_rows
 
     def _wait_for_backlog(self, batch_id: int) -> None:
         if self.backlog() <= self.max_backlog:
