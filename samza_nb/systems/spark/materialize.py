@@ -174,7 +174,7 @@ class _Source:
         partitioner = RowPartitioner(
             settings.partitions, key_serde(self.config, settings.system, settings.stream)
         )
-        partition_of = functions.udf(partitioner, "int")
+        partition_of = functions.udf(partitioner, "int", useArrow=False)
         out = frame.withColumn(PARTITION_COLUMN, partition_of(functions.col(f"`{settings.key}`")))
         out = out.repartition(settings.partitions, PARTITION_COLUMN)
         order = [PARTITION_COLUMN] + ([f"`{settings.timestamp}`"] if settings.timestamp else [])

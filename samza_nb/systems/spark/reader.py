@@ -13,7 +13,7 @@ Only pyarrow is needed, so the same consumer runs on the driver or on an executo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from itertools import repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -88,7 +88,7 @@ def _row_batches(files: list[Path], start: int, columns: list[str] | None) -> It
 class _Partition:
     """One registered partition: where it is, how its rows become envelopes, whether it has ended."""
 
-    __slots__ = ("batches", "ended", "key", "position", "rows", "ssp", "timestamp", "to_messages")
+    __slots__ = ("batches", "ended", "key", "position", "rows", "ssp", "timestamp", "value")
 
     def __init__(self, ssp: SystemStreamPartition, manifest: Manifest, start: int) -> None:
         part = manifest.partitions[ssp.partition]
@@ -99,17 +99,30 @@ class _Partition:
         self.position = start
         self.ended = False
         self.key = manifest.key
+        self.value = manifest.value
         self.timestamp = manifest.timestamp
-        value = manifest.value
         columns = (
-            None if value is None else list(dict.fromkeys(c for c in (self.key, value, self.timestamp) if c))
-        )
-        self.to_messages: Callable[[pa.RecordBatch], list[Any]] = (
-            _rows_as_dicts if value is None else lambda batch: batch.column(value).to_pylist()
+            None
+            if self.value is None
+            else list(dict.fromkeys(c for c in (self.key, self.value, self.timestamp) if c))
         )
         self.batches = (
             _row_batches(manifest.files(ssp.partition), start, columns) if start < part.rows else None
         )
+
+    def _keys_and_messages(self, batch: pa.RecordBatch) -> tuple[Any, list[Any]]:
+        """The keys (None each without a key column) and messages of ``batch``, each column converted
+        once."""
+        key, value = self.key, self.value
+        if value is None:
+            names = batch.schema.names
+            columns = [column.to_pylist() for column in batch.columns]
+            messages = list(map(dict, map(zip, repeat(names), zip(*columns, strict=True))))
+            return (columns[names.index(key)] if key is not None else repeat(None)), messages
+        messages = batch.column(value).to_pylist()
+        if key is None:
+            return repeat(None), messages
+        return (messages if key == value else batch.column(key).to_pylist()), messages
 
     def read(self) -> list[IncomingMessageEnvelope]:
         """The next record batch's envelopes, plus end-of-stream after the last row."""
@@ -120,7 +133,7 @@ class _Partition:
                 raise SystemConsumersError(f"{self.ssp}: its files end at row {self.position} of {self.rows}")
             count = batch.num_rows
             start = self.position
-            keys = batch.column(self.key).to_pylist() if self.key is not None else repeat(None)
+            keys, messages = self._keys_and_messages(batch)
             if self.timestamp is not None:
                 try:
                     stamps: Any = timestamps_in_ms(batch.column(self.timestamp))
@@ -134,7 +147,7 @@ class _Partition:
                     repeat(self.ssp, count),
                     map(str, range(start, start + count)),
                     keys,
-                    self.to_messages(batch),
+                    messages,
                     stamps,
                 )
             )
@@ -144,13 +157,6 @@ class _Partition:
             self.ended = True
             self.batches = None
         return envelopes
-
-
-def _rows_as_dicts(batch: pa.RecordBatch) -> list[dict[str, Any]]:
-    """Every row of ``batch`` as a dict of its columns (each column converted once)."""
-    names = batch.schema.names
-    columns = [column.to_pylist() for column in batch.columns]
-    return list(map(dict, map(zip, repeat(names), zip(*columns, strict=True))))
 
 
 class BoundedConsumer:

@@ -1,0 +1,84 @@
+"""Spark outputs: parquet per task per commit, written atomically, read back with read_output."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from samza_nb import OutgoingMessageEnvelope, SamzaError, SystemStream
+from samza_nb.errors import SystemProducerError
+from samza_nb.runtime import LocalJobRunner
+from samza_nb.systems.partitioner import key_partition
+from samza_nb.systems.spark import read_output, register_dataframe
+from samza_nb.systems.spark.sink import SparkSinkProducer
+from tests.integration.spark.bounded_support import job_config, no_registrations
+
+__all__ = ["no_registrations"]
+
+OUT = SystemStream("spark", "out")
+
+
+class Enrich:
+    """Sends each click to the Spark output ``out``, keyed by user, as a dict."""
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        row = envelope.message
+        collector.send(
+            OutgoingMessageEnvelope(OUT, {"user": row["user"], "double": row["n"] * 2}, key=row["user"])
+        )
+
+
+def test_a_jobs_output_round_trips_through_read_output(spark: Any, tmp_path: Path) -> None:
+    clicks = spark.createDataFrame([(f"u{i % 5}", i) for i in range(40)], "user string, n long")
+    register_dataframe("clicks", clicks, key="user", partitions=2)
+    config = job_config(tmp_path, **{"task.commit.ms": "-1"})
+    LocalJobRunner(config, Enrich).run(timeout=60)
+    rows = read_output(spark, "out", config).collect()
+    assert sorted((r["key"], r["user"], r["double"]) for r in rows) == sorted(
+        (f"u{i % 5}", f"u{i % 5}", 2 * i) for i in range(40)
+    )
+    files = sorted(p.name for p in (tmp_path / "spark-output" / "out").iterdir())
+    tasks = sorted({f"Partition_{key_partition(f'u{i}'.encode(), 2)}" for i in range(5)})
+    assert [name.split(".")[0] for name in files] == tasks  # one file per task (one commit: at the end)
+
+
+def test_each_flush_writes_one_file_per_task_in_commit_order(tmp_path: Path) -> None:
+    producer = SparkSinkProducer("spark", job_config(tmp_path))
+
+    async def scenario() -> None:
+        await producer.start()
+        for commit in range(3):
+            for i in range(4):
+                producer.send("Partition 1", OutgoingMessageEnvelope(OUT, f"v{commit}.{i}"))
+            producer.send("Partition 0", OutgoingMessageEnvelope(OUT, commit, key=b"k"))
+            await producer.flush("Partition 1")
+            await producer.flush("Partition 0")
+        await producer.flush("Partition 0")  # nothing sent since: no file
+        await producer.stop()
+
+    asyncio.run(scenario())
+    directory = tmp_path / "spark-output" / "out"
+    files = sorted(directory.iterdir())
+    assert [f.name.split(".")[0] for f in files] == ["Partition_0"] * 3 + ["Partition_1"] * 3
+    values = [pq.read_table(f).to_pylist() for f in files]
+    assert values[:3] == [[{"key": b"k", "value": c}] for c in range(3)]
+    assert values[3:] == [[{"value": f"v{c}.{i}"} for i in range(4)] for c in range(3)]
+
+
+def test_a_message_parquet_cannot_store_names_stream_and_task(tmp_path: Path) -> None:
+    producer = SparkSinkProducer("spark", job_config(tmp_path))
+    producer.send("Partition 3", OutgoingMessageEnvelope(OUT, object()))
+    with pytest.raises(SystemProducerError, match=r"spark\.out .*'Partition 3'"):
+        asyncio.run(producer.flush("Partition 3"))
+    assert not (tmp_path / "spark-output" / "out").exists() or not list(
+        (tmp_path / "spark-output" / "out").iterdir()
+    )
+
+
+def test_read_output_of_a_stream_without_files_names_its_directory(spark: Any, tmp_path: Path) -> None:
+    with pytest.raises(SamzaError, match="spark-output/nothing"):
+        read_output(spark, "nothing", job_config(tmp_path))
