@@ -16,11 +16,11 @@ import asyncio
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from samza_nb.errors import SamzaError
+from samza_nb.errors import SamzaError, SystemConsumersError
 from samza_nb.systems.log.durable_log import DurableLog
 from samza_nb.systems.log.system import LogSystemAdmin, LogSystemConsumer
 from samza_nb.systems.serdes import StreamSerdes
-from samza_nb.systems.spark.feed import StreamFeed
+from samza_nb.systems.spark.feed import StreamFeed, feed_failure
 from samza_nb.systems.spark.registry import registered_frame
 from samza_nb.systems.spark.streaming import PositionFile, fed_log_dir, fed_serdes_config, positions_dir
 
@@ -134,7 +134,12 @@ class FedStreamConsumer:
     async def poll(
         self, ssps: Collection[SystemStreamPartition], timeout: float
     ) -> Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]:
-        """The log consumer's poll; publishes the positions of the partitions it returned."""
+        """The log consumer's poll; publishes the positions of the partitions it returned. A stream whose
+        feed failed in this process is a SystemConsumersError naming it and the batch's error."""
+        for ssp in ssps:
+            failure = feed_failure(self.system, ssp.stream)
+            if failure is not None:
+                raise SystemConsumersError(f"{ssp}: the feed of its streaming DataFrame failed: {failure}")
         result = await self._inner.poll(ssps, timeout)
         for ssp, envelopes in result.items():
             if envelopes:

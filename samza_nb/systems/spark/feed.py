@@ -48,6 +48,17 @@ RECHECK_S = 1.0
 this only bounds a missed wake-up)."""
 
 
+_failures: dict[tuple[str, str], str] = {}
+_failures_lock = threading.Lock()
+
+
+def feed_failure(system: str, stream: str) -> str | None:
+    """Why the feed of ``stream`` in this process failed (its query then ended), if it did; cleared when
+    the feed starts again."""
+    with _failures_lock:
+        return _failures.get((system, stream))
+
+
 class FeedStopped(SamzaError):
     """Raised inside a batch that was still waiting when its feed stopped: Spark does not commit it, and
     runs it again when the feed next starts."""
@@ -103,6 +114,8 @@ class StreamFeed:
             if self.active:
                 return
             self._stopping = False
+        with _failures_lock:
+            _failures.pop((self.system, self.stream), None)
         location = checkpoint_dir(self.config, self.system, self.stream)
         try:
             writer = (
@@ -150,10 +163,15 @@ class StreamFeed:
             if self._stopping:
                 raise FeedStopped(f"stream {self.stream!r}: the feed stopped before batch {batch_id}")
         self._wait_for_backlog(batch_id)
-        table = batch_df.toArrow()
-        if table.num_rows:
-            self._append(table)
-            self.log.flush()
+        try:
+            table = batch_df.toArrow()
+            if table.num_rows:
+                self._append(table)
+                self.log.flush()
+        except Exception as exc:
+            with _failures_lock:
+                _failures[(self.system, self.stream)] = f"batch {batch_id}: {type(exc).__name__}: {exc}"
+            raise
         self.batches += 1
         self.rows += table.num_rows
 
@@ -215,4 +233,4 @@ def _query_error(query: Any) -> str | None:
     return None if error is None else str(error)
 
 
-__all__ = ["FeedStopped", "StreamFeed"]
+__all__ = ["FeedStopped", "StreamFeed", "feed_failure"]

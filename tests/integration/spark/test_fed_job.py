@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from samza_nb.coordinator.job_coordinator import JobCoordinator
+from samza_nb.errors import SamzaError
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.systems.spark import register_dataframe, unregister_dataframe
 from samza_nb.systems.spark.datasource import register_samza_log
@@ -158,3 +159,14 @@ def test_rows_arrive_in_order_across_a_kill_9_of_the_driver(tmp_path: Path) -> N
     distinct, duplicates = check_at_least_once(read_echo(tmp_path))
     assert distinct > before + 150
     print(f"kill -9 at value {before}: {distinct} distinct values, {duplicates} duplicates")
+
+
+def test_a_failed_feed_fails_the_job_naming_the_stream(spark: Any, tmp_path: Path) -> None:
+    from pyspark.sql import functions as F
+
+    bad = rate_stream(spark).withColumn("ts", F.lit("not a time"))  # a string timestamp column
+    register_dataframe("rates", bad, key="key", timestamp="ts", partitions=PARTITIONS)
+    runner = LocalJobRunner(job_config(tmp_path), EchoTask)
+    with pytest.raises(SamzaError, match=r"spark\.rates.*feed of its streaming DataFrame failed.*'ts'"):
+        runner.run(timeout=120)
+    assert not _feeds(spark)
