@@ -89,12 +89,12 @@ class JobCoordinator:
         self._lock = threading.Lock()
         self._status: JobStatus | None = None
         self._hosts: dict[str, str] = {}
+        self._admins: dict[str, SystemAdmin] = {}
+        self._feeding: list[str] = []  # systems whose feeds it started (after planning)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._writes: list[concurrent.futures.Future[None]] = []
         self._catch_up: asyncio.Task[None] | None = None
         self._started_store = False
-        self._admins: dict[str, SystemAdmin] = {}
-        self._feeding: list[str] = []  # systems whose feeds it started (after planning)
 
     @property
     def job_model(self) -> JobModel:
