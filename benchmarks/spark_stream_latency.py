@@ -6,7 +6,7 @@ read by a job run in this process (LocalJobRunner: it plans its own model, so it
 task records, per message, ``now - envelope.timestamp``: from the batch's timestamp to processing, through
 ``foreachBatch`` (Arrow, pickle, append, fsync) and the durable log to the container. The first
 ``--warmup`` batches are left out (query start). Prints the median and p99 in ms, and the feed's share:
-the batch's timestamp to the end of its flush.
+the batch's timestamp to the end of its flush (from the feed's ``timings``).
 
 Run: ``python benchmarks/spark_stream_latency.py [--rows 100] [--batches 60] [--partitions 2]``.
 """
@@ -26,16 +26,20 @@ from samza_nb.api.streams import IncomingMessageEnvelope
 from samza_nb.config import Config
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.systems.spark import register_dataframe
+from samza_nb.systems.spark.feed import running_feeds
 
 
 class LatencyTask:
     """Records (value, processing ms - event ms) per message."""
 
     seen: list[tuple[int, int]] = []
+    event_ms: list[tuple[int, int]] = []
 
     def process(self, envelope: IncomingMessageEnvelope, collector: Any, coordinator: Any) -> None:
         now = time.time_ns() // 1_000_000
-        LatencyTask.seen.append((envelope.message["value"], now - (envelope.timestamp or now)))
+        event = envelope.timestamp if envelope.timestamp is not None else now
+        LatencyTask.seen.append((envelope.message["value"], now - event))
+        LatencyTask.event_ms.append((envelope.message["value"], event))
 
 
 def percentile(values: list[int], q: float) -> float:
@@ -88,11 +92,19 @@ def main() -> None:
         started = time.monotonic()
         while len(LatencyTask.seen) < wanted and thread.is_alive() and time.monotonic() - started < 600:
             time.sleep(0.2)  # a benchmark's progress check, not synchronisation of a test
+        timings = [t for feed in running_feeds() for t in feed.timings]
         runner.stop()
         thread.join()
     spark.stop()
     skip = args.rows * args.warmup
     latencies = [ms for value, ms in LatencyTask.seen if value >= skip]
+    # The feed's share: batch timestamp (its first message's event time) -> its rows flushed to the log.
+    batch_ts = {value // args.rows: seen for value, seen in LatencyTask.event_ms}
+    feed_share = [
+        t.flushed_ms - batch_ts[t.batch_id]
+        for t in timings
+        if t.batch_id in batch_ts and t.batch_id >= args.warmup
+    ]
     if not latencies:
         sys.exit("no message processed after the warm-up")
     print(
@@ -101,6 +113,11 @@ def main() -> None:
         f"batch timestamp -> processed: median {statistics.median(latencies):.0f} ms, "
         f"p99 {percentile(latencies, 0.99):.0f} ms, max {max(latencies)} ms"
     )
+    if feed_share:
+        print(
+            f"  of which batch timestamp -> rows flushed to the log (Spark's batch, toArrow, pickle, fsync): "
+            f"median {statistics.median(feed_share):.0f} ms, p99 {percentile(feed_share, 0.99):.0f} ms"
+        )
 
 
 if __name__ == "__main__":

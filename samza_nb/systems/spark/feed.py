@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import SamzaError
@@ -52,6 +55,15 @@ _failures: dict[tuple[str, str], str] = {}
 _failures_lock = threading.Lock()
 
 
+_running: dict[tuple[str, str], StreamFeed] = {}
+
+
+def running_feeds() -> list[StreamFeed]:
+    """The feeds started in this process and not stopped yet (for status displays and measurements)."""
+    with _failures_lock:
+        return list(_running.values())
+
+
 def feed_failure(system: str, stream: str) -> str | None:
     """Why the feed of ``stream`` in this process failed (its query then ended), if it did; cleared when
     the feed starts again."""
@@ -64,12 +76,25 @@ class FeedStopped(SamzaError):
     runs it again when the feed next starts."""
 
 
+@dataclass(frozen=True)
+class BatchTiming:
+    """When one micro-batch's function began, was released by back-pressure, and had flushed its rows
+    (epoch ms)."""
+
+    batch_id: int
+    rows: int
+    began_ms: int
+    released_ms: int
+    flushed_ms: int
+
+
 class StreamFeed:
     """Feeds one registered streaming DataFrame into its log stream while started.
 
     ``batches`` and ``rows`` count what was written; ``held`` is True while a batch waits for the backlog
-    to fall. :meth:`start` is idempotent; :meth:`stop` lets the running batch finish (a batch still held
-    by back-pressure raises :class:`FeedStopped`, so Spark does not commit it) and stops the query.
+    to fall; ``timings`` keeps the last 1,000 batches' :class:`BatchTiming`. :meth:`start` is idempotent;
+    :meth:`stop` lets the running batch finish (a batch still held by back-pressure raises
+    :class:`FeedStopped`, so Spark does not commit it) and stops the query.
     """
 
     def __init__(self, config: Config, frame: RegisteredFrame) -> None:
@@ -90,6 +115,7 @@ class StreamFeed:
         self.batches = 0
         self.rows = 0
         self.held = False
+        self.timings: deque[BatchTiming] = deque(maxlen=1000)
 
     def __repr__(self) -> str:
         return f"StreamFeed({self.system}.{self.stream})"
@@ -130,6 +156,8 @@ class StreamFeed:
             ) from exc
         with self._lock:
             self._query = query
+        with _failures_lock:
+            _running[(self.system, self.stream)] = self
         log.info("feeding stream %s.%s into %s", self.system, self.stream, self.log.directory)
 
     def stop(self) -> None:
@@ -146,6 +174,9 @@ class StreamFeed:
         finally:
             with self._lock:
                 self._query = None
+            with _failures_lock:
+                if _running.get((self.system, self.stream)) is self:
+                    del _running[(self.system, self.stream)]
         error = _query_error(query)
         if error is not None and "FeedStopped" not in error:
             log.warning("the feed of stream %s.%s had failed: %s", self.system, self.stream, error)
@@ -162,7 +193,9 @@ class StreamFeed:
         with self._lock:
             if self._stopping:
                 raise FeedStopped(f"stream {self.stream!r}: the feed stopped before batch {batch_id}")
+        began = time.time_ns() // 1_000_000
         self._wait_for_backlog(batch_id)
+        released = time.time_ns() // 1_000_000
         try:
             table = batch_df.toArrow()
             if table.num_rows:
@@ -174,6 +207,9 @@ class StreamFeed:
             raise
         self.batches += 1
         self.rows += table.num_rows
+        self.timings.append(
+            BatchTiming(batch_id, table.num_rows, began, released, time.time_ns() // 1_000_000)
+        )
 
     def _wait_for_backlog(self, batch_id: int) -> None:
         if self.backlog() <= self.max_backlog:
@@ -233,4 +269,4 @@ def _query_error(query: Any) -> str | None:
     return None if error is None else str(error)
 
 
-__all__ = ["FeedStopped", "StreamFeed", "feed_failure"]
+__all__ = ["BatchTiming", "FeedStopped", "StreamFeed", "feed_failure", "running_feeds"]
