@@ -15,6 +15,7 @@ import pytest
 
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
+from samza_nb.errors import SamzaError
 from samza_nb.systems.partitioner import key_partition
 from samza_nb.systems.spark.fed_log import FedStreamConsumer, LogFedStreams
 from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
@@ -145,3 +146,14 @@ def test_stop_feeding_stops_a_held_query(spark: Any, tmp_path: Path, fed: list[L
     asyncio.run(streams.stop_feeding())
     assert not query.isActive
     assert streams.log.upcoming("rates", 0) == 5
+
+
+def test_a_fed_stream_keeps_its_partition_count(spark: Any, tmp_path: Path, fed: list[LogFedStreams]) -> None:
+    config = _config(tmp_path)
+    register_dataframe("rates", rate_stream(spark, 5), key="key", partitions=2)
+    streams = LogFedStreams(config, "spark")
+    fed.append(streams)
+    assert sorted(asyncio.run(streams.get_metadata(["rates"]))["rates"]) == [0, 1]
+    register_dataframe("rates", rate_stream(spark, 5), key="key", partitions=3)
+    with pytest.raises(SamzaError, match=r"stream 'rates' of system 'spark'.*2 partitions, not 3.*job\.id"):
+        asyncio.run(streams.get_metadata(["rates"]))
