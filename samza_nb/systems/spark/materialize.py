@@ -164,6 +164,12 @@ class _Source:
     def _write_with_spark(self, staging: Path) -> list[PartitionFiles]:
         settings = self.settings
         frame = self.frame()
+        if settings.timestamp is not None:
+            kind = dict(frame.dtypes)[settings.timestamp]
+            if not (
+                kind.startswith(("timestamp", "date")) or kind in ("tinyint", "smallint", "int", "bigint")
+            ):
+                raise _timestamp_error(settings, kind)
         data = staging / "data"
         if settings.partitions is None:
             frame.write.parquet(str(data))
@@ -237,11 +243,15 @@ def _check_timestamp(settings: StreamSettings, files: list[Path]) -> None:
 
     kind = pq.read_schema(files[0]).field(settings.timestamp).type
     if not (pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_integer(kind)):
-        raise ConfigError(
-            f"{settings.role_key('timestamp')} = {settings.timestamp!r} is a column of type {kind}: "
-            "expected a timestamp, a date or an integer (epoch ms)",
-            key=settings.role_key("timestamp"),
-        )
+        raise _timestamp_error(settings, str(kind))
+
+
+def _timestamp_error(settings: StreamSettings, kind: str) -> ConfigError:
+    return ConfigError(
+        f"{settings.role_key('timestamp')} = {settings.timestamp!r} is a column of type {kind}: "
+        "expected a timestamp, a date or an integer (epoch ms)",
+        key=settings.role_key("timestamp"),
+    )
 
 
 def _swap(staging: Path, directory: Path) -> None:

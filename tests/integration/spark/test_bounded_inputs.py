@@ -133,3 +133,22 @@ def test_a_consumer_started_at_row_k_reads_from_row_k(tmp_path: Path) -> None:
         got = asyncio.run(read_from(2, str(offset)))
         assert got[:-1] == [(str(i), 40 + i) for i in range(offset, 20)]
     assert asyncio.run(read_from(0, "20")) == [("END", None)]
+
+
+def test_a_configured_key_serde_chooses_the_key_bytes(spark: Any, tmp_path: Path) -> None:
+    from samza_nb.systems.serdes import serde_for
+
+    frame = spark.createDataFrame([(f"k{i}", i) for i in range(16)], "k string, v long")
+    register_dataframe("clicks", frame, key="k", value="v", partitions=3)
+    log = run(job_config(tmp_path, **{"systems.spark.samza.key.serde": "json"}))
+    json_serde = serde_for("json", "test")
+    assert len(log) == 16
+    for seen in log:
+        assert seen.partition == key_partition(json_serde.to_bytes(seen.key), 3)
+
+
+def test_an_empty_dataframe_ends_at_once_in_every_partition(spark: Any, tmp_path: Path) -> None:
+    register_dataframe("clicks", spark.createDataFrame([], "k string, v long"), key="k", partitions=3)
+    metadata = asyncio.run(SparkSystemAdmin("spark", job_config(tmp_path)).get_metadata(["clicks"]))
+    assert metadata["clicks"] == {p: SSPMetadata(None, None, "0") for p in range(3)}
+    assert run(job_config(tmp_path)) == []
