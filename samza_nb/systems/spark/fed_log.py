@@ -5,9 +5,8 @@ registration: a container process, an executor) when the fed log already holds i
 messages are the durable log's (:mod:`samza_nb.systems.log.system`, delegated to over
 ``<base>/spark-stream/<s>/log``): integer offsets, no end-of-stream. :class:`LogFedStreams` is the part of
 the Spark admin and consumer that knows them (:func:`.fed.fed_streams` makes it) and starts/stops their
-feeds; :class:`FedStreamConsumer` is the log consumer
-that also publishes, per partition, the offset of the next message it hands out, which the feed's
-back-pressure reads.
+feeds; :class:`FedStreamConsumer` is the log consumer that also publishes, per partition, the offset of
+the next message it hands out, which the feed's back-pressure reads.
 """
 
 from __future__ import annotations
@@ -22,7 +21,13 @@ from samza_nb.systems.log.system import LogSystemAdmin, LogSystemConsumer
 from samza_nb.systems.serdes import StreamSerdes
 from samza_nb.systems.spark.feed import StreamFeed, feed_failure
 from samza_nb.systems.spark.registry import registered_frame
-from samza_nb.systems.spark.streaming import PositionFile, fed_log_dir, fed_serdes_config, positions_dir
+from samza_nb.systems.spark.streaming import (
+    PositionFile,
+    fed_log_dir,
+    fed_serdes_config,
+    positions_dir,
+    stream_root,
+)
 
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
@@ -63,8 +68,10 @@ class LogFedStreams:
                 self.log.create_stream(stream, frame.partitions or 1)
             except SamzaError as exc:
                 raise SamzaError(
-                    f"stream {stream!r} of system {self.system!r}: {exc} (its registration asks for "
-                    f"{frame.partitions or 1}; fed streams keep their partition count: use a new job.id)"
+                    f"stream {stream!r} of system {self.system!r}: {exc}; the registration asks for "
+                    f"{frame.partitions or 1} (a fed stream keeps its partition count: remove "
+                    f"{stream_root(self.config, self.system)} to start it over, or use another "
+                    "job.logged.store.base.dir)"
                 ) from None
 
     async def get_metadata(self, streams: Collection[str]) -> dict[str, dict[int, SSPMetadata]]:

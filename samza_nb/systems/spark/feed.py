@@ -202,8 +202,9 @@ class StreamFeed:
                 self._append(table)
                 self.log.flush()
         except Exception as exc:
-            with _failures_lock:
-                _failures[(self.system, self.stream)] = f"batch {batch_id}: {type(exc).__name__}: {exc}"
+            if not self._stopping:  # else Spark cancelled the batch's job: it runs again next time
+                with _failures_lock:
+                    _failures[(self.system, self.stream)] = f"batch {batch_id}: {type(exc).__name__}: {exc}"
             raise
         self.batches += 1
         self.rows += table.num_rows

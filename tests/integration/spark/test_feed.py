@@ -155,5 +155,8 @@ def test_a_fed_stream_keeps_its_partition_count(spark: Any, tmp_path: Path, fed:
     fed.append(streams)
     assert sorted(asyncio.run(streams.get_metadata(["rates"]))["rates"]) == [0, 1]
     register_dataframe("rates", rate_stream(spark, 5), key="key", partitions=3)
-    with pytest.raises(SamzaError, match=r"stream 'rates' of system 'spark'.*2 partitions, not 3.*job\.id"):
+    with pytest.raises(
+        SamzaError,
+        match=r"stream 'rates' of system 'spark'.*2 partitions, not 3.*job\.logged\.store\.base\.dir",
+    ):
         asyncio.run(streams.get_metadata(["rates"]))
