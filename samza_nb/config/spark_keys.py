@@ -30,6 +30,12 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "str",
         "Spark: directory of output streams' parquet (default <job.logged.store.base.dir>/spark-output).",
     ),
+    KeySpec(
+        "systems.<system>.spark.max.backlog",
+        "100000",
+        "int>=0",
+        "Spark: unconsumed messages of a fed (streaming) input above which its foreachBatch waits.",
+    ),
 )
 """Keys of Spark systems' streams and outputs."""
 

@@ -18,7 +18,13 @@ from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.collector import OutputBuffer, TaskCollector
 from samza_nb.container.consumers import SystemConsumers
-from samza_nb.container.inputs import configured_systems, input_metadata, input_streams
+from samza_nb.container.inputs import (
+    configured_systems,
+    input_metadata,
+    input_streams,
+    start_feeding,
+    stop_feeding,
+)
 from samza_nb.container.loop_state import LoopState
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
@@ -110,6 +116,7 @@ class SamzaContainer:
         self._started_tasks: list[TaskInstance] = []  # initialised, so closed at the end
         self._storage: StorageManager | None = None
         self._admins: dict[str, SystemAdmin] = {}
+        self._feeding: list[str] = []  # systems whose feeds this container started (it planned the model)
 
     @property
     def processed(self) -> int:
@@ -200,6 +207,8 @@ class SamzaContainer:
         self.metadata = await input_metadata(inputs, admins)
         model = self._job_model(config)
         self.job_model = model
+        if self._planner is not None:  # it planned the model, so it feeds (else the coordinator does)
+            await start_feeding(admins, inputs, self._feeding)
         container = _own_container(model, self.container_id, self.metadata)
         _refuse_shared_partitions(container.tasks)
 
@@ -332,6 +341,9 @@ class SamzaContainer:
         the run itself succeeded."""
         consumers, executor, started = self._consumers, self._executor, self._started_tasks
         problems: list[BaseException] = []
+        if self._feeding:
+            await _attempt(stop_feeding(self._admins, self._feeding), problems)
+            self._feeding = []
         if consumers is not None:
             await _attempt(consumers.stop(), problems)
         for ti in started:

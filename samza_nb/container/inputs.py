@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
 from samza_nb.errors import ConfigError
+from samza_nb.systems.base import FeedingSystemAdmin
 
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
@@ -59,4 +60,32 @@ async def input_metadata(
     return result
 
 
-__all__ = ["configured_systems", "input_metadata", "input_streams"]
+async def start_feeding(
+    admins: Mapping[str, SystemAdmin], inputs: list[SystemStream], started: list[str]
+) -> None:
+    """Start the feeds of the inputs whose admin feeds its streams (``FeedingSystemAdmin``); called by
+    whoever planned the job model, after planning. Appends to ``started`` each system it starts (before
+    starting it), for :func:`stop_feeding`."""
+    for system, admin in sorted(admins.items()):
+        if isinstance(admin, FeedingSystemAdmin):
+            streams = sorted({s.stream for s in inputs if s.system == system})
+            if streams:
+                started.append(system)
+                await admin.start_feeding(streams)
+
+
+async def stop_feeding(admins: Mapping[str, SystemAdmin], systems: list[str]) -> None:
+    """Stop the feeds :func:`start_feeding` started (every system tried; the first error raised)."""
+    first: BaseException | None = None
+    for system in systems:
+        admin = admins.get(system)
+        if isinstance(admin, FeedingSystemAdmin):
+            try:
+                await admin.stop_feeding()
+            except Exception as exc:
+                first = first or exc
+    if first is not None:
+        raise first
+
+
+__all__ = ["configured_systems", "input_metadata", "input_streams", "start_feeding", "stop_feeding"]

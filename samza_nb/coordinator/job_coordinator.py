@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from samza_nb.checkpoint.carry_over import carry_over_default_checkpoints
 from samza_nb.config import Config
-from samza_nb.container.inputs import input_metadata, input_streams
+from samza_nb.container.inputs import input_metadata, input_streams, start_feeding, stop_feeding
 from samza_nb.coordinator.changes import refuse_incompatible_change
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
 from samza_nb.coordinator.job_model import JobModel
@@ -22,6 +22,7 @@ from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.coordinator.status import ContainerReport, JobStatus
 from samza_nb.coordinator.stream_store import CoordinatorStreamStore, coordinator_stream_name
 from samza_nb.errors import SamzaError
+from samza_nb.systems.base import SystemAdmin
 from samza_nb.systems.registry import system_factory
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,8 @@ class JobCoordinator:
         self._lock = threading.Lock()
         self._status: JobStatus | None = None
         self._hosts: dict[str, str] = {}
+        self._admins: dict[str, SystemAdmin] = {}
+        self._feeding: list[str] = []  # systems whose feeds it started (after planning)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._writes: list[concurrent.futures.Future[None]] = []
         self._catch_up: asyncio.Task[None] | None = None
@@ -128,6 +131,8 @@ class JobCoordinator:
         await store.send(
             _changes(config, previous_config, previous_changelog, store.task_containers(), model)
         )
+        self._admins = admins
+        await start_feeding(admins, inputs, self._feeding)
         carried = await carry_over_default_checkpoints(config, model.tasks)
         if carried:
             log.info("carried the checkpoints of %d tasks over to the default checkpoint store", len(carried))
@@ -193,7 +198,15 @@ class JobCoordinator:
         return self._stop_requested
 
     async def stop(self) -> None:
-        """Stop serving, finish pending writes, close the coordinator stream (idempotent)."""
+        """Stop the feeds it started, stop serving, finish pending writes, close the coordinator stream
+        (idempotent)."""
+        feeding, self._feeding = self._feeding, []
+        feed_error: Exception | None = None
+        if feeding:
+            try:
+                await stop_feeding(self._admins, feeding)
+            except Exception as exc:  # raised once the rest has stopped
+                feed_error = exc
         if self._catch_up is not None:
             self._catch_up.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -208,6 +221,8 @@ class JobCoordinator:
         if self._started_store:
             self._started_store = False
             await self._store.stop()
+        if feed_error is not None:
+            raise feed_error
 
     async def _keep_catching_up(self, interval_s: float) -> None:
         while True:

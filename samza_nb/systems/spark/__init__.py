@@ -12,4 +12,18 @@ from samza_nb.systems.spark.factory import SparkSystemFactory
 from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
 from samza_nb.systems.spark.sink import read_output
 
-__all__ = ["SparkSystemFactory", "read_output", "register_dataframe", "unregister_dataframe"]
+
+def register_samza_log(spark: object) -> None:
+    """Register the ``samza-log`` data source on ``spark`` (:mod:`.datasource`; imports pyspark)."""
+    from samza_nb.systems.spark.datasource import register_samza_log as register
+
+    register(spark)
+
+
+__all__ = [
+    "SparkSystemFactory",
+    "read_output",
+    "register_dataframe",
+    "register_samza_log",
+    "unregister_dataframe",
+]

@@ -3,8 +3,9 @@
 The admin and the consumer of a Spark system (:mod:`.factory`) ask :func:`fed_streams` for the system's
 :class:`FedStreams` and hand every stream it says is fed (:meth:`FedStreams.is_fed`) to it: metadata,
 feeding, and reading (its own consumer, the durable log's). Every other stream is bounded: written once and
-read with pyarrow. This module's :func:`fed_streams` knows no fed stream; the streaming part (a registered
-streaming DataFrame fed by ``foreachBatch`` into ``<base>/spark-stream/<system>/log``) replaces its body.
+read with pyarrow. :func:`fed_streams` gives :class:`.fed_log.LogFedStreams`: a registered streaming
+DataFrame fed by ``foreachBatch`` into ``<base>/spark-stream/<system>/log`` (:mod:`.feed`), read with the
+durable log's consumer.
 Offsets of fed streams must be integers ("0", "1", …) like the bounded ones: the admin orders both alike.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING, Protocol
 
 from samza_nb.errors import SamzaError
+from samza_nb.systems.spark.fed_log import LogFedStreams
 
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
@@ -72,7 +74,7 @@ class NoFedStreams:
 
 def fed_streams(system: str, config: Config) -> FedStreams:
     """The fed streams of Spark system ``system`` (one object per admin / consumer)."""
-    return NoFedStreams()
+    return LogFedStreams(config, system)
 
 
 __all__ = ["FedStreams", "NoFedStreams", "fed_streams"]
