@@ -38,6 +38,8 @@ from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.applications import needs_planning, prepare_configured_application
 from samza_nb.runtime.local import read_checkpoints
 from samza_nb.runtime.spark_task import FAILED_MARK, container_task
+from samza_nb.systems.spark.feed import feed_failure
+from samza_nb.systems.spark.registry import registered_frames
 from samza_nb.systems.spark.session import import_pyspark_sql, spark_session
 
 if TYPE_CHECKING:
@@ -50,6 +52,8 @@ log = logging.getLogger(__name__)
 
 COUNT_KEY = "job.container.count"
 TIMEOUT_KEY = "cluster-manager.container.coordinator.timeout.ms"
+SPARK_FACTORY = "samza_nb.systems.spark.SparkSystemFactory"
+"""``systems.<s>.samza.factory`` of a Spark system."""
 WATCH_INTERVAL_S = 0.05
 """How often the driver's loop looks at the Spark job and a stop request."""
 CONFIG_EXIT = "(exited with status 2)"
@@ -78,6 +82,8 @@ class SparkJobRunner:
         self.spark = spark
         self.python_path = tuple(python_path)
         self.containers = self.config.get_int(COUNT_KEY, 1)
+        self.fed = _fed_streams(self.config)
+        """(system, stream) of each streaming DataFrame this job's Spark systems feed from the driver."""
         self.coordinator: JobCoordinator | None = None
         self.failure: str | None = None
         self.failure_kind: type[SamzaError] = SamzaError
@@ -99,6 +105,12 @@ class SparkJobRunner:
     def job_model(self) -> JobModel | None:
         """The coordinator's job model once it started."""
         return self.coordinator.job_model if self.coordinator is not None else None
+
+    @property
+    def slots_needed(self) -> int:
+        """Task slots the job occupies: one per container, and one more for the micro-batches of the
+        streaming DataFrames it feeds (their ``foreachBatch`` jobs never run while every slot is taken)."""
+        return self.containers + (1 if self.fed else 0)
 
     @property
     def processed(self) -> int:
@@ -128,11 +140,17 @@ class SparkJobRunner:
             raise SamzaError(f"the Spark runner of job {self.name} was already started")
         context = self._context = self._spark_context()
         slots = int(context.defaultParallelism)
-        if slots < self.containers:
+        if slots < self.slots_needed:
+            feeds = (
+                f", plus one slot for the micro-batches feeding {', '.join(f'{s}.{t}' for s, t in self.fed)}"
+                if self.fed
+                else ""
+            )
             raise ConfigError(
                 f"{COUNT_KEY} = {self.containers}: the Spark runner runs every container at once as a Spark "
-                f"task, and Spark has {slots} task slot{'s' if slots != 1 else ''} "
-                f"(master {context.master}): set {COUNT_KEY} <= {slots} or give Spark more cores",
+                f"task{feeds}, and Spark has {slots} task slot{'s' if slots != 1 else ''} "
+                f"(master {context.master}): set {COUNT_KEY} <= {slots - len(self.fed[:1])} or give Spark "
+                "more cores",
                 key=COUNT_KEY,
             )
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -189,7 +207,7 @@ class SparkJobRunner:
         if spark is None:
             if import_pyspark_sql().SparkSession.getActiveSession() is None:
                 os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers run the driver's Python
-            spark = self.spark = spark_session(self.config, self.containers)
+            spark = self.spark = spark_session(self.config, self.slots_needed)
         try:
             return spark.sparkContext
         except Exception as exc:
@@ -252,6 +270,10 @@ class SparkJobRunner:
         asked: float | None = None
         while not job.done():
             await asyncio.wait({job}, timeout=WATCH_INTERVAL_S)
+            failed_feed = self._failed_feed()
+            if failed_feed is not None and self.failure is None:
+                self.failure = failed_feed  # the containers would wait for rows that never come
+                self._stop_requested.set()
             if self._stop_requested.is_set() and not job.done():
                 if asked is None:
                     asked = time.monotonic()
@@ -279,6 +301,14 @@ class SparkJobRunner:
         task = container_task(sys.executable, coordinator.url, list(dict.fromkeys(path)), os.getcwd())
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
+
+    def _failed_feed(self) -> str | None:
+        """One line on the first fed stream whose feed failed on this driver, if any."""
+        for system, stream in self.fed:
+            why = feed_failure(system, stream)
+            if why is not None:
+                return f"the feed of stream {system}.{stream} failed: {why}"
+        return None
 
     def _cancel(self, context: Any) -> None:
         try:
@@ -315,6 +345,21 @@ class SparkJobRunner:
                 return
             await asyncio.sleep(WATCH_INTERVAL_S)
         log.warning("job %s: containers still running after the Spark job ended", self.name)
+
+
+def _fed_streams(config: Config) -> list[tuple[str, str]]:
+    """(system, stream) of every streaming DataFrame registered in this process on a Spark system of
+    ``config`` (the driver feeds each while the job runs)."""
+    spark_systems = {
+        key.removeprefix("systems.").removesuffix(".samza.factory")
+        for key, value in config.items()
+        if key.startswith("systems.") and key.endswith(".samza.factory") and value.strip() == SPARK_FACTORY
+    }
+    return sorted(
+        (frame.system, frame.stream)
+        for frame in registered_frames()
+        if frame.system in spark_systems and frame.streaming
+    )
 
 
 def _alive(pid: int) -> bool:

@@ -7,6 +7,7 @@ on a developer machine and fail loudly under ``CI=true`` (``tests/requirements.p
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -23,6 +24,8 @@ def spark() -> Iterator[Any]:
     sql = require("pyspark.sql", "the spark extra (pip install -e '.[spark]') runs the Spark tests")
     if shutil.which("java") is None:
         unavailable("java is not on PATH: PySpark needs a JVM (scripts/spark-test-deps.sh installs one)")
+    # SparkContext takes its workers' Python from PYSPARK_PYTHON (not spark.pyspark.python): this one.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     session = (
         sql.SparkSession.builder.master("local[2,2]")
         .appName("samza-nb-tests")
