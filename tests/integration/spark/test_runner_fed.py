@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from samza_nb.config import Config
-from samza_nb.errors import ConfigError
+from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.runtime.spark import SparkJobRunner
 from samza_nb.systems.spark import register_dataframe, unregister_dataframe
 from tests.eventually import eventually
@@ -67,3 +67,16 @@ def test_the_spark_runner_reads_a_stream_the_driver_feeds(spark: Any, tmp_path: 
         values = [value for value, _, _ in rows]
         assert values == sorted(set(values))
     assert not [q for q in spark.streams.active if q.name and "rates" in q.name]  # the feed stopped
+
+
+def test_a_feed_failing_on_the_driver_fails_the_spark_job_naming_the_stream(
+    spark: Any, tmp_path: Path
+) -> None:
+    from pyspark.sql import functions as F
+
+    bad = rate_stream(spark).withColumn("ts", F.lit("not a time"))  # a string timestamp column
+    register_dataframe("rates", bad, key="key", timestamp="ts", partitions=PARTITIONS)
+    runner = SparkJobRunner(config(tmp_path, 1), spark)
+    with pytest.raises(SamzaError, match=r"the feed of stream spark\.rates failed: .*'ts'"):
+        runner.run(timeout=150)
+    assert not [q for q in spark.streams.active if q.name and "rates" in q.name]
