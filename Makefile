@@ -36,3 +36,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/dashboard.py
 	$(BIN)/python benchmarks/log.py
 	$(BIN)/python benchmarks/operators.py
+	$(BIN)/python benchmarks/spark.py
