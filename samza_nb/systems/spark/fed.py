@@ -4,7 +4,8 @@ The admin and the consumer of a Spark system (:mod:`.factory`) ask :func:`fed_st
 :class:`FedStreams` and hand every stream it says is fed (:meth:`FedStreams.is_fed`) to it: metadata,
 feeding, and reading (its own consumer, the durable log's). Every other stream is bounded: written once and
 read with pyarrow. :func:`fed_streams` gives :class:`.fed_log.LogFedStreams`: a registered streaming
-DataFrame fed by ``foreachBatch`` into ``<base>/spark-stream/<system>/log`` (:mod:`.feed`), read with the
+DataFrame fed by ``foreachBatch`` into ``<base>/<job.name>-<job.id>/spark-stream/<system>/log``
+(:mod:`.feed`), read with the
 durable log's consumer.
 Offsets of fed streams must be integers ("0", "1", …) like the bounded ones: the admin orders both alike.
 """

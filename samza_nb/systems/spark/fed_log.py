@@ -3,7 +3,8 @@
 A stream is fed when this process registered a streaming DataFrame for it, or (in a process without the
 registration: a container process, an executor) when the fed log already holds it. Its metadata and its
 messages are the durable log's (:mod:`samza_nb.systems.log.system`, delegated to over
-``<base>/spark-stream/<s>/log``): integer offsets, no end-of-stream. :class:`LogFedStreams` is the part of
+``<base>/<job.name>-<job.id>/spark-stream/<s>/log``): integer offsets, no end-of-stream.
+:class:`LogFedStreams` is the part of
 the Spark admin and consumer that knows them (:func:`.fed.fed_streams` makes it) and starts/stops their
 feeds; :class:`FedStreamConsumer` is the log consumer that also publishes, per partition, the offset of
 the next message it hands out, which the feed's back-pressure reads.

@@ -1,4 +1,5 @@
-"""The manifest of a written bounded input: ``<base>/spark-input/<system>/<stream>/manifest.json``.
+"""The manifest of a written bounded input:
+``<base>/<job.name>-<job.id>/spark-input/<system>/<stream>/manifest.json``.
 
 It records the input's fingerprint, the column roles (key, value, timestamp, partitions) and, per
 partition, its parquet files (in row order; relative to the directory when Spark wrote them there,

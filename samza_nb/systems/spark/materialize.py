@@ -1,6 +1,7 @@
 """Writing a bounded input once, on the driver: :func:`prepare_input` (DESIGN §10.1).
 
-``<base>/spark-input/<system>/<stream>/`` holds ``manifest.json`` and, when Spark wrote the rows, the
+``<base>/<job.name>-<job.id>/spark-input/<system>/<stream>/`` holds ``manifest.json`` and, when Spark wrote
+the rows, the
 parquet files under ``data/``. Configured parquet without ``spark.partitions`` is read where it is (one
 partition per file, sorted by path; no Spark at all). Anything else is written by Spark: as the DataFrame
 is partitioned (partition n = the n-th part file by part number: Spark writes none for an empty
@@ -8,8 +9,10 @@ partition), or, with ``partitions`` N, partition of a row = :class:`.keys.RowPar
 ``key_partition`` of the key bytes), rows sorted by the timestamp column within each partition, every one
 of the N partitions present (an empty one has no file and 0 rows).
 
-A fingerprint (the plan's ``semanticHash``, the column roles and partitions, and for configured paths each
-file's path, size and mtime) tells whether the source changed since it was written. A changed source is
+A fingerprint tells whether the source changed since it was written: for a registered DataFrame its plan's
+``semanticHash``, the files it reads (path, size, mtime) and, for a plan over an RDD, a hash of its rows;
+for a configured path the format and each file's path, size and mtime; and the column roles and partitions.
+A changed source is
 rewritten unless a consumer has read the old rows (the ``read`` marker) and ``reset.offset`` is not set:
 then checkpointed row indexes would point at other rows, which is a SamzaError naming the stream.
 """
@@ -61,8 +64,8 @@ _PART_NUMBER = re.compile(r"^part-(\d+)")
 def prepare_input(config: Config, system: str, stream: str) -> Manifest:
     """The manifest of bounded ``stream``, writing the input first when this process has its source and
     it is missing or changed (see the module). Without a source here (a container's process, an
-    executor) a missing manifest is a SamzaError naming the stream; configured inputs that need Spark are
-    only checked where a SparkSession is active."""
+    executor) a missing manifest is a SamzaError naming the stream. A configured input's fingerprint needs
+    no Spark: Spark starts only when it must be (re)written."""
     settings = stream_settings(config, system, stream)
     if settings.streaming:
         raise SamzaError(
@@ -70,8 +73,7 @@ def prepare_input(config: Config, system: str, stream: str) -> Manifest:
         )
     directory = input_directory(config, system, stream)
     existing = read_manifest(directory)
-    if not settings.has_source or (existing is not None and settings.frame is None and settings.needs_spark
-                                   and _active_session() is None):  # fmt: skip
+    if not settings.has_source:
         if existing is None:
             raise not_written(system, stream, directory)
         return existing
@@ -116,13 +118,15 @@ class _Source:
         return self._frame
 
     def fingerprint(self) -> str:
-        """A hash of the plan (when Spark reads it), the roles, and the configured files' path/size/mtime."""
-        parts: dict[str, Any] = {"roles": self.settings.roles}
-        if self.settings.needs_spark:
-            parts["plan"] = int(self.frame().semanticHash())
-        if self.settings.path is not None:
-            parts["files"] = [[str(path), stat.st_size, stat.st_mtime_ns] for path in self.files
-                              for stat in [path.stat()]]  # fmt: skip
+        """A hash of what the input's rows are made from (see :func:`_frame_parts`); for a configured path,
+        the format and each file's path, size and mtime, computed without Spark."""
+        settings = self.settings
+        parts: dict[str, Any] = {"roles": settings.roles}
+        if settings.frame is not None:
+            parts.update(_frame_parts(settings.frame.frame))
+        elif settings.path is not None:
+            parts["format"] = settings.format
+            parts["files"] = _file_stats(str(path) for path in self.files)
         text = json.dumps(parts, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -204,6 +208,57 @@ class _Source:
             _partition_of(data, _part_files(data / f"{PARTITION_COLUMN}={n}"))
             for n in range(settings.partitions)
         ]
+
+
+def _frame_parts(frame: Any) -> dict[str, Any]:
+    """What identifies a registered DataFrame's rows: its plan's ``semanticHash``; the files it reads, with
+    their size and mtime (a plan over a directory hashes the same when files are added or rewritten); and,
+    when the plan holds rows Spark cannot describe (an RDD: ``createDataFrame`` of Python rows,
+    ``rdd.toDF``, whose hash is the RDD object's, not its rows'), a hash of the rows themselves, in order."""
+    parts: dict[str, Any] = {"plan": int(frame.semanticHash())}
+    try:
+        parts["files"] = _file_stats(frame.inputFiles())
+    except Exception as exc:  # a plan Spark cannot list the files of: its rows decide
+        parts["files"] = f"unlisted: {type(exc).__name__}"
+    if _reads_an_rdd(frame) or isinstance(parts["files"], str):
+        parts["plan"] = None  # the RDD's identity changes from run to run; the rows do not
+        parts["rows"] = _content_hash(frame)
+    return parts
+
+
+def _reads_an_rdd(frame: Any) -> bool:
+    """True when the analyzed plan has an RDD leaf (or cannot be inspected: then the rows are hashed)."""
+    try:
+        return "LogicalRDD" in str(frame._jdf.queryExecution().analyzed().toString())
+    except Exception:
+        return True
+
+
+def _content_hash(frame: Any) -> list[Any]:
+    """(row count, sum of a 31-bit hash of each row with its partition and position): one Spark job."""
+    from pyspark.sql import functions as F
+
+    row = F.to_json(F.struct(*[F.col(f"`{name}`") for name in frame.columns]))
+    position = (F.spark_partition_id(), F.monotonically_increasing_id())
+    hashed = F.pmod(F.xxhash64(*position, row), F.lit(2147483647))
+    rows = frame.select(hashed.alias("h"))  # projected first: an aggregate refuses non-deterministic input
+    first = rows.agg(F.count(F.lit(1)), F.sum(F.col("h").cast("decimal(38,0)"))).first()
+    return [int(first[0]), str(first[1])]
+
+
+def _file_stats(paths: Any) -> list[list[Any]]:
+    """``[path, size, mtime_ns]`` of each path (a ``file:`` URI counts as its path); a path that is not a
+    local file (another filesystem) only by its name."""
+    stats: list[list[Any]] = []
+    for raw in sorted(paths):
+        local = raw.removeprefix("file://").removeprefix("file:")
+        try:
+            stat = os.stat(local)
+        except OSError:
+            stats.append([raw])
+        else:
+            stats.append([raw, stat.st_size, stat.st_mtime_ns])
+    return stats
 
 
 def _workers_run_this_python(spark: Any) -> None:
@@ -302,18 +357,6 @@ def _locked(directory: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-
-
-def _active_session() -> Any:
-    """The active SparkSession of this process (None without one, or without pyspark imported)."""
-    if "pyspark" not in sys.modules:
-        return None
-    try:
-        from pyspark.sql import SparkSession
-
-        return SparkSession.getActiveSession()
-    except Exception:
-        return None
 
 
 __all__ = ["PARTITION_COLUMN", "prepare_input"]

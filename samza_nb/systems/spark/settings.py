@@ -6,7 +6,8 @@ configured by path: ``systems.<s>.streams.<t>.spark.path``, ``.spark.format`` (d
 the config. Every file sits under the job's directory ``job.logged.store.base.dir`` (absolute), so
 containers on the executors of a local-mode Spark see the same files:
 
-- ``<base>/spark-input/<system>/<stream>/``: a bounded input, written once (``manifest.json`` and parquet);
+- ``<base>/<job.name>-<job.id>/spark-input/<system>/<stream>/``: a bounded input, written once
+(``manifest.json`` and parquet);
 - ``systems.<s>.spark.output.dir`` (default ``<base>/spark-output``) ``/<stream>/``: an output's parquet.
 """
 
@@ -41,9 +42,16 @@ def job_directory(config: Config) -> Path:
     return Path(raw).expanduser().absolute()
 
 
+def job_files_directory(config: Config) -> Path:
+    """``<base>/<job.name>-<job.id>``: the job's own directory (its checkpoints and stores live there too),
+    so another job, or the same job under a new ``job.id``, never shares a written or fed input."""
+    return job_directory(config) / f"{config.job_name()}-{config.job_id()}"
+
+
 def input_directory(config: Config, system: str, stream: str) -> Path:
-    """``<base>/spark-input/<system>/<stream>``: where the bounded input ``stream`` is written once."""
-    return job_directory(config) / "spark-input" / system / stream
+    """``<base>/<job.name>-<job.id>/spark-input/<system>/<stream>``: where the bounded input ``stream`` is
+    written once."""
+    return job_files_directory(config) / "spark-input" / system / stream
 
 
 def output_directory(config: Config, system: str, stream: str) -> Path:
@@ -170,6 +178,7 @@ __all__ = [
     "StreamSettings",
     "input_directory",
     "job_directory",
+    "job_files_directory",
     "output_directory",
     "reset_offset",
     "stream_key",

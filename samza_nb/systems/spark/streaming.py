@@ -1,7 +1,8 @@
 """Where a Spark system's fed (streaming) inputs live, and the positions their consumers publish.
 
 A streaming DataFrame registered on Spark system ``s`` is fed by the driver into a durable log at
-``<job.logged.store.base.dir>/spark-stream/<s>/log`` (stream name = the registered stream); Spark's
+``<job.logged.store.base.dir>/<job.name>-<job.id>/spark-stream/<s>/log`` (stream name = the registered
+stream); Spark's
 ``checkpointLocation`` is ``.../spark-stream/<s>/checkpoints/<stream>``. Keys and values cross that log
 pickled (:data:`FED_SERDE`): the feed and the consumer agree on it whatever the system's serde keys say.
 
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Final
 from samza_nb.config import Config
 from samza_nb.serde.builtin import PickleSerde
 from samza_nb.systems.log.wake import notify_flushed
-from samza_nb.systems.spark.settings import job_directory
+from samza_nb.systems.spark.settings import job_files_directory
 
 if TYPE_CHECKING:
     from samza_nb.systems.log.durable_log import DurableLog
@@ -36,8 +37,8 @@ _MASK = 0xFFFFFFFFFFFFFFFF
 
 
 def stream_root(config: Config, system: str) -> Path:
-    """``<job.logged.store.base.dir>/spark-stream/<system>`` (absolute)."""
-    return job_directory(config) / "spark-stream" / system
+    """``<job.logged.store.base.dir>/<job.name>-<job.id>/spark-stream/<system>`` (absolute)."""
+    return job_files_directory(config) / "spark-stream" / system
 
 
 def fed_log_dir(config: Config, system: str) -> Path:
