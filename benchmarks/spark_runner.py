@@ -4,7 +4,10 @@
     ``--messages`` messages, in one ``local[2,2]`` SparkSession made by this script; the pass-through task
     does ``--work`` iterations of arithmetic per message (0: nothing). The clock runs from ``start()``
     (coordinator up, Spark job submitted) until the coordinator's status counts every message; then the
-    job is stopped. Prints each run's seconds and the median ratio 1-container time / 2-container time.
+    job is stopped. Prints each run's seconds and the median ratio 1-container time / 2-container time
+    (startup included), and the ratio of steady throughputs (messages between 10% and 90% of the input
+    over the time between, as the coordinator's status shows them), each run's 2-container run to the
+    1-container run just before it.
 (c) Time from launching ``samza-nb run --runner spark`` (a new process making its own SparkSession) to the
     first message processed (the task creates a file on its first message; this script polls for it every
     5 ms), and the same for the plain ``samza-nb run`` (one container in that process).
@@ -87,6 +90,7 @@ def scaling(messages: int, work: int, runs: int) -> None:
     )
     spark.sparkContext.setLogLevel("FATAL")
     times: dict[int, list[float]] = {1: [], 2: []}
+    steady: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "state"
         fill(base, messages)
@@ -97,15 +101,32 @@ def scaling(messages: int, work: int, runs: int) -> None:
                 runner = SparkJobRunner(config, spark)
                 started = time.perf_counter()
                 runner.start()
+                marks: dict[float, float] = {}  # fraction of the input -> when the status first showed it
                 while runner.processed < total and not runner.done:
+                    done = runner.processed / total
+                    for fraction in (0.1, 0.9):
+                        if done >= fraction and fraction not in marks:
+                            marks[fraction] = time.perf_counter()
                     time.sleep(0.01)
-                times[containers].append(time.perf_counter() - started)
+                end = time.perf_counter()
+                times[containers].append(end - started)
+                rate = 0.8 * total / (marks.get(0.9, end) - marks.get(0.1, started))
+                steady[containers].append(rate)
                 runner.stop()
                 runner.join()
-                print(f"run {run}: {containers} container(s): {times[containers][-1]:.2f} s", flush=True)
+                print(
+                    f"run {run}: {containers} container(s): {times[containers][-1]:.2f} s from start, "
+                    f"{rate:,.0f} msg/s between 10% and 90% of the input",
+                    flush=True,
+                )
     one, two = statistics.median(times[1]), statistics.median(times[2])
-    print(f"(b) {total} messages, work {work}: 1 container {one:.2f} s, 2 containers {two:.2f} s")
-    print(f"(b) ratio 1 container / 2 containers: {one / two:.2f}")
+    print(f"(b) {total} messages, work {work}: 1 container {one:.2f} s, 2 containers {two:.2f} s from start")
+    print(f"(b) ratio 1 container / 2 containers, from start (startup included): {one / two:.2f}")
+    ratios = [b / a for a, b in zip(steady[1], steady[2], strict=True)]
+    print(
+        "(b) throughput 2 containers / 1 container between 10% and 90%: "
+        f"median {statistics.median(ratios):.2f} (runs: {', '.join(f'{r:.2f}' for r in ratios)})"
+    )
     spark.stop()
 
 
@@ -148,7 +169,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--messages", type=int, default=200_000)
+    parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--work", type=int, default=200)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", choices=("b", "c"), help="measure one of the two")
