@@ -139,7 +139,14 @@ class SparkJobRunner:
         if self._thread is not None:
             raise SamzaError(f"the Spark runner of job {self.name} was already started")
         context = self._context = self._spark_context()
-        slots = int(context.defaultParallelism)
+        slots = task_slots(context)
+        if task_attempts(context) < 2:
+            log.warning(
+                "job %s: Spark (master %s) runs each task once, so a failed container is not retried: use "
+                "local[N,F] (F attempts) or spark.task.maxFailures",
+                self.name,
+                context.master,
+            )
         if slots < self.slots_needed:
             feeds = (
                 f", plus one slot for the micro-batches feeding {', '.join(f'{s}.{t}' for s, t in self.fed)}"
@@ -347,6 +354,30 @@ class SparkJobRunner:
         log.warning("job %s: containers still running after the Spark job ended", self.name)
 
 
+def task_slots(context: Any) -> int:
+    """How many tasks Spark can run at once: what its barrier scheduling counts (executors' cores over
+    ``spark.task.cpus``), not ``defaultParallelism`` (which ``spark.default.parallelism`` overrides)."""
+    try:
+        jvm_context = context._jsc.sc()
+        profile = jvm_context.resourceProfileManager().defaultResourceProfile()
+        return int(jvm_context.maxNumConcurrentTasks(profile))
+    except Exception as exc:  # another Spark build: the documented figure
+        log.debug("maxNumConcurrentTasks is not available (%s): using defaultParallelism", exc)
+        return int(context.defaultParallelism)
+
+
+def task_attempts(context: Any) -> int:
+    """How often Spark runs a failing task: F of ``local[N,F]``; 1 for another local master (Spark's
+    local mode does not retry); else ``spark.task.maxFailures`` (default 4)."""
+    master = str(context.master)
+    found = re.fullmatch(r"local\[[^,\]]+,\s*(\d+)\]", master)
+    if found:
+        return int(found.group(1))
+    if master.startswith("local"):
+        return 1
+    return int(context.getConf().get("spark.task.maxFailures", "4"))
+
+
 def _fed_streams(config: Config) -> list[tuple[str, str]]:
     """(system, stream) of every streaming DataFrame registered in this process on a Spark system of
     ``config`` (the driver feeds each while the job runs)."""
@@ -374,4 +405,4 @@ def _alive(pid: int) -> bool:
     return True
 
 
-__all__ = ["SparkJobRunner"]
+__all__ = ["SparkJobRunner", "task_attempts", "task_slots"]

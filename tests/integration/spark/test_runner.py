@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import uuid
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -235,3 +237,46 @@ def test_a_stateful_job_stopped_and_restarted_keeps_exact_counts(spark: Any, tmp
         counts[word].append(int(count))
     assert counts == {word: list(range(1, n + 1)) for word, n in written.items()}, "each count once, in order"
     assert os.path.exists(job_dir)
+
+
+def test_task_slots_and_attempts_come_from_the_scheduler_not_default_parallelism(spark: Any) -> None:
+    from samza_nb.runtime.spark import task_attempts, task_slots
+
+    assert task_slots(spark.sparkContext) == 2  # local[2,2]
+    assert task_attempts(spark.sparkContext) == 2
+
+
+SLOTS_SCRIPT = """
+import sys
+from pyspark.sql import SparkSession
+from samza_nb import Config
+from samza_nb.errors import ConfigError
+from samza_nb.runtime.spark import SparkJobRunner
+
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.default.parallelism", "2").getOrCreate())
+config = Config({"job.name": "slots", "task.class": "x.Y", "task.inputs": "log.words",
+                 "job.container.count": "2", "job.logged.store.base.dir": sys.argv[1]})
+try:
+    SparkJobRunner(config, spark).start()
+except ConfigError as exc:
+    print("refused:", exc.key, "|", exc)
+else:
+    print("accepted")
+spark.stop()
+"""
+
+
+@pytest.mark.slow
+def test_one_core_with_default_parallelism_two_still_refuses_two_containers(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SLOTS_SCRIPT, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+    )
+    assert "refused: job.container.count | job.container.count = 2" in done.stdout, done.stdout + done.stderr
+    assert "1 task slot " in done.stdout
+    assert "a failed container is not retried" in done.stderr  # local[1] runs each task once
