@@ -1,4 +1,4 @@
-"""The configuration keys of Spark systems (DESIGN §10), a part of the catalogue (:mod:`.catalogue`)."""
+"""The configuration keys of Spark systems (docs/architecture.md §13), part of the key catalogue."""
 
 from __future__ import annotations
 

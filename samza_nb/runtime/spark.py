@@ -1,6 +1,6 @@
-"""SparkJobRunner: a job's containers as the tasks of one background Spark job (DESIGN §10.4).
+"""SparkJobRunner: a job's containers as the tasks of one background Spark job (docs/architecture.md §10).
 
-The job coordinator (§7) runs on the driver, on an event loop of its own thread; the
+The job coordinator runs on the driver, on an event loop of its own thread; the
 ``job.container.count`` containers are the tasks of ONE plain Spark job (no barrier) submitted from another
 thread under a job group with ``interruptOnCancel``. Each task runs its container as a child process of
 its Python worker (:mod:`.spark_task`) against the coordinator's URL; a container that fails fails its task,

@@ -1,4 +1,4 @@
-"""Spark DataFrames as streams and as a sink (DESIGN §10.1-10.3).
+"""Spark DataFrames as streams and as a sink (docs/architecture.md §13).
 
 ``systems.<s>.samza.factory = samza_nb.systems.spark.SparkSystemFactory``. Inputs are DataFrames registered
 from Python (:func:`register_dataframe`) or configured by path (``systems.<s>.streams.<t>.spark.path``);

@@ -1,4 +1,4 @@
-"""SparkSystemFactory: the admin, consumer and producer of a Spark system (DESIGN §10.1-10.3).
+"""SparkSystemFactory: the admin, consumer and producer of a Spark system (docs/architecture.md §13).
 
 ``systems.<s>.samza.factory = samza_nb.systems.spark.SparkSystemFactory``. A stream is bounded (a
 DataFrame written once into the job's directory, read with pyarrow by row index; see :mod:`.materialize`

@@ -1,5 +1,5 @@
 """The feed: a registered streaming DataFrame written, on the driver, into its durable log by
-``writeStream.foreachBatch`` (DESIGN §10.2).
+``writeStream.foreachBatch`` (docs/architecture.md §13).
 
 Each micro-batch is converted once to Arrow; its rows become records of the log stream named like the
 registered stream: the message is the ``value`` column's value (else the row as a dict), the key the

@@ -1,4 +1,4 @@
-"""Writing a bounded input once, on the driver: :func:`prepare_input` (DESIGN §10.1).
+"""Writing a bounded input once, on the driver: :func:`prepare_input` (docs/architecture.md §13).
 
 ``<base>/<job.name>-<job.id>/spark-input/<system>/<stream>/`` holds ``manifest.json`` and, when Spark wrote
 the rows, the

@@ -1,4 +1,4 @@
-"""Reading a written bounded input with pyarrow: :class:`BoundedConsumer` (DESIGN §10.1).
+"""Reading a written bounded input with pyarrow: :class:`BoundedConsumer` (docs/architecture.md §13).
 
 SSP partition n is manifest partition n; the offset of a row is its index in the partition ("0", "1", …);
 end-of-stream follows the last row. Starting at row k opens the file holding it at the row group holding it

@@ -1,7 +1,7 @@
 """DataFrames registered as streams of a Spark system, in this (the driver's) process.
 
 ``register_dataframe("clicks", df, key="user", timestamp="ts", partitions=4)`` makes ``df`` the stream
-``clicks`` of the Spark system ``spark`` (DESIGN §10.1-10.2). The registry lives in the process that
+``clicks`` of the Spark system ``spark`` (docs/architecture.md §13). The registry lives in the process that
 registers: the driver (a notebook's kernel, the CLI, the Spark runner's driver) writes a bounded DataFrame
 once into the job's directory, or feeds a streaming one into the durable log, before the containers read
 it; containers elsewhere (processes, executors) read what was written and never see the DataFrame.
