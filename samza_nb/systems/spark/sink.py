@@ -181,7 +181,7 @@ class _KnownTypes:
                     columns[name] = column.cast(known[name])
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                     columns[name] = column
-            elif not pa.types.is_null(column.type) or column.null_count != len(column):
+            elif not pa.types.is_null(column.type):
                 columns[name] = column  # data with an untyped part (an empty list): kept as it is
         if not columns:
             return table
