@@ -80,7 +80,8 @@ class JobCoordinator:
     at :attr:`url`. Containers report their status to it; :meth:`job_status` is the job's view.
     :meth:`request_stop` asks every container to stop gracefully: the answer to each report says so from
     then on. A container may report again after it reported "failed" or from a new process (a retried
-    attempt): its earlier attempts' messages stay counted. ``await stop()`` stops serving and closes the
+    attempt): its earlier attempts' messages stay counted; a process's running reports handled after its final
+    one are ignored. ``await stop()`` stops serving and closes the
     stream."""
 
     def __init__(self, config: Config, *, store: CoordinatorStore | None = None) -> None:
@@ -155,8 +156,7 @@ class JobCoordinator:
         with self._lock:
             if self._status is None:
                 raise SamzaError("the job coordinator has not started: no status yet")
-            status = self._status
-            return JobStatus(status.job, status.containers, dict(status.reports), dict(status.earlier))
+            return self._status.copy()
 
     @property
     def stop_requested(self) -> bool:
@@ -174,19 +174,16 @@ class JobCoordinator:
             return dict(self._hosts)
 
     def report(self, report: ContainerReport) -> bool:
-        """Take a container's report (any thread); a new host is written to the coordinator stream. The
-        previous report of that container came from an earlier attempt when it was final or from another
-        process: its count moves to the status' ``earlier``. True when the container should stop (see
-        :meth:`request_stop`)."""
+        """Take a container's report (any thread); a new host is written to the coordinator stream. A
+        report from a new process starts a new attempt (the previous attempt's last count moves to the
+        status' ``earlier``); a final report ends its process, whose later non-final reports (in flight
+        when it was sent) are ignored, as are reports of a process a newer attempt replaced (see
+        :meth:`JobStatus.take`). True when the container should stop (see :meth:`request_stop`)."""
         with self._lock:
             if self._status is None:
                 raise SamzaError("the job coordinator has not started")
-            previous = self._status.reports.get(report.container_id)
-            if previous is not None and (previous.final or previous.pid != report.pid):
-                earlier = self._status.earlier
-                earlier[report.container_id] = earlier.get(report.container_id, 0) + previous.processed
-            self._status.reports[report.container_id] = report
-            moved = report.host and self._hosts.get(report.container_id) != report.host
+            taken = self._status.take(report)
+            moved = taken and report.host and self._hosts.get(report.container_id) != report.host
             if moved:
                 self._hosts[report.container_id] = report.host
         if moved and self._loop is not None:

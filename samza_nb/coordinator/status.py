@@ -103,12 +103,45 @@ def _field(data: Mapping[str, Any], name: str, kind: type, container_id: str) ->
 class JobStatus:
     """The coordinator's view of every container: the latest report of each (or none yet), and what
     earlier attempts of a container processed (a container retried by the Spark runner starts a new process
-    that counts from 0; ``earlier`` keeps the count of the attempts before it)."""
+    that counts from 0; ``earlier`` keeps the sum of the last count of each attempt before it). ``ended``
+    holds, per container, the pids whose attempt is over (see :meth:`take`)."""
 
     job: str
     containers: tuple[str, ...]
     reports: dict[str, ContainerReport] = field(default_factory=dict)
     earlier: dict[str, int] = field(default_factory=dict)
+    ended: dict[str, set[int]] = field(default_factory=dict)
+
+    def take(self, report: ContainerReport) -> bool:
+        """Apply ``report``; False when it is ignored. A final report ends its process' attempt: a later
+        non-final report of the same pid (sent before it, handled after) is ignored, a later final one
+        replaces it (its last count). A report from another pid starts a new attempt: the previous report's
+        count moves to ``earlier`` and its pid is ended; reports of an ended pid are ignored from then on.
+        Without a pid, a report after a final one starts a new attempt."""
+        cid = report.container_id
+        previous = self.reports.get(cid)
+        ended = self.ended.setdefault(cid, set())
+        if report.pid is not None and report.pid in ended:
+            return False
+        if previous is not None and previous.final and report.pid is not None and report.pid == previous.pid:
+            if not report.final:
+                return False
+        elif previous is not None and (previous.final or previous.pid != report.pid):
+            self.earlier[cid] = self.earlier.get(cid, 0) + previous.processed
+            if previous.pid is not None:
+                ended.add(previous.pid)
+        self.reports[cid] = report
+        return True
+
+    def copy(self) -> JobStatus:
+        """A snapshot that later reports do not change."""
+        return JobStatus(
+            self.job,
+            self.containers,
+            dict(self.reports),
+            dict(self.earlier),
+            {cid: set(pids) for cid, pids in self.ended.items()},
+        )
 
     @property
     def processed(self) -> int:

@@ -82,3 +82,64 @@ def test_a_message_parquet_cannot_store_names_stream_and_task(tmp_path: Path) ->
 def test_read_output_of_a_stream_without_files_names_its_directory(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(SamzaError, match="spark-output/nothing"):
         read_output(spark, "nothing", job_config(tmp_path))
+
+
+def _write_commits(producer: SparkSinkProducer, commits: list[tuple[str, list[Any]]]) -> None:
+    async def scenario() -> None:
+        await producer.start()
+        for task, messages in commits:
+            for message in messages:
+                producer.send(task, OutgoingMessageEnvelope(OUT, message))
+            await producer.flush(task)
+        await producer.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_field_always_none_in_a_commit_takes_the_known_type_or_is_left_out(
+    spark: Any, tmp_path: Path
+) -> None:
+    config = job_config(tmp_path)
+    _write_commits(
+        SparkSinkProducer("spark", config),
+        [
+            ("Partition 0", [{"n": 1, "note": None}]),  # no type known yet for note: left out
+            ("Partition 0", [{"n": 2, "note": "hi"}]),
+            ("Partition 1", [{"n": 3, "note": None}, {"n": 4, "note": None}]),  # string, as known
+        ],
+    )
+    # a restarted producer knows the types from the files already there
+    _write_commits(SparkSinkProducer("spark", config), [("Partition 1", [{"n": 5, "note": None}])])
+    directory = tmp_path / "spark-output" / "out"
+    schemas = [pq.read_schema(f) for f in sorted(directory.iterdir())]
+    assert [s.names for s in schemas] == [["n"], ["n", "note"], ["n", "note"], ["n", "note"]]
+    assert all(s.field("note").type == "string" for s in schemas[1:])
+    rows = read_output(spark, "out", config).collect()
+    expected = [(1, None), (2, "hi"), (3, None), (4, None), (5, None)]
+    assert sorted((r["n"], r["note"]) for r in rows) == expected
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ({"n": 1}, {"n": 1.5}),  # bigint in one task's file, double in another's
+        ({"n": "1"}, {"n": 2}),
+        ({"n": {"x": 1}}, {"n": 2}),  # struct against bigint: left to Spark, its error kept to one line
+    ],
+)
+def test_conflicting_column_types_are_one_line_naming_directory_and_column(
+    spark: Any, tmp_path: Path, first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    config = job_config(tmp_path)
+    _write_commits(
+        SparkSinkProducer("spark", config),
+        [("Partition 0", [{"k": "a", **first}]), ("Partition 1", [{"k": "b", **second}])],
+    )
+    with pytest.raises(SamzaError) as raised:
+        read_output(spark, "out", config)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert str(tmp_path / "spark-output" / "out") in message and "'n'" in message
+    assert "Py4J" not in message and "at org.apache" not in message
+    assert raised.value.__cause__ is None  # no JVM traceback chained to it
+    assert raised.value.__context__ is None or raised.value.__suppress_context__

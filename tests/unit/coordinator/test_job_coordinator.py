@@ -233,6 +233,49 @@ def test_a_retried_container_reports_again_after_failing_and_its_count_is_kept(n
     asyncio.run(go())
 
 
+def test_a_running_report_handled_after_the_final_one_of_its_process_is_ignored(namespace: str) -> None:
+    async def go() -> None:
+        coordinator = await started(job(namespace), MemoryStore())
+        try:
+            coordinator.report(ContainerReport("0", "h", "running", 990, pid=7))
+            coordinator.report(ContainerReport("0", "h", "stopped", 1000, pid=7))
+            coordinator.report(ContainerReport("0", "h", "running", 995, pid=7))  # in flight before "stopped"
+            status = coordinator.job_status()
+            assert status.reports["0"].state == "stopped"
+            assert status.processed == 1000
+            assert status.to_dict()["processed"] == 1000
+            # a second final report of the same process keeps its last count once
+            coordinator.report(ContainerReport("0", "h", "stopped", 1000, pid=7))
+            assert coordinator.job_status().processed == 1000
+        finally:
+            await coordinator.stop()
+
+    asyncio.run(go())
+
+
+def test_a_retry_from_a_new_process_adds_to_the_failed_attempt_and_stale_reports_are_ignored(
+    namespace: str,
+) -> None:
+    async def go() -> None:
+        coordinator = await started(job(namespace), MemoryStore())
+        try:
+            coordinator.report(ContainerReport("0", "h", "failed", 400, (), "boom", pid=1))
+            coordinator.report(ContainerReport("0", "h", "running", 100, pid=2))
+            status = coordinator.job_status()
+            assert status.reports["0"].state == "running" and status.reports["0"].pid == 2
+            assert status.processed == 500
+            # a late report of the ended first process changes nothing
+            coordinator.report(ContainerReport("0", "h", "running", 390, pid=1))
+            status = coordinator.job_status()
+            assert status.reports["0"].pid == 2 and status.processed == 500
+            coordinator.report(ContainerReport("0", "h", "stopped", 150, pid=2))
+            assert coordinator.job_status().processed == 550
+        finally:
+            await coordinator.stop()
+
+    asyncio.run(go())
+
+
 def test_after_request_stop_every_report_is_answered_with_stop(namespace: str) -> None:
     from samza_nb.coordinator.client import send_report
 
