@@ -1,4 +1,4 @@
-"""A Spark system's outputs: parquet files per task per commit, and :func:`read_output` (DESIGN §10.3).
+"""A Spark system's outputs: parquet per task per commit, and :func:`read_output` (docs/architecture.md §13).
 
 A task sending to ``SystemStream("<s>", "<t>")`` of a Spark system has its messages buffered (per task);
 ``flush(task)``, which the container calls before every checkpoint, writes them as one parquet file under
