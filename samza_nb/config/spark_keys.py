@@ -36,6 +36,18 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "int>=0",
         "Spark: unconsumed messages of a fed (streaming) input above which its foreachBatch waits.",
     ),
+    KeySpec(
+        "spark.master",
+        None,
+        "str",
+        "Spark: master of a session samza_nb makes (default local[<task slots the job needs>,4]).",
+    ),
+    KeySpec(
+        "spark.conf.<property>",
+        None,
+        "str",
+        "Spark: a Spark conf of a session samza_nb makes (spark.conf.spark.sql.shuffle.partitions = 4).",
+    ),
 )
 """Keys of Spark systems' streams and outputs."""
 
