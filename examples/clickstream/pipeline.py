@@ -13,11 +13,14 @@ on Spark, Spark SQL summarises the sessions.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
 from examples.clickstream.data import write_inputs
 from samza_nb.config import load_config
+from samza_nb.errors import SamzaError
+from samza_nb.runtime.console import PROGRESS_INTERVAL_S, progress_bar
 from samza_nb.runtime.spark import SparkJobRunner
 from samza_nb.systems.spark import read_output, register_dataframe
 from samza_nb.systems.spark.session import spark_session
@@ -45,10 +48,21 @@ def plan_clicks(spark: Any, data: Path) -> Any:
     )
 
 
-def run_pipeline(config: Any, spark: Any, data: Path, timeout: float | None = None) -> Any:
-    """Register the planned clicks, run the job on Spark to its end, and return the summary DataFrame."""
+def run_pipeline(
+    config: Any, spark: Any, data: Path, timeout: float | None = None, *, progress: bool = False
+) -> Any:
+    """Register the planned clicks, run the job on Spark to its end (a progress bar of every container's
+    messages on stderr with ``progress``), and return the summary DataFrame."""
     register_dataframe("clicks", plan_clicks(spark, data), key="user_id", timestamp="ts", partitions=4)
-    SparkJobRunner(config, spark).run(timeout=timeout)
+    runner = SparkJobRunner(config, spark)
+    bar = progress_bar(config.job_name(), enabled=progress)
+    if bar is not None:
+        runner.start()
+        while not runner.join(PROGRESS_INTERVAL_S):
+            bar.update(runner.processed - bar.n)
+        bar.update(runner.processed - bar.n)
+        bar.close()
+    runner.run(timeout=timeout)  # to its end; raises what failed it
     read_output(spark, "sessions", config).createOrReplaceTempView("sessions")
     return spark.sql(SUMMARY_SQL)
 
@@ -63,7 +77,10 @@ def main(argv: list[str] | None = None) -> None:
     data = write_inputs(args.data)
     spark = spark_session(config, config.get_int("job.container.count", 1))
     spark.sparkContext.setLogLevel("ERROR")
-    summary = run_pipeline(config, spark, data)
+    try:
+        summary = run_pipeline(config, spark, data, progress=sys.stderr.isatty())
+    except SamzaError as exc:
+        sys.exit(f"clickstream: {exc}")
     summary.show(truncate=False)
 
 
