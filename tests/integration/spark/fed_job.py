@@ -10,8 +10,11 @@ durable log stream ``out.echo``, same partition, with the time it processed it.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +94,27 @@ def read_echo(base: Path) -> dict[int, list[tuple[int, int, int]]]:
             p: [pickle.loads(value) for _, _, value in log.read(OUT.stream, p)] for p in range(PARTITIONS)
         }
 
+
+
+@contextlib.contextmanager
+def running_in_background(runner: Any, timeout: float) -> Iterator[list[BaseException]]:
+    """``runner.run(timeout)`` on a thread for the block; stopped and joined after it. Yields the list
+    that receives what the run raised (empty when it ended well)."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            runner.run(timeout=timeout)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    try:
+        yield errors
+    finally:
+        runner.stop()
+        thread.join()
 
 def main(base: str, stop_at: str) -> None:
     """The driver in a child process: a SparkSession, the registration, the job until ``stop_at``."""

@@ -9,7 +9,6 @@ import pickle
 import signal
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,14 @@ from samza_nb.systems.spark import register_dataframe, unregister_dataframe
 from samza_nb.systems.spark.datasource import register_samza_log
 from samza_nb.systems.spark.keys import RowPartitioner
 from tests.eventually import eventually
-from tests.integration.spark.fed_job import PARTITIONS, EchoTask, job_config, rate_stream, read_echo
+from tests.integration.spark.fed_job import (
+    PARTITIONS,
+    EchoTask,
+    job_config,
+    rate_stream,
+    read_echo,
+    running_in_background,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -69,22 +75,9 @@ def check_at_least_once(echo: dict[int, list[tuple[int, int, int]]]) -> tuple[in
 def test_a_job_reads_the_fed_stream_in_order_and_stops_its_feed(spark: Any, tmp_path: Path) -> None:
     register_dataframe("rates", rate_stream(spark), key="key", timestamp="ts", partitions=PARTITIONS)
     runner = LocalJobRunner(job_config(tmp_path), EchoTask)
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            runner.run(timeout=120)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    try:
+    with running_in_background(runner, timeout=120) as errors:
         eventually(lambda: sum(map(len, read_echo(tmp_path).values())) >= 100, timeout=90)
         assert len(_feeds(spark)) == 1  # the container planned its own model, so it started the feed
-    finally:
-        runner.stop()
-        thread.join()
     assert not errors
     assert not _feeds(spark)  # stopped with the container
     distinct, duplicates = check_at_least_once(read_echo(tmp_path))

@@ -3,7 +3,6 @@ containers, as Spark tasks, read it; the feed's micro-batches need a task slot o
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,13 @@ from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.runtime.spark import SparkJobRunner
 from samza_nb.systems.spark import register_dataframe, unregister_dataframe
 from tests.eventually import eventually
-from tests.integration.spark.fed_job import PARTITIONS, job_config, rate_stream, read_echo
+from tests.integration.spark.fed_job import (
+    PARTITIONS,
+    job_config,
+    rate_stream,
+    read_echo,
+    running_in_background,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -45,21 +50,8 @@ def test_a_fed_stream_needs_a_slot_besides_the_containers(spark: Any, tmp_path: 
 def test_the_spark_runner_reads_a_stream_the_driver_feeds(spark: Any, tmp_path: Path) -> None:
     register_dataframe("rates", rate_stream(spark), key="key", timestamp="ts", partitions=PARTITIONS)
     runner = SparkJobRunner(config(tmp_path, 1), spark)
-    errors: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            runner.run(timeout=180)
-        except BaseException as exc:
-            errors.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    try:
+    with running_in_background(runner, timeout=180) as errors:
         eventually(lambda: sum(map(len, read_echo(tmp_path).values())) >= 60, timeout=150)
-    finally:
-        runner.stop()
-        thread.join()
     assert not errors, errors
     assert runner.stopped and runner.failure is None
     echo = read_echo(tmp_path)
