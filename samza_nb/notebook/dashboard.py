@@ -23,21 +23,9 @@ import importlib.util
 from collections.abc import Callable
 from typing import Any
 
-from samza_nb.notebook.text_status import control_html, html_table, render_text, section
-from samza_nb.notebook.views import (
-    COMMIT_HEADERS,
-    CONTAINER_HEADERS,
-    DECISION_HEADERS,
-    PARTITION_HEADERS,
-    JobView,
-    TaskView,
-    commit_rows,
-    container_rows,
-    decision_rows,
-    partition_rows,
-)
-
-_STATE_COLOURS = {"running": "#2a7", "finished": "#27a", "failed": "#b00", "timed out": "#a60"}
+from samza_nb.notebook.dashboard_html import body_html, header_html, task_row_html
+from samza_nb.notebook.text_status import render_text
+from samza_nb.notebook.views import JobView, TaskView
 
 
 def widgets_available() -> bool:
@@ -48,27 +36,6 @@ def widgets_available() -> bool:
 def _widgets() -> Any:
     # ipywidgets ships no type information: it is used as Any here, on purpose.
     return importlib.import_module("ipywidgets")
-
-
-def task_row_html(task: TaskView) -> str:
-    """One task's row: its name, a bar of callbacks in flight out of ``task.max.concurrency``, and the
-    in-flight count, processed messages and phase as text."""
-    maximum = max(task.max_concurrency, 1)
-    percent = 100 * min(task.in_flight, maximum) // maximum
-    bar = (
-        "<span style='display:inline-block;width:160px;height:10px;background:#e4e4e4;margin:0 8px;"
-        f"vertical-align:middle'><span class='samza-in-flight' style='display:block;width:{percent}%;"
-        "height:10px;background:#2a7'></span></span>"
-    )
-    detail = (
-        f"{task.in_flight}/{task.max_concurrency} in flight · {task.processed:,} processed · "
-        f"{html.escape(task.phase)}"
-    )
-    return (
-        f"<div class='samza-task-row' data-task='{html.escape(task.name)}'>"
-        f"<b style='display:inline-block;width:120px'>{html.escape(task.name)}</b>{bar}"
-        f"<span class='samza-task-detail'>{detail}</span></div>"
-    )
 
 
 class Dashboard:
@@ -136,46 +103,6 @@ class Dashboard:
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs))
         bundle["text/plain"] = self.text
         return bundle
-
-
-def header_html(view: JobView) -> str:
-    """Job, state, mode, processed count (``samza-processed``), throughput, elapsed time; errors below."""
-    colour = _STATE_COLOURS.get(view.state, "#555")
-    lines = [
-        f"<b>job {html.escape(view.job)}</b> — <span class='samza-state' style='color:{colour}'>"
-        f"{html.escape(view.state)}</span> ({html.escape(view.mode)}) · "
-        f"<span class='samza-processed'><b>{view.processed:,}</b> processed</span> · "
-        f"{view.rate:,.0f} msg/s · {view.elapsed_s:.1f} s"
-    ]
-    if view.error:
-        lines.append(f"<div class='samza-error' style='color:#b00'>{html.escape(view.error)}</div>")
-    lines.extend(f"<div>{html.escape(line)}</div>" for line in (*view.restores, *view.notes))
-    return "".join(lines)
-
-
-def body_html(view: JobView) -> str:
-    """The container processes (a job of several), task rows, the partitions table, recent decisions and
-    the checkpoint history."""
-    parts = []
-    if view.containers:
-        table = html_table(CONTAINER_HEADERS, container_rows(view))
-        parts.append(f"<div class='samza-containers'>{section('containers', table)}</div>")
-    if view.tasks:
-        rows = "".join(task_row_html(task) for task in view.tasks)
-        parts.append(f"<div class='samza-tasks'>{rows}</div>")
-        table = html_table(PARTITION_HEADERS, partition_rows(view))
-        parts.append(f"<div class='samza-partitions'>{section('partitions', table)}</div>")
-    parts.extend(control_html(view))
-    if view.decisions:
-        table = html_table(DECISION_HEADERS, decision_rows(view)[:8])
-        parts.append(
-            f"<div class='samza-decisions'>{section('recent chooser decisions (sampled)', table)}</div>"
-        )
-    if view.commit_count:
-        title = f"checkpoints ({view.commit_count} written, latest first)"
-        table = html_table(COMMIT_HEADERS, commit_rows(view)[:8])
-        parts.append(f"<div class='samza-checkpoints'>{section(title, table)}</div>")
-    return "".join(parts)
 
 
 __all__ = ["Dashboard", "body_html", "header_html", "task_row_html", "widgets_available"]

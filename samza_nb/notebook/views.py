@@ -95,6 +95,32 @@ class EndOfStreamView:
 
 
 @dataclass(frozen=True, slots=True)
+class MessageView:
+    """A sampled message flowing into (``direction`` ``in``) or out of (``out``) a task: seconds since the
+    job started, the task, where (``ssp@offset`` coming in, ``system.stream`` going out), and its key and
+    value as short text."""
+
+    at_s: float
+    task: str
+    direction: str
+    where: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoreTableView:
+    """A store's contents as its tasks last committed them (``at_s`` seconds after the start): the
+    column names, the first rows as text, and how many rows the store holds in all."""
+
+    store: str
+    at_s: float
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
 class JobView:
     """A snapshot of a notebook job.
 
@@ -104,7 +130,9 @@ class JobView:
     in messages per second. ``decisions`` and ``commits`` are newest first. ``containers`` lists the
     container processes of a job of several containers (empty for a job in the kernel's process); its
     ``tasks`` are then every container's tasks. ``watermarks`` and ``end_of_stream`` show the high-level
-    API's event time and the end-of-stream bookkeeping of intermediate partitions (empty otherwise).
+    API's event time and the end-of-stream bookkeeping of intermediate partitions (empty otherwise);
+    ``messages`` a live sample of messages in and out of the tasks (newest first), ``stores`` each store's
+    contents at its latest commit.
     """
 
     job: str
@@ -124,6 +152,8 @@ class JobView:
     containers: tuple[ContainerView, ...] = ()
     watermarks: tuple[WatermarkView, ...] = ()
     end_of_stream: tuple[EndOfStreamView, ...] = ()
+    messages: tuple[MessageView, ...] = ()
+    stores: tuple[StoreTableView, ...] = ()
 
     @property
     def in_flight(self) -> int:
@@ -255,7 +285,9 @@ __all__ = [
     "DecisionView",
     "EndOfStreamView",
     "JobView",
+    "MessageView",
     "PartitionView",
+    "StoreTableView",
     "TaskView",
     "WatermarkView",
     "commit_rows",
