@@ -10,4 +10,3 @@ c.InteractiveShellApp.extensions = ["samza_nb"]
 # Optional settings of the magics (also settable in a notebook with %config SamzaMagics.<name> = ...):
 # c.SamzaMagics.dashboard = "auto"          # auto | widgets | text | off
 # c.SamzaMagics.refresh_interval = 0.2      # seconds between dashboard updates
-# c.SamzaMagics.interrupt_stops_job = True  # the kernel's interrupt stops a background job gracefully

@@ -3,8 +3,8 @@
 It shows the job's state, processed count and throughput; per task a row with the callbacks in flight
 against ``task.max.concurrency``; per input partition the processed, committed and head offsets with lag
 and end-of-stream; the recent chooser decisions with their reasons; the checkpoint history; and a Stop
-button for a job on the kernel's loop. :meth:`Dashboard.render` is called a few times a second at most
-(by the monitor's timer, or by the cell waiting for the job) and only sends what changed, so it never
+button (a graceful stop). :meth:`Dashboard.render` is called a few times a second at most
+(by the session's one dashboard thread, :mod:`.updater`) and only sends what changed, so it never
 holds the job up. Front-ends without widgets show the text status it carries as ``text/plain``.
 
 CSS classes for tests and styling: ``samza-dashboard``, ``samza-header`` (``samza-state``,
@@ -12,7 +12,8 @@ CSS classes for tests and styling: ``samza-dashboard``, ``samza-header`` (``samz
 container processes, ``samza-tasks`` of ``samza-task-row`` with
 ``data-task``, ``samza-in-flight`` and ``samza-task-detail``; ``samza-partitions``, ``samza-watermarks``
 and ``samza-end-of-stream`` (applications of the high-level API), ``samza-decisions``,
-``samza-checkpoints``).
+``samza-checkpoints``), ``samza-stop`` (the Stop button), and ``samza-snapshot`` on the static HTML a
+finished job leaves behind.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import html
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from samza_nb.notebook.dashboard_html import body_html, header_html, task_row_html
@@ -40,14 +41,22 @@ def _widgets() -> Any:
 
 class Dashboard:
     """The widgets of one job's dashboard: ``header`` (state, processed count, throughput, errors) and
-    ``body`` (task rows, partitions, decisions, checkpoints), both HTML, plus ``stop_button`` for a job on
-    the kernel's loop. ``widget`` is the root; ``task_rows`` maps task names to the TaskView their row
-    shows; ``renders`` counts renders that changed anything.
+    ``body`` (task rows, partitions, decisions, checkpoints), both HTML, plus ``stop_button`` (a graceful
+    stop, when ``on_stop`` is given) and, below the header, any ``extras`` widgets (a chart).
+    ``widget`` is the root; ``task_rows`` maps task names to the TaskView their row shows; ``renders``
+    counts renders that changed anything.
 
     Every widget exists before the job starts and a render sets at most two values: creating widgets
-    while the job runs would take tens of ms from it, and each value sent costs the loop a little."""
+    while the job runs would take time from it, and each value sent costs a little. Render from one
+    thread at a time (the session's :class:`~samza_nb.notebook.updater.DashboardUpdater`)."""
 
-    def __init__(self, job: str, *, on_stop: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        job: str,
+        *,
+        on_stop: Callable[[], None] | None = None,
+        extras: Sequence[Any] = (),
+    ) -> None:
         w = _widgets()
         self.job = job
         self.view: JobView | None = None
@@ -62,6 +71,7 @@ class Dashboard:
             self.stop_button = w.Button(
                 description="Stop", tooltip="stop gracefully (commits)", layout=w.Layout(width="80px")
             )
+            self.stop_button.add_class("samza-stop")
             stop = on_stop
 
             def clicked(_button: Any) -> None:
@@ -70,9 +80,12 @@ class Dashboard:
 
             self.stop_button.on_click(clicked)
             top.append(self.stop_button)
-        self.widget = w.VBox([w.HBox(top, layout=w.Layout(align_items="center", grid_gap="12px")), self.body])
+        self._row = w.HBox(top, layout=w.Layout(align_items="center", grid_gap="12px"))
+        self._extras = tuple(extras)
+        self.widget = w.VBox([self._row, *extras, self.body])
         self.widget.add_class("samza-dashboard")
         self.renders = 0
+        self.closed = False
 
     def render(self, view: JobView) -> None:
         """Show ``view``. Cheap: at most two values are sent, and only when they changed."""
@@ -84,6 +97,23 @@ class Dashboard:
             self.stop_button.disabled = True
         if changed:
             self.renders += 1
+
+    def snapshot_html(self, extra: str = "") -> str:
+        """The latest view as static HTML (CSS class ``samza-snapshot``): what a saved notebook shows once
+        the job ended and its widgets are gone. ``extra`` (a chart's summary) goes below the header."""
+        if self.view is None:
+            inner = f"<b>job {html.escape(self.job)}</b> — never started"
+        else:
+            inner = f"<div class='samza-header'>{header_html(self.view)}</div>{extra}"
+            inner += f"<div class='samza-body'>{body_html(self.view)}</div>"
+        return f"<div class='samza-dashboard samza-snapshot'>{inner}</div>"
+
+    def close(self) -> None:
+        """Close every widget of the dashboard (their models leave the front-end)."""
+        self.closed = True
+        for widget in (self.widget, self._row, self.header, self.body, self.stop_button, *self._extras):
+            if widget is not None:
+                widget.close()
 
     @property
     def text(self) -> str:
@@ -100,6 +130,8 @@ class Dashboard:
         return True
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        if self.closed:  # the job ended and its widgets are gone: the snapshot
+            return {"text/html": self.snapshot_html(), "text/plain": self.text}
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs))
         bundle["text/plain"] = self.text
         return bundle

@@ -21,6 +21,7 @@ def load_ipython_extension(ipython: Any) -> None:
     previous = ipython.magics_manager.registry.get(SamzaMagics.__name__)
     if isinstance(previous, SamzaMagics):
         previous.session.close()
+        previous.unregister()
     magics = SamzaMagics(ipython)
     ipython.register_magics(magics)
     names: dict[str, Any] = {name: getattr(samza_nb, name) for name in samza_nb.__all__}
@@ -40,6 +41,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     magics = ipython.magics_manager.registry.get(SamzaMagics.__name__)
     if isinstance(magics, SamzaMagics):
         magics.session.close()
+        magics.unregister()
 
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension"]

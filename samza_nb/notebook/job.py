@@ -1,24 +1,23 @@
-"""One run of a notebook job: a container running on the kernel's loop, or on its own thread and loop.
+"""One run of a notebook job: a container (or a job's coordinator) on its own thread and event loop.
 
-What runs is a :class:`RunnableJob`: a container in the kernel's process, or the container processes of a
-job of several containers (:mod:`.processes_job`), watched by a :class:`RunMonitor` that makes JobViews.
+What runs is a :class:`RunnableJob`: a container in the kernel's process, or the coordinator of a job of
+several containers (:mod:`.processes_job`, :mod:`.spark_job`), watched by a :class:`RunMonitor` that makes
+JobViews. The job always runs on a new event loop in a daemon thread of its own, so it keeps processing
+while the kernel runs other cells (a ``time.sleep`` cell, a CPU-bound cell), a new cell starts at once,
+and an interrupt (which lands in the kernel's main thread) never reaches inside the container: only
+``stop()`` stops it, gracefully. A cell waits for a run with :meth:`JobRun.wait` (blocking) or
+:meth:`JobRun.wait_async` (an awaiting cell, which lets the kernel handle widget messages meanwhile);
+either turns the first interrupt into a graceful stop, the second into a cancel, and gives up waiting
+after the third.
 
-- On the kernel's loop (``%samza_run`` in Jupyter): the container is an asyncio task of the loop the kernel
-  runs cells on. It yields to that loop after every slice of work (a few ms), so the cell returns at once
-  and later cells, comm messages (widgets) and output keep flowing while it runs.
-- On its own thread (``%samza_run --wait``, or any run where no loop is running, e.g. a terminal IPython):
-  the container runs on a new event loop in a daemon thread; the kernel thread waits for it and renders
-  the dashboard meanwhile. A synchronous cell cannot wait for a task of the loop it blocks, hence the
-  thread; and an interrupt then lands in the waiting kernel thread, never inside the container, so it
-  stops the job gracefully.
-
-Either way the outcome (finished, stopped, timed out, interrupted, failed) and the failure are kept, and the
+The outcome (finished, stopped, timed out, interrupted, failed) and the failure are kept, and the
 monitor's last view describes the end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
     from samza_nb.notebook.views import JobView
     from samza_nb.observe.events import ChooserDecision
 
-KERNEL_LOOP = "on the kernel's loop"
 OWN_THREAD = "on its own thread"
 
 DoneCallback = Callable[["JobRun"], None]
@@ -97,13 +95,14 @@ def one_line(exc: BaseException) -> str:
 
 
 class JobRun:
-    """A run of ``job`` (a container, or a job's container processes) with its monitor. Create with
-    :meth:`on_loop` or :meth:`on_thread`.
+    """A run of ``job`` (a container, or a job's container processes) with its monitor, on a thread of its
+    own: create it with :meth:`on_thread`.
 
     ``stop()`` asks for a graceful stop from any thread (in-flight messages finish, every task commits);
     ``timeout_s`` stops it the same way after that many seconds. ``done`` turns true once the job
     stopped and the monitor took its last view; then ``outcome``, ``error`` and ``final_view`` are set and
-    ``on_done`` callbacks have run (on the job's loop thread). ``run_seconds`` is how long
+    ``on_done`` callbacks have run (on the job's thread). ``failure_reported`` is set by whoever showed a
+    failure to the user (so it is shown once). ``run_seconds`` is how long
     ``job.run()`` took, ``run_cpu_seconds`` the CPU time the process (every thread) used meanwhile.
     """
 
@@ -118,29 +117,15 @@ class JobRun:
         self.run_seconds: float | None = None
         self.run_cpu_seconds: float | None = None
         self.on_done: list[DoneCallback] = []
+        self.failure_reported = False
         self.started_at = time.monotonic()
         self._stop_reason: str | None = None
         self._done = threading.Event()
-        self._done_async: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._thread: threading.Thread | None = None
 
     # -- starting ---------------------------------------------------------------------------------------
-    @classmethod
-    def on_loop(
-        cls,
-        job: RunnableJob,
-        monitor: RunMonitor,
-        loop: asyncio.AbstractEventLoop,
-        timeout_s: float | None = None,
-    ) -> JobRun:
-        """Run as a task of ``loop`` (the kernel's running loop); returns at once."""
-        run = cls(job, monitor, KERNEL_LOOP, timeout_s)
-        run._loop = loop
-        run._task = loop.create_task(run._main(), name=f"samza-nb job {monitor.view.job}")
-        return run
-
     @classmethod
     def on_thread(cls, job: RunnableJob, monitor: RunMonitor, timeout_s: float | None = None) -> JobRun:
         """Run on a new event loop in a daemon thread; returns once the thread started."""
@@ -165,7 +150,6 @@ class JobRun:
         return run
 
     async def _main(self) -> None:
-        self._done_async = asyncio.Event()
         self.monitor.start()
         timer = None
         if self.timeout_s is not None:
@@ -194,7 +178,6 @@ class JobRun:
         detail = one_line(error) if error is not None and outcome == "failed" else None
         self.final_view = await self.monitor.finish(outcome, detail)
         self._done.set()
-        self._done_async.set()
         for callback in self.on_done:
             callback(self)
 
@@ -224,14 +207,9 @@ class JobRun:
     def wait(self, tick: Callable[[], None] | None = None, tick_s: float = 0.1) -> None:
         """Block the calling thread until the run is done, calling ``tick`` every ``tick_s`` meanwhile.
 
-        Only for a run on its own thread. An interrupt (KeyboardInterrupt) stops the job gracefully; a
-        second one cancels it; a third stops waiting and raises NotebookError (the thread is left behind).
+        An interrupt (KeyboardInterrupt) stops the job gracefully; a second one cancels it; a third stops
+        waiting and raises NotebookError (the thread is left behind).
         """
-        if self.mode != OWN_THREAD:
-            raise NotebookError(
-                "a job on the kernel's loop cannot be waited for from a cell: "
-                "await samza.wait() in a cell instead"
-            )
         interrupts = 0
         while True:
             try:
@@ -241,33 +219,72 @@ class JobRun:
                 return
             except KeyboardInterrupt:
                 interrupts += 1
-                if interrupts == 1:
-                    self.stop("interrupted")
-                elif interrupts == 2:
-                    self.cancel()
-                else:
-                    raise NotebookError(
-                        f"job {self.view.job!r} did not stop (a task may be blocked in process()); it is "
-                        "left running on its thread"
-                    ) from None
+                self._interrupted(interrupts)
 
-    async def wait_async(self, timeout: float | None = None) -> bool:
-        """Wait (in an ``async`` cell) until the run is done; False when ``timeout`` seconds passed."""
-        if self.done:
+    def _interrupted(self, interrupts: int) -> None:
+        if interrupts == 1:
+            self.stop("interrupted")
+        elif interrupts == 2:
+            self.cancel()
+        else:
+            raise NotebookError(
+                f"job {self.view.job!r} did not stop (a task may be blocked in process()); it is left "
+                "running on its thread"
+            ) from None
+
+    async def wait_async(self, timeout: float | None = None, *, interruptible: bool = False) -> bool:
+        """Wait (in an ``async`` cell) until the run is done; False when ``timeout`` seconds passed.
+
+        The kernel's loop keeps running meanwhile (widget messages such as the Stop button are handled).
+        With ``interruptible``, being cancelled (ipykernel cancels an awaiting cell on the interrupt
+        button) is an interrupt as in :meth:`wait`: the first stops the job gracefully and the wait goes
+        on; later interrupts (SIGINT, routed here while waiting) cancel the job, then give up.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        interrupts = 0
+        restore: Callable[[], None] | None = None
+        try:
+            while not self.done:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return False
+                try:
+                    await asyncio.sleep(0.02)
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if not interruptible or task is None:
+                        raise
+                    task.uncancel()
+                    interrupts += 1
+                    self._interrupted(interrupts)
+                    if restore is None:
+                        restore = self._route_interrupts_here(task)
             return True
-        event = self._done_async
-        if event is not None and self._loop is asyncio.get_running_loop():
-            try:
-                async with asyncio.timeout(timeout):
-                    await event.wait()
-            except TimeoutError:
-                return False
-            return True
-        return await asyncio.to_thread(self._done.wait, timeout)
+        finally:
+            if restore is not None:
+                restore()
+
+    @staticmethod
+    def _route_interrupts_here(task: asyncio.Task[object]) -> Callable[[], None]:
+        """While waiting after a first interrupt, further SIGINTs cancel ``task`` again (ipykernel only
+        turns the first into a cancel); returns how to put the previous handler back."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        loop = asyncio.get_running_loop()
+        previous = signal.getsignal(signal.SIGINT)
+
+        def handler(_signum: int, _frame: object) -> None:
+            loop.call_soon_threadsafe(task.cancel)
+
+        signal.signal(signal.SIGINT, handler)
+
+        def restore() -> None:
+            signal.signal(signal.SIGINT, previous)
+
+        return restore
 
     def join(self, timeout: float) -> bool:
         """Block until done (a run on its own thread) for up to ``timeout`` seconds; True when done."""
         return self._done.wait(timeout)
 
 
-__all__ = ["KERNEL_LOOP", "OWN_THREAD", "JobRun", "RunMonitor", "RunnableJob", "one_line"]
+__all__ = ["OWN_THREAD", "JobRun", "RunMonitor", "RunnableJob", "one_line"]

@@ -4,26 +4,33 @@ Settings (``%config SamzaMagics.<name> = ...``, or in ``ipython_config.py``):
 
 - ``dashboard``: ``auto`` (widgets in a Jupyter kernel with ipywidgets, text elsewhere), ``widgets``,
   ``text`` or ``off``;
-- ``refresh_interval``: seconds between dashboard updates (default 0.2: at most 5 per second);
-- ``interrupt_stops_job``: the kernel's interrupt stops a background job gracefully (default True).
+- ``refresh_interval``: seconds between dashboard updates (default 0.2: at most 5 per second).
+
+Magic lines ignore ``#`` comments. Before each cell, a job that failed in the background since the last
+cell is reported once (:meth:`~.session.NotebookSession.report_failures`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
-from typing import Any, NoReturn
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.display import display
-from traitlets import Bool, Enum, Float
+from traitlets import Enum, Float
 
-from samza_nb.notebook import cell_config, sql
+from samza_nb.notebook import awaiting, cell_config, sql
 from samza_nb.notebook.checkpoints import CheckpointReport
 from samza_nb.notebook.dashboard import widgets_available
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
 from samza_nb.notebook.session import NotebookSession
 from samza_nb.notebook.text_status import StatusReport
+
+if TYPE_CHECKING:
+    from samza_nb.notebook.job import JobRun
 
 
 class MagicArguments(argparse.ArgumentParser):
@@ -37,9 +44,9 @@ class MagicArguments(argparse.ArgumentParser):
         raise NotebookError(f"{self.prog}: {message}")
 
     def parse(self, line: str) -> argparse.Namespace:
-        """The options in ``line`` (shell quoting allowed)."""
+        """The options in ``line`` (shell quoting allowed; a ``#`` starts a comment)."""
         try:
-            words = shlex.split(line)
+            words = shlex.split(line, comments=True)
         except ValueError as exc:
             raise NotebookError(f"{self.prog}: {exc}") from None
         try:
@@ -55,9 +62,15 @@ RUN_ARGS.add_argument("--max-messages", type=int)
 RUN_ARGS.add_argument("--no-dashboard", action="store_true")
 RUN_ARGS.add_argument("--trace", action="store_true")
 RUN_ARGS.add_argument("--runner", choices=("local", "spark"), default="local")
+RUN_ARGS.add_argument("--name")
 
 CHECKPOINT_ARGS = MagicArguments("samza_checkpoints")
 CHECKPOINT_ARGS.add_argument("--reset", action="store_true")
+CHECKPOINT_ARGS.add_argument("name", nargs="?")
+
+NAME_ARGS = {magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status")}
+for _parser in NAME_ARGS.values():
+    _parser.add_argument("name", nargs="?")
 
 
 @magics_class
@@ -74,19 +87,26 @@ class SamzaMagics(Magics):
     refresh_interval = Float(
         0.2, min=0.05, help="Seconds between dashboard updates (0.2 = at most 5 a second)."
     ).tag(config=True)
-    interrupt_stops_job = Bool(
-        True, help="The kernel's interrupt stops a job running in the background, gracefully."
-    ).tag(config=True)
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
+        self.session = NotebookSession(display=display, refresh_s=self.refresh_interval)
         if shell is not None:
             install_one_line_errors(shell)
-        self.session = NotebookSession(
-            display=display,
-            refresh_s=self.refresh_interval,
-            route_interrupts=self.interrupt_stops_job,
-        )
+            awaiting.install(shell)
+            shell.events.register("pre_run_cell", self._report_failures)
+
+    def _report_failures(self, *_info: Any) -> None:
+        """Before each cell: a background job's failure, once, on stderr (in the cell about to run)."""
+        for line in self.session.report_failures():
+            print(f"samza_nb: {line}", file=sys.stderr)
+
+    def unregister(self) -> None:
+        """Stop reporting into cells (when the extension is reloaded or unloaded)."""
+        shell = self.shell
+        if shell is not None:
+            with contextlib.suppress(ValueError):
+                shell.events.unregister("pre_run_cell", self._report_failures)
 
     # -- config and task ----------------------------------------------------------------------------------
     @line_cell_magic
@@ -141,54 +161,74 @@ class SamzaMagics(Magics):
     # -- running ------------------------------------------------------------------------------------------
     @line_magic
     def samza_run(self, line: str) -> None:
-        """``%samza_run [--wait] [--timeout S] [--max-messages N] [--no-dashboard] [--trace] [--runner R]``
+        """``%samza_run [--wait] [--timeout S] [--max-messages N] [--name NAME] [--no-dashboard] [--trace]
+        [--runner R]``
 
-        Run the job in the background on the kernel's asyncio loop (the cell returns at once and the
-        notebook stays usable), or with ``--wait`` until every input reached end-of-stream. ``--timeout S``
-        stops it gracefully after S seconds, ``--max-messages N`` after N messages; ``--no-dashboard``
-        shows one line of text; ``--trace`` records every chooser decision in ``samza.decisions`` (it
-        slows the job: for small demonstrations); ``--runner spark`` runs the containers as the tasks of one
-        Spark job on the kernel's SparkSession (or a new local one), its coordinator in the kernel."""
+        Run the job in the background on its own thread (the cell returns at once; the job keeps running
+        while other cells run), or with ``--wait`` until every input reached end-of-stream (interrupt the
+        kernel or press Stop to stop it gracefully). ``--timeout S`` stops it gracefully after S seconds,
+        ``--max-messages N`` after N messages; ``--name NAME`` runs it as job NAME (several named jobs may
+        run at once); ``--no-dashboard`` shows one line of text; ``--trace`` records every chooser
+        decision in ``samza.decisions`` (it slows the job: for small demonstrations); ``--runner spark``
+        runs the containers as the tasks of one Spark job on the kernel's SparkSession (or a new local
+        one), its coordinator in the kernel."""
         with one_line_errors(self.shell):
-            args = RUN_ARGS.parse(line)
-            if args.timeout is not None and args.timeout <= 0:
-                raise NotebookError("samza_run: --timeout must be a positive number of seconds")
-            if args.max_messages is not None and args.max_messages <= 0:
-                raise NotebookError("samza_run: --max-messages must be a positive integer")
-            self.session.refresh_s = self.refresh_interval
-            self.session.route_interrupts = self.interrupt_stops_job
-            self.session.start(
-                wait=args.wait,
-                timeout=args.timeout,
-                max_messages=args.max_messages,
-                ui=self._ui(args.no_dashboard),
-                trace=args.trace,
-                runner=args.runner,
-            )
+            self._start(line, awaiting=False)
+
+    async def run_awaiting(self, line: str) -> None:
+        """``%samza_run --wait`` in a kernel (see :mod:`.awaiting`): start, then wait on the kernel's loop."""
+        with one_line_errors(self.shell):
+            run = self._start(line, awaiting=True)
+            if run is not None:
+                await self.session.wait_and_report_async(run)
+
+    def _start(self, line: str, *, awaiting: bool) -> JobRun | None:
+        args = RUN_ARGS.parse(line)
+        if args.timeout is not None and args.timeout <= 0:
+            raise NotebookError("samza_run: --timeout must be a positive number of seconds")
+        if args.max_messages is not None and args.max_messages <= 0:
+            raise NotebookError("samza_run: --max-messages must be a positive integer")
+        if args.name is not None and not args.name.strip():
+            raise NotebookError("samza_run: --name needs a job name")
+        self.session.refresh_s = self.refresh_interval
+        run = self.session.start(
+            wait=args.wait,
+            timeout=args.timeout,
+            max_messages=args.max_messages,
+            ui=self._ui(args.no_dashboard),
+            trace=args.trace,
+            runner=args.runner,
+            name=args.name,
+            awaiting=awaiting,
+        )
+        return run if args.wait and awaiting else None
 
     @line_magic
     def samza_stop(self, line: str) -> None:
-        """Stop the running job gracefully: in-flight messages finish, every task commits."""
+        """``%samza_stop [NAME]``: stop the named job (default: every running job) gracefully and wait
+        for it: in-flight messages finish, every task commits."""
         with one_line_errors(self.shell):
-            message = self.session.stop()
+            args = NAME_ARGS["samza_stop"].parse(line)
+            message = self.session.stop(args.name)
             if message:
                 print(message)
 
     # -- reports ------------------------------------------------------------------------------------------
     @line_magic
     def samza_status(self, line: str) -> StatusReport:
-        """The job's state, tasks, partitions (offsets, lag, end-of-stream), decisions and checkpoints."""
+        """``%samza_status [NAME]``: the job's state, tasks, partitions (offsets, lag, end-of-stream),
+        decisions and checkpoints (default: the latest job)."""
         with one_line_errors(self.shell):
-            return self.session.status()
+            return self.session.status(NAME_ARGS["samza_status"].parse(line).name)
 
     @line_magic
     def samza_checkpoints(self, line: str) -> CheckpointReport | None:
-        """``%samza_checkpoints [--reset]``: the last checkpoint of every task, and the checkpoints the
-        latest run wrote. ``--reset`` forgets the job's in-memory checkpoints (the next run starts from
-        the offset default)."""
+        """``%samza_checkpoints [--reset] [NAME]``: the last checkpoint of every task, and the checkpoints
+        the latest run (or job NAME) wrote. ``--reset`` forgets the job's in-memory checkpoints (the next
+        run starts from the offset default)."""
         with one_line_errors(self.shell):
             args = CHECKPOINT_ARGS.parse(line)
-            report = self.session.checkpoints(reset=args.reset)
+            report = self.session.checkpoints(reset=args.reset, name=args.name)
             if isinstance(report, str):
                 print(report)
                 return None
@@ -199,7 +239,7 @@ class SamzaMagics(Magics):
         """``%%samza_sql <store>``: DuckDB SQL over the store's committed contents (a relation named after
         the store: key, value, partition), as a DataFrame."""
         with one_line_errors(self.shell):
-            return sql.query(self.session.store_container(), line, cell)
+            return sql.query(self.session.store_container(line.strip()), line, cell)
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _ui(self, no_dashboard: bool) -> str:

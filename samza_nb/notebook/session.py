@@ -1,9 +1,15 @@
-"""The notebook's job session: its config, its task, the current run, and checkpoints for the kernel's life.
+"""The notebook's jobs: their config, their task, the runs, and checkpoints for the kernel's life.
 
 One session belongs to one magics instance (one IPython shell); nothing here is global. Mistakes raise
-:class:`NotebookError` (one line in the notebook). In a notebook the session is also bound to ``samza`` for
-``async`` cells: ``await samza.wait()`` waits for a background job on the kernel's loop, ``await
-samza.until(lambda view: view.processed >= 100)`` for a condition.
+:class:`NotebookError` (one line in the notebook). In a notebook the session is also bound to ``samza``:
+``await samza.wait()`` waits for the background jobs, ``await samza.until(lambda view: view.processed >=
+100)`` for a condition on the latest job's view.
+
+Runs: every ``%samza_run`` starts a run on its own thread and event loop (:mod:`.job`), named after its
+``job.name`` (``--name`` sets it); several named jobs may run at once, each with its own dashboard, which
+one thread keeps moving (:mod:`.updater`) and replaces by a static HTML snapshot when the job ends. A
+background failure is shown once, in the next cell (:meth:`NotebookSession.report_failures`), naming the
+task cell's line; ``%tb`` then shows the task's traceback.
 
 Checkpoints: unless the config names ``task.checkpoint.factory``, a job keeps its checkpoints in this
 session (per ``job.name``/``job.id``) and its store state in a directory that lives as long as the kernel.
@@ -21,39 +27,42 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from samza_nb.checkpoint.base import MULTI_CONTAINER_CHECKPOINT_FACTORY, checkpoint_factory_path
-from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
+from samza_nb.checkpoint.base import checkpoint_factory_path
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
-from samza_nb.container.inputs import input_streams
-from samza_nb.coordinator.planning import plan_job_model
-from samza_nb.errors import SamzaError
-from samza_nb.notebook import cell_config, checkpoints, processes_job, spark_job
-from samza_nb.notebook.applications import planned_application
-from samza_nb.notebook.containers_monitor import ContainersMonitor
+from samza_nb.notebook import cell_config, checkpoints
 from samza_nb.notebook.dashboard import Dashboard
 from samza_nb.notebook.errors import NotebookError
-from samza_nb.notebook.interrupts import InterruptRoute
-from samza_nb.notebook.job import KERNEL_LOOP, OWN_THREAD, JobRun, RunMonitor, RunnableJob
-from samza_nb.notebook.monitor import Monitor
+from samza_nb.notebook.failures import keep_for_tb, task_cell_line
+from samza_nb.notebook.job import JobRun
+from samza_nb.notebook.prepare import prepare_job
 from samza_nb.notebook.processes_job import ProcessesJob
 from samza_nb.notebook.spark_job import SparkNotebookJob
 from samza_nb.notebook.task_cell import TaskDefinition, define_task
 from samza_nb.notebook.text_status import StatusReport, render_text
-from samza_nb.runtime.applications import load_task_factory
-from samza_nb.systems.registry import system_factory
+from samza_nb.notebook.updater import DashboardUpdater
 
 if TYPE_CHECKING:
     from samza_nb.checkpoint.checkpoint import Checkpoint
     from samza_nb.notebook.views import JobView
     from samza_nb.observe.events import ChooserDecision
 
+NOTE_AFTER_S = 2.0
+"""A ``--wait`` still waiting after this long says how to stop the job (an input may never end)."""
+
 Printer = Callable[[str], None]
 Displayer = Callable[..., Any]
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 class NotebookSession:
-    """The job of one notebook. ``show`` prints a line to the cell; ``display`` shows a rich object."""
+    """The jobs of one notebook. ``show`` prints a line to the cell; ``display`` shows a rich object.
+
+    ``runs`` holds every named run (the latest first started last); ``run`` and ``dashboard`` are the
+    latest run and its dashboard."""
 
     def __init__(
         self,
@@ -61,21 +70,20 @@ class NotebookSession:
         show: Printer = print,
         display: Displayer | None = None,
         refresh_s: float = 0.2,
-        route_interrupts: bool = True,
     ) -> None:
         self.config: dict[str, str] = {}
         self.task: TaskDefinition | None = None
+        self.runs: dict[str, JobRun] = {}
         self.run: JobRun | None = None
         self.dashboard: Dashboard | None = None
         self.refresh_s = refresh_s
-        self.route_interrupts = route_interrupts
+        self.updater = DashboardUpdater(refresh_s)
         self._show = show
         self._display = display
         self._stores: dict[tuple[str, str], dict[str, Checkpoint]] = {}
         self._state_dir: str | None = None
-        self._route: InterruptRoute | None = None
-        self._display_handle: Any = None
-        self._ui = "text"
+        self._tasks: dict[str, TaskDefinition | None] = {}
+        self._uis: dict[str, str] = {}
 
     # -- config and task ------------------------------------------------------------------------------------
     def set_config(self, values: dict[str, str], *, replace: bool) -> str:
@@ -84,7 +92,7 @@ class NotebookSession:
         cell_config.check_values(merged)
         self.config = merged
         note = (
-            " (the running job keeps its config: this applies to the next %samza_run)" if self.running else ""
+            " (running jobs keep their config: this applies to the next %samza_run)" if self.running else ""
         )
         return cell_config.summary(merged) + note
 
@@ -97,34 +105,32 @@ class NotebookSession:
         *,
         application: bool = False,
     ) -> str:
-        """Run a ``%%samza_task`` cell (``application``: a ``%%samza_app`` cell) and make its class the job's
-        task (or StreamApplication); refused while a job runs."""
-        magic, what = ("samza_app", "application") if application else ("samza_task", "task")
-        if self.running:
-            raise NotebookError(
-                f"{magic}: job {self._job_name()!r} is running: %samza_stop it before replacing its {what} "
-                "(the cell was not run)"
-            )
+        """Run a ``%%samza_task`` cell (``application``: a ``%%samza_app`` cell) and make its class the task
+        (or StreamApplication) of the next ``%samza_run``; running jobs keep theirs."""
+        what = "application" if application else "task"
         previous = self.task
         self.task = define_task(
             cell, namespace, requested=requested, filename=filename, application=application
         )
+        running = sorted(name for name, run in self.runs.items() if not run.done)
+        keeps = (
+            f" (running: {', '.join(repr(n) for n in running)}, with the task it started with)"
+            if running
+            else ""
+        )
         if previous is None:
-            return f"{what} {self.task.name} defined: %samza_run runs it"
+            return f"{what} {self.task.name} defined: %samza_run runs it{keeps}"
         ran = f" (the previous run of job {self.run.view.job!r} has {self.run.outcome})" if self.run else ""
+        if running:
+            ran = keeps
         before = "application" if previous.application else "task"
         return f"{what} {self.task.name} replaces {before} {previous.name} for the next %samza_run{ran}"
 
     # -- running ------------------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
-        """True while a run has not ended."""
-        return self.run is not None and not self.run.done
-
-    @property
-    def interrupts_routed(self) -> bool:
-        """True while the kernel's interrupt (SIGINT) stops the background job running on its loop."""
-        return self._route is not None and self._route.installed
+        """True while any run has not ended."""
+        return any(not run.done for run in self.runs.values())
 
     def start(
         self,
@@ -135,205 +141,209 @@ class NotebookSession:
         ui: str = "text",
         trace: bool = False,
         runner: str = "local",
-    ) -> None:
-        """``%samza_run``: start the job; with ``wait``, block until it ends (see :mod:`.job`).
+        name: str | None = None,
+        awaiting: bool = False,
+    ) -> JobRun:
+        """``%samza_run``: start the job on its own thread; with ``wait``, block until it ends (with
+        ``awaiting`` too, return at once: the caller awaits :meth:`wait_and_report_async`).
 
-        ``ui``: ``widgets`` (the live dashboard), ``text`` (lines of text) or ``off``; ``runner``:
-        ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (the containers as the
-        tasks of one Spark job, :mod:`.spark_job`). Raises NotebookError for mistakes and, with ``wait``,
-        when the job failed.
+        ``name`` (``--name``) sets ``job.name`` for this run; runs are keyed by it, and several named jobs
+        may run at once. ``ui``: ``widgets`` (the live dashboard), ``text`` or ``off``; ``runner``:
+        ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (:mod:`.spark_job`).
+        Raises NotebookError for mistakes and, with ``wait``, when the job failed.
         """
-        if self.running:
-            assert self.run is not None
+        values = dict(self.config)
+        if name is not None:
+            values["job.name"] = name
+        job = job_name(values)
+        current = self.runs.get(job)
+        if current is not None and not current.done:
             raise NotebookError(
-                f"samza_run: job {self.run.view.job!r} is already running ({self.run.view.processed:,} "
-                "processed): %samza_stop it first"
+                f"samza_run: job {job!r} is already running ({current.view.processed:,} processed): "
+                f"%samza_stop {job} first (or --name another)"
             )
-        job = self._job_name()
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        on_kernel_loop = loop is not None and not wait
-        mode = KERNEL_LOOP if on_kernel_loop else OWN_THREAD
-        runnable, monitor = self._prepare(job, mode, max_messages, trace, runner)
-        self.dashboard = None
-        self._ui = ui
+        runnable, monitor = prepare_job(
+            values,
+            self.task,
+            state_directory=self._state_directory(),
+            checkpoint_stores=self._stores,
+            max_messages=max_messages,
+            trace=trace,
+            runner=runner,
+            refresh_s=self.refresh_s,
+        )
+        dashboard = None
         if ui == "widgets":
-            self.dashboard = Dashboard(job, on_stop=self.request_stop if on_kernel_loop else None)
-            self._display_handle = self._show_rich(self.dashboard)
-            if on_kernel_loop:
-                monitor.listeners.append(self.dashboard.render)
-        if on_kernel_loop:
-            assert loop is not None
-            self.run = JobRun.on_loop(runnable, monitor, loop, timeout)
-            self.run.on_done.append(self._on_kernel_job_done)
-            if self.route_interrupts and InterruptRoute.available(loop):
-                self._route = InterruptRoute(loop, self._interrupted)
-                self._route.start()
-        else:
-            self.run = JobRun.on_thread(runnable, monitor, timeout)
+            holder: list[JobRun] = []
+            dashboard = Dashboard(job, on_stop=lambda: holder[0].stop() if holder else None)
+            handle = self._show_rich(dashboard)
+        run = JobRun.on_thread(runnable, monitor, timeout)
+        self.runs.pop(job, None)
+        self.runs[job] = run
+        self.run = run
+        self.dashboard = dashboard
+        self._tasks[job] = self.task
+        self._uis[job] = ui
+        if dashboard is not None:
+            holder.append(run)
+            self.updater.refresh_s = self.refresh_s
+            self.updater.watch(run, dashboard, lambda r, d: self._snapshot(d, handle))
         if not wait:
             if ui != "widgets":
-                how = monitor.view.mode if isinstance(runnable, ProcessesJob | SparkNotebookJob) else mode
                 self._show(
-                    f"job {job!r} started in the background {how}: %samza_status shows progress, "
-                    "%samza_stop stops it"
+                    f"job {job!r} started in the background {monitor.view.mode}: %samza_status shows "
+                    f"progress, %samza_stop {job} stops it"
                 )
+            return run
+        if not awaiting:
+            self._wait_and_report(run)
+        return run
+
+    def _snapshot(self, dashboard: Dashboard, handle: Any) -> None:
+        """The job ended: its live widgets give way to a static HTML snapshot (a saved notebook shows it)."""
+        if handle is None or not hasattr(handle, "update"):
             return
-        self._wait_and_report(self.run)
+        from IPython import display
 
-    def _prepare(
-        self, job: str, mode: str, max_messages: int | None, trace: bool, runner: str = "local"
-    ) -> tuple[RunnableJob, RunMonitor]:
-        """The job to run and its monitor: a container in this process, (``job.container.count`` > 1)
-        the job's container processes, or (``runner`` spark) its containers as Spark tasks."""
-        if not self.config:
-            raise NotebookError(
-                "samza_run: no job config: write a %%samza_config cell (or %samza_config key=value ...) first"
-            )
-        values = dict(self.config)
-        if runner == "spark":  # the containers run in processes of their own: checkpoints they all reach
-            values.setdefault(cell_config.CHECKPOINT_FACTORY_KEY, MULTI_CONTAINER_CHECKPOINT_FACTORY)
-        config = cell_config.effective_config(values, self._state_directory())
-        config, factory = planned_application(config, self.task)
-        count = cell_config.container_count(config)
-        if runner == "spark":
-            if trace:
-                raise NotebookError(
-                    "samza_run: --trace records the chooser decisions of a job in this kernel; with "
-                    "--runner spark they are made in the container processes"
-                )
-            spark_run = spark_job.prepare(config, self.task, max_messages)
-            where = f"as {count} Spark task{'s' if count != 1 else ''}, their coordinator {mode}"
-            return spark_run, ContainersMonitor(spark_run, name=job, mode=where, refresh_s=self.refresh_s)
-        if count <= 1:
-            container = self._container(config, max_messages, factory)
-            return container, Monitor(
-                container, job=job, mode=mode, refresh_s=self.refresh_s, trace_all=trace
-            )
-        if trace:
-            raise NotebookError(
-                f"samza_run: --trace records the chooser decisions of a job in this kernel; with "
-                f"job.container.count={count} they are made in the container processes"
-            )
-        processes = processes_job.prepare(config, self.task, max_messages)
-        where = f"as {count} container processes, their coordinator {mode}"
-        return processes, ContainersMonitor(processes, name=job, mode=where, refresh_s=self.refresh_s)
-
-    def _container(
-        self, config: Config, max_messages: int | None, factory: Callable[[], Any] | None = None
-    ) -> SamzaContainer:
-        try:
-            if factory is None:
-                factory = self.task.factory() if self.task is not None else self._configured_task(config)
-            for stream in input_streams(config):
-                system_factory(config, stream.system)
-            manager = None
-            if cell_config.uses_notebook_checkpoints(config):
-                key = (config.job_name(), config.job_id())
-                manager = InMemoryCheckpointManager(self._stores.setdefault(key, {}))
-            return SamzaContainer(
-                config, factory, planner=plan_job_model, checkpoint_manager=manager, max_messages=max_messages
-            )
-        except NotebookError:
-            raise
-        except SamzaError as exc:
-            raise NotebookError(f"samza_run: {exc}") from None
-
-    @staticmethod
-    def _configured_task(config: Config) -> Callable[[], Any]:
-        if not config.get_str("task.class"):
-            raise NotebookError(
-                "samza_run: no task: define one in a %%samza_task cell (or an application in a %%samza_app "
-                "cell; or set task.class = package.module.Task)"
-            )
-        return load_task_factory(config)
+        snapshot: Any = display.HTML
+        handle.update(snapshot(dashboard.snapshot_html()))
+        dashboard.close()
 
     def _wait_and_report(self, run: JobRun) -> None:
-        dashboard = self.dashboard
-        tick = (lambda: dashboard.render(run.monitor.view)) if dashboard is not None else None
-        run.wait(tick=tick, tick_s=self.refresh_s)
+        noted = time.monotonic() + NOTE_AFTER_S
+
+        def note_once() -> None:
+            nonlocal noted
+            if time.monotonic() >= noted:
+                noted = float("inf")
+                self._note_still_waiting(run)
+
+        run.wait(tick=note_once)
+        self._report_end(run)
+
+    async def wait_and_report_async(self, run: JobRun) -> None:
+        """Wait for ``run`` in an awaiting cell (the kernel keeps handling widget messages: the Stop button
+        works), then report as a blocking wait does."""
+        if not await run.wait_async(NOTE_AFTER_S, interruptible=True):
+            self._note_still_waiting(run)
+            await run.wait_async(interruptible=True)
+        self._report_end(run)
+
+    def _note_still_waiting(self, run: JobRun) -> None:
+        """A ``--wait`` that lasts: maybe an input never ends. Say how to stop it."""
+        if not run.done:
+            until = "until its inputs end" if run.timeout_s is None else f"(--timeout {run.timeout_s:g} s)"
+            self._show(
+                f"still waiting for job {run.view.job!r} {until}: interrupt the kernel (■) or press Stop "
+                "to stop it gracefully (every task commits)"
+            )
+
+    def _report_end(self, run: JobRun) -> None:
+        self.updater.flush(run)  # its dashboard shows the end before the lines below
         view = run.view
-        if dashboard is not None:
-            dashboard.render(view)
-            self._update_rich(dashboard)
         if run.outcome == "failed":
-            raise NotebookError(f"job {view.job!r} failed after {view.processed:,} messages: {view.error}")
-        if self._ui == "text" and view.tasks:
+            raise NotebookError(self._failure_line(run))
+        if self._uis.get(view.job) == "text" and view.tasks:
             self._show(render_text(view))
         self._show(self.outcome_line(view))
+
+    def _failure_line(self, run: JobRun) -> str:
+        """``job 'x' failed after 3 messages: <error> (line 5 of the %%samza_task cell: ...); %tb shows the
+        task's traceback``; marks the failure as shown and leaves it for ``%tb``."""
+        view = run.view
+        run.failure_reported = True
+        line = f"job {view.job!r} failed after {_plural(view.processed, 'message')}: {view.error}"
+        if run.error is not None:
+            keep_for_tb(run.error)
+            where = task_cell_line(run.error, self._tasks.get(view.job))
+            if where is not None:
+                line += f" ({where}); %tb shows the traceback"
+        return line
+
+    def report_failures(self) -> list[str]:
+        """Lines for jobs that failed in the background since the last call (each failure once): shown
+        at the start of the next cell the user runs."""
+        return [
+            self._failure_line(run)
+            for run in self.runs.values()
+            if run.done and run.outcome == "failed" and not run.failure_reported
+        ]
 
     @staticmethod
     def outcome_line(view: JobView) -> str:
         """``job 'x' finished: 6 messages in 0.05 s (120 msg/s); every input reached end-of-stream; ...``."""
         line = (
-            f"job {view.job!r} {view.state}: {view.processed:,} messages in {view.elapsed_s:.2f} s "
+            f"job {view.job!r} {view.state}: {_plural(view.processed, 'message')} in {view.elapsed_s:.2f} s "
             f"({view.rate:,.0f} msg/s)"
         )
         partitions = view.partitions
         if partitions and all(p.ended for p in partitions):
             line += "; every input reached end-of-stream"
         if view.commit_count:
-            line += f"; {view.commit_count} checkpoint{'s' if view.commit_count != 1 else ''} written"
+            line += f"; {_plural(view.commit_count, 'checkpoint')} written"
         if view.error:
             line += f"; {view.error}"
         return line
 
-    def request_stop(self) -> None:
-        """Ask the running job to stop gracefully (from a button, an interrupt or ``%samza_stop``)."""
-        if self.run is not None:
-            self.run.stop()
+    def request_stop(self, name: str | None = None) -> None:
+        """Ask a running job (``name``; default every one) to stop gracefully, without waiting."""
+        for run in self._selected(name):
+            run.stop()
 
-    def _interrupted(self) -> None:
-        if self.run is not None:
-            self.run.stop("interrupted")
-
-    def stop(self) -> str:
-        """``%samza_stop``: stop gracefully; a job on its own thread is waited for, one on the kernel's loop
-        finishes its stop as soon as the cell returns."""
-        run = self.run
-        if run is None or run.done:
-            what = f" (the last run {run.outcome})" if run is not None else ""
+    def stop(self, name: str | None = None) -> str:
+        """``%samza_stop [NAME]``: stop the named job (default: every running job) gracefully and wait
+        for it (in-flight messages finish, every task commits)."""
+        runs = [run for run in self._selected(name) if not run.done]
+        if not runs:
+            if name is not None and name not in self.runs:
+                known = ", ".join(repr(n) for n in self.runs) or "none"
+                raise NotebookError(f"samza_stop: no job named {name!r} has run (jobs: {known})")
+            last = self.runs.get(name) if name is not None else self.run
+            what = f" (the last run {last.outcome})" if last is not None else ""
             return f"no job is running{what}"
-        run.stop()
-        if run.mode == KERNEL_LOOP:
-            return (
-                f"job {run.view.job!r} is stopping: in-flight messages finish and every task commits as "
-                "soon as this cell returns (await samza.wait() in a cell waits for it)"
-            )
-        self._wait_and_report(run)
+        for run in runs:
+            run.stop()
+        for run in runs:
+            run.wait()
+            self._report_end(run)
         return ""
 
-    def _on_kernel_job_done(self, run: JobRun) -> None:
-        if self._route is not None:
-            self._route.close()
-            self._route = None
-        if self.dashboard is not None and run is self.run:
-            self._update_rich(self.dashboard)
+    def _selected(self, name: str | None) -> list[JobRun]:
+        if name is None:
+            return list(self.runs.values())
+        run = self.runs.get(name)
+        return [run] if run is not None else []
 
     # -- awaiting (async cells) ----------------------------------------------------------------------------
-    async def wait(self, timeout: float | None = None) -> StatusReport:
-        """Wait until the current run ended (or ``timeout`` seconds passed); returns its status."""
-        if self.run is not None:
-            await self.run.wait_async(timeout)
-        return self.status()
+    async def wait(self, timeout: float | None = None, name: str | None = None) -> StatusReport:
+        """Wait until the named run (default: every run) ended, or ``timeout`` seconds passed; returns the
+        status of that run (default: the latest)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for run in self._selected(name):
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            if await run.wait_async(left):
+                await asyncio.to_thread(self.updater.flush, run)  # its dashboard shows the end
+        return self.status(name)
 
-    async def until(self, condition: Callable[[JobView], bool], timeout: float = 30.0) -> bool:
-        """Wait until ``condition(view)`` holds for the current run's latest view; False after ``timeout``
-        seconds or when the run ended without it."""
+    async def until(
+        self, condition: Callable[[JobView], bool], timeout: float = 30.0, name: str | None = None
+    ) -> bool:
+        """Wait until ``condition(view)`` holds for the latest view of the named run (default: the latest
+        run); False after ``timeout`` seconds or when the run ended without it."""
         deadline = time.monotonic() + timeout
-        while self.run is not None:
-            if condition(self.run.view):
+        while True:
+            run = self.runs.get(name) if name is not None else self.run
+            if run is None:
+                return False
+            if condition(run.view):
                 return True
-            if self.run.done or time.monotonic() >= deadline:
+            if run.done or time.monotonic() >= deadline:
                 return False
             await asyncio.sleep(0.02)
-        return False
 
     @property
     def view(self) -> JobView | None:
-        """The latest view of the current (or last) run."""
+        """The latest view of the latest run."""
         return self.run.view if self.run is not None else None
 
     @property
@@ -342,36 +352,49 @@ class NotebookSession:
         return list(self.run.monitor.decisions) if self.run is not None else []
 
     # -- reports ------------------------------------------------------------------------------------------
-    def status(self) -> StatusReport:
-        """``%samza_status``: the latest view of the job, or what is missing before a first run."""
-        if self.run is None:
+    def _named(self, name: str | None, magic: str) -> JobRun | None:
+        """The run called ``name`` (a NotebookError naming the known ones when none is), or the latest."""
+        if name is None:
+            return self.run
+        run = self.runs.get(name)
+        if run is None:
+            known = ", ".join(repr(n) for n in self.runs) or "none yet"
+            raise NotebookError(f"{magic}: no job named {name!r} has run in this notebook (jobs: {known})")
+        return run
+
+    def status(self, name: str | None = None) -> StatusReport:
+        """``%samza_status [NAME]``: the latest view of the job, or what is missing before a first run."""
+        run = self._named(name, "samza_status")
+        if run is None:
             lines = [
                 "no job has run yet in this notebook",
                 cell_config.summary(self.config) if self.config else "config: none (%%samza_config)",
                 f"task: {self.task.name}" if self.task else "task: none (%%samza_task, or task.class)",
             ]
             return StatusReport(None, lines)
-        return StatusReport(self.run.view)
+        return StatusReport(run.view)
 
-    def checkpoints(self, reset: bool = False) -> checkpoints.CheckpointReport | str:
-        """``%samza_checkpoints``: the last checkpoint of every task, and the latest run's history."""
-        config = self.run.job.config if self.run is not None else Config(self.config)
+    def checkpoints(self, reset: bool = False, name: str | None = None) -> checkpoints.CheckpointReport | str:
+        """``%samza_checkpoints [NAME]``: the last checkpoint of every task, and the run's history."""
+        run = self._named(name, "samza_checkpoints")
+        config = run.job.config if run is not None else Config(self.config)
         job = config.job_name()
         key = (job, config.job_id())
         if reset:
-            if self.running:
-                raise NotebookError("samza_checkpoints: the job is running: %samza_stop it before --reset")
+            if run is not None and not run.done:
+                raise NotebookError(
+                    f"samza_checkpoints: job {job!r} is running: %samza_stop {job} before --reset"
+                )
             self._stores.pop(key, None)
             return (
                 f"checkpoints of job {job!r} forgotten: the next run starts from "
                 "systems.<system>.samza.offset.default"
             )
-        history = self.run.view.commits if self.run is not None else ()
+        history = run.view.commits if run is not None else ()
         if cell_config.uses_notebook_checkpoints(config):
             offsets = checkpoints.from_store(self._stores.get(key, {}))
             return checkpoints.CheckpointReport(job, "in memory, kept for this kernel", offsets, history)
         factory = config.get_str(cell_config.CHECKPOINT_FACTORY_KEY, "")
-        run = self.run
         model = run.job.job_model if run is not None else None
         if run is None or model is None:
             return checkpoints.CheckpointReport(job, factory, {}, (), "no run yet: its tasks are not known")
@@ -382,10 +405,15 @@ class NotebookSession:
         source = factory or checkpoint_factory_path(config)
         return checkpoints.CheckpointReport(job, source, checkpoints.from_factory(config, tasks), history)
 
-    def store_container(self) -> SamzaContainer | None:
-        """The container of the current (or last) run, whose stores ``%%samza_sql`` queries; None before a
-        first run. A job of several containers keeps its stores in its processes: a NotebookError."""
+    def store_container(self, store: str = "") -> SamzaContainer | None:
+        """The container whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the
+        latest run); None before a first run. A job of several containers keeps its stores in its
+        processes: a NotebookError."""
         run = self.run
+        for candidate in reversed(self.runs.values()):
+            if store and candidate.job.config.get_str(f"stores.{store}.factory", ""):
+                run = candidate
+                break
         if run is None:
             return None
         job = run.job
@@ -397,9 +425,6 @@ class NotebookSession:
         return cast("SamzaContainer", job)  # a job in the kernel's process is its container
 
     # -- plumbing -----------------------------------------------------------------------------------------
-    def _job_name(self) -> str:
-        return job_name(self.config)
-
     def _state_directory(self) -> str:
         if self._state_dir is None:
             path = tempfile.mkdtemp(prefix="samza_nb-notebook-")
@@ -412,21 +437,14 @@ class NotebookSession:
             return None
         return self._display(obj, display_id=True)
 
-    def _update_rich(self, obj: Any) -> None:
-        handle = self._display_handle
-        if handle is not None and hasattr(handle, "update"):
-            handle.update(obj)
-
     def close(self) -> None:
-        """Stop a running job (waiting briefly for one on its own thread) and forget the session."""
-        run = self.run
-        if run is not None and not run.done:
-            run.stop()
-            if run.mode == OWN_THREAD:
-                run.join(5.0)
-        if self._route is not None:
-            self._route.close()
-            self._route = None
+        """Stop every running job (waiting briefly for each) and the dashboard thread."""
+        for run in self.runs.values():
+            if not run.done:
+                run.stop()
+        for run in self.runs.values():
+            run.join(5.0)
+        self.updater.close()
 
 
 __all__ = ["NotebookSession"]

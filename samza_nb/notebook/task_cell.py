@@ -24,12 +24,14 @@ from samza_nb.operators.application import is_application
 class TaskDefinition:
     """A task class defined by a ``%%samza_task`` cell (or a StreamApplication by a ``%%samza_app`` cell:
     ``application`` is True), with the cell's source as it ran (the magic passes the cell after an empty
-    first line, so line N of ``source`` is line N of the cell in the notebook)."""
+    first line, so line N of ``source`` is line N of the cell in the notebook); ``filename`` is the name
+    its code was compiled under (tracebacks of the task's errors name it)."""
 
     name: str
     cls: type
     source: str
     application: bool = False
+    filename: str = ""
 
     def factory(self) -> Callable[[], Any]:
         """The zero-argument task factory the container calls once per task instance (for an application:
@@ -69,7 +71,7 @@ def define_task(
                 "coordinator) or process_async(envelope, collector, coordinator, callback)"
             )
         assert isinstance(target, type)
-        return TaskDefinition(requested, target, cell.rstrip("\n"))
+        return TaskDefinition(requested, target, cell.rstrip("\n"), filename=filename)
     name = _only(
         [name for name in classes if is_task_class(namespace.get(name))],
         "samza_task",
@@ -77,7 +79,7 @@ def define_task(
         "task class: define a class with process(envelope, collector, coordinator), "
         "process_async(envelope, collector, coordinator, callback) or async def process",
     )
-    return TaskDefinition(name, namespace[name], cell.rstrip("\n"))
+    return TaskDefinition(name, namespace[name], cell.rstrip("\n"), filename=filename)
 
 
 def _run_cell(
@@ -122,14 +124,14 @@ def _define_application(
                 f"samza_app: {requested!r} is not a StreamApplication: subclass "
                 "samza_nb.operators.StreamApplication and define describe(self, app)"
             )
-        return TaskDefinition(requested, target, cell.rstrip("\n"), application=True)
+        return TaskDefinition(requested, target, cell.rstrip("\n"), application=True, filename=filename)
     name = _only(
         [name for name in classes if _is_application_class(namespace.get(name))],
         "samza_app",
         "applications",
         "application: define a subclass of samza_nb.operators.StreamApplication with describe(self, app)",
     )
-    return TaskDefinition(name, namespace[name], cell.rstrip("\n"), application=True)
+    return TaskDefinition(name, namespace[name], cell.rstrip("\n"), application=True, filename=filename)
 
 
 def _only(names: list[str], magic: str, kinds: str, none: str) -> str:

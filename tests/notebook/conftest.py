@@ -39,7 +39,7 @@ def shell() -> InteractiveShell:
 @pytest.fixture
 def magics(shell: InteractiveShell) -> Iterator[SamzaMagics]:
     """Fresh samza_nb magics (and so a fresh session) registered on the shell; text output."""
-    instance = SamzaMagics(shell, dashboard="text", interrupt_stops_job=False)
+    instance = SamzaMagics(shell, dashboard="text")
     shell.register_magics(instance)
     yield instance
     instance.session.close()

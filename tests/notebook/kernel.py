@@ -24,6 +24,20 @@ class Reply:
         return [m for m in self.messages if m["msg_type"] == kind]
 
 
+def _reply(reply: dict[str, Any], messages: list[dict[str, Any]], elapsed_ms: float) -> Reply:
+    result = Reply(reply["content"]["status"], elapsed_ms, messages=messages)
+    for message in messages:
+        content = message["content"]
+        if message["msg_type"] == "stream":
+            if content["name"] == "stdout":
+                result.stdout += content["text"]
+            else:
+                result.stderr += content["text"]
+        elif message["msg_type"] == "error":
+            result.error = f"{content['ename']}: {content['evalue']}"
+    return result
+
+
 class Kernel:
     """A python3 kernel of this environment (in ``cwd``, with ``env``, when given); ``run(code)`` executes a
     cell and waits for its reply."""
@@ -47,19 +61,48 @@ class Kernel:
         started = time.perf_counter()
         reply = self.client.execute_interactive(code, timeout=timeout, output_hook=messages.append)
         elapsed = (time.perf_counter() - started) * 1000.0
-        result = Reply(reply["content"]["status"], elapsed, messages=messages)
-        for message in messages:
-            content = message["content"]
-            if message["msg_type"] == "stream":
-                if content["name"] == "stdout":
-                    result.stdout += content["text"]
-                else:
-                    result.stderr += content["text"]
-            elif message["msg_type"] == "error":
-                result.error = f"{content['ename']}: {content['evalue']}"
+        result = _reply(reply, messages, elapsed)
         if check and result.status != "ok":
             raise AssertionError(f"cell failed: {result.error or result.stderr}\n{code}")
         return result
+
+    def start(self, code: str) -> str:
+        """Send a cell without waiting for it; its msg_id (see :meth:`iopub_until` and :meth:`reply`)."""
+        return str(self.client.execute(code))
+
+    def iopub_until(self, msg_id: str, predicate: Any, timeout: float = 60.0) -> list[dict[str, Any]]:
+        """The iopub messages of cell ``msg_id`` up to the first one for which ``predicate`` is true;
+        AssertionError after ``timeout`` seconds."""
+        seen: list[dict[str, Any]] = []
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                message = self.client.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.01))
+            except Exception:  # queue.Empty
+                break
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            seen.append(message)
+            if predicate(message):
+                return seen
+        raise AssertionError(f"no such iopub message within {timeout} s; seen: {seen}")
+
+    def reply(self, msg_id: str, timeout: float = 60.0) -> Reply:
+        """Wait for the execute reply of cell ``msg_id`` (iopub messages until it is idle included)."""
+        messages = self.iopub_until(
+            msg_id,
+            lambda m: m["msg_type"] == "status" and m["content"]["execution_state"] == "idle",
+            timeout,
+        )
+        reply = self.client.get_shell_msg(timeout=timeout)
+        while reply["parent_header"].get("msg_id") != msg_id:
+            reply = self.client.get_shell_msg(timeout=timeout)
+        return _reply(reply, messages, 0.0)
+
+    def comm_msg(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Send a widget message to the kernel, as a front-end does (e.g. a button's click)."""
+        content = {"comm_id": comm_id, "data": data}
+        self.client.shell_channel.send(self.client.session.msg("comm_msg", content))
 
     def value(self, expression: str) -> Any:
         """``expression`` evaluated in the kernel (its repr, read back with eval)."""

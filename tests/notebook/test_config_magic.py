@@ -71,7 +71,7 @@ def test_config_change_while_running_says_it_applies_next_time(
     class Running:
         done = False
 
-    magics.session.run = Running()  # type: ignore[assignment]
+    magics.session.runs["x"] = Running()  # type: ignore[assignment]
     run(shell, "%samza_config job.name=x")
     assert "applies to the next %samza_run" in capsys.readouterr().out
-    magics.session.run = None
+    magics.session.runs.clear()

@@ -28,7 +28,7 @@ class Holding:
 
 @pytest.fixture
 def widget_magics(shell: InteractiveShell) -> Iterator[SamzaMagics]:
-    instance = SamzaMagics(shell, dashboard="widgets", interrupt_stops_job=False, refresh_interval=0.05)
+    instance = SamzaMagics(shell, dashboard="widgets", refresh_interval=0.05)
     shell.register_magics(instance)
     yield instance
     instance.session.close()
@@ -62,9 +62,11 @@ def test_widget_state_after_a_run(
     assert "checkpoints (2 written" in body
     assert "recent chooser decisions" in body
     assert "samza-error" not in header
-    assert dashboard.stop_button is None  # --wait: an interrupt stops the job, not a button
-    bundle = dashboard._repr_mimebundle_()
-    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert dashboard.stop_button is not None and dashboard.stop_button.disabled  # the job ended
+    bundle = dashboard._repr_mimebundle_()  # the job ended: a static snapshot (a saved notebook shows it)
+    assert "application/vnd.jupyter.widget-view+json" not in bundle and dashboard.closed
+    assert bundle["text/html"].startswith("<div class='samza-dashboard samza-snapshot'>")
+    assert "<span class='samza-processed'><b>100</b> processed</span>" in bundle["text/html"]
     assert bundle["text/plain"].startswith("job 'nbjob' — finished (on its own thread) · 100 processed")
 
 
@@ -87,10 +89,13 @@ def test_in_flight_callbacks_against_max_concurrency_live(
         await aeventually(lambda: "4/4 in flight" in dashboard.body.value, timeout=10)
         assert "width:100%;" in dashboard.body.value
         assert "<span class='samza-task-detail'>4/4 in flight · " in dashboard.body.value
-        while held:
-            held.pop(0).complete()
-            await asyncio.sleep(0)
-        assert await session.until(lambda view: view.processed == 10, timeout=10)
+
+        def complete_held(view: Any) -> bool:  # the job, on its thread, holds the next ones meanwhile
+            while held:
+                held.pop(0).complete()
+            return bool(view.processed == 10)
+
+        assert await session.until(complete_held, timeout=10)
         await aeventually(lambda: "0/4 in flight · 10 processed" in dashboard.body.value, timeout=10)
         assert "width:0%;" in dashboard.body.value and "0/4 in flight · 10 processed" in dashboard.body.value
         assert dashboard.stop_button is not None

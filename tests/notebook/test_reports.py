@@ -89,7 +89,7 @@ def test_reset_while_running_is_refused(
     run(shell, "%samza_run")
     capsys.readouterr()
     result = run(shell, "%samza_checkpoints --reset")
-    assert "the job is running: %samza_stop it before --reset" in error_line(result, capsys)
+    assert "job 'nbjob' is running: %samza_stop nbjob before --reset" in error_line(result, capsys)
     run(shell, "%samza_stop")
 
 

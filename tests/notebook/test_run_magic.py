@@ -1,7 +1,8 @@
 """%samza_run, %samza_stop and the job's outcomes in a real IPython shell.
 
-With no event loop running (a terminal IPython, these tests) a background job runs on its own thread; inside
-a running loop (a Jupyter kernel; here ``asyncio.run``) it runs as a task of that loop.
+A job always runs on its own thread and event loop, whether or not the shell's thread runs a loop (a Jupyter
+kernel's does; here ``asyncio.run`` stands in for it): it keeps processing while the shell's thread is
+busy with something else.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.notebook import job
-from samza_nb.notebook.job import KERNEL_LOOP, OWN_THREAD
+from samza_nb.notebook.job import OWN_THREAD
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.systems.inmemory import InMemoryBroker
 from tests.eventually import eventually
@@ -116,7 +117,8 @@ def test_background_job_already_running_then_stop_waits_and_commits(
     session = magics.session
     eventually(lambda: session.view is not None and session.view.processed == 10, timeout=10)
     result = run(shell, "%samza_run")
-    assert "job 'nbjob' is already running (10 processed): %samza_stop it first" in error_line(result, capsys)
+    line = error_line(result, capsys)
+    assert "job 'nbjob' is already running (10 processed): %samza_stop nbjob first" in line
     assert run(shell, "%samza_stop").success
     assert session.run is not None and session.run.done and session.run.outcome == "stopped"
     assert capsys.readouterr().out.strip().splitlines()[-1].startswith("job 'nbjob' stopped: 10 messages")
@@ -237,8 +239,8 @@ def test_interrupt_while_waiting_stops_the_job_gracefully(
     assert shell.run_line_magic("samza_checkpoints", "").offsets["Partition 0"]
 
 
-def test_background_job_on_a_running_loop_returns_at_once(
-    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+def test_a_background_job_keeps_running_while_the_shell_thread_is_busy(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
 ) -> None:
     fill(broker, "in", 4, 20_000, end=False)
     run(shell, config_cell(broker, "in"))
@@ -247,13 +249,10 @@ def test_background_job_on_a_running_loop_returns_at_once(
 
     async def notebook() -> None:
         assert run(shell, "%samza_run").success  # like a cell in a kernel: this thread runs a loop
-        assert session.run is not None and session.run.mode == KERNEL_LOOP
-        # It returned before the loop ran the job at all: nothing is processed until this cell awaits.
-        assert session.run.view.processed == 0
-        assert await session.until(lambda view: view.processed == 20_000, timeout=20)
+        assert session.run is not None and session.run.mode == OWN_THREAD
+        # This thread never yields to its loop (a time.sleep cell, a CPU-bound cell): the job goes on.
+        eventually(lambda: session.view is not None and session.view.processed == 20_000, timeout=20)
         run(shell, "%samza_stop")
-        assert "is stopping" in capsys.readouterr().out
-        await session.wait(timeout=10)
 
     asyncio.run(notebook())
     assert session.run is not None and session.run.outcome == "stopped"
@@ -261,3 +260,66 @@ def test_background_job_on_a_running_loop_returns_at_once(
     report = shell.run_line_magic("samza_checkpoints", "")
     assert sorted(report.offsets) == ["Partition 0", "Partition 1", "Partition 2", "Partition 3"]
     assert all(offset == "4999" for offsets in report.offsets.values() for offset in offsets.values())
+
+
+def test_magic_lines_ignore_comments_and_stop_then_run_in_one_cell(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 50)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    cell = (
+        "%samza_run --max-messages 10   # the kernel's first ten messages, in the background\n"
+        "%samza_stop                     # graceful: every task commits\n"
+        "%samza_run --wait --timeout 20  # resumes after the checkpoint, until end-of-stream\n"
+    )
+    result = run(shell, cell)
+    assert result.success, capsys.readouterr()
+    assert magics.session.run is not None and magics.session.run.outcome == "finished"
+    assert sorted(shell.user_ns["Collect"].seen) == list(range(50))
+
+
+def test_two_named_jobs_run_at_once_each_with_its_own_name(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 5, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    assert run(shell, "%samza_run --name first").success
+    assert run(shell, "%samza_run --name second").success
+    session = magics.session
+    assert sorted(session.runs) == ["first", "second"]
+    again = run(shell, "%samza_run --name first")
+    assert "job 'first' is already running" in error_line(again, capsys)
+    eventually(lambda: all(r.view.processed == 5 for r in session.runs.values()), timeout=10)
+    assert shell.run_line_magic("samza_status", "first").view.job == "first"
+    run(shell, "%samza_stop first")
+    assert session.runs["first"].outcome == "stopped" and not session.runs["second"].done
+    run(shell, "%samza_stop")
+    assert session.runs["second"].outcome == "stopped"
+    # Each name is its own job: its own checkpoints.
+    assert shell.run_line_magic("samza_checkpoints", "second").offsets["Partition 0"]
+    nobody = run(shell, "%samza_stop nobody")
+    assert "no job named 'nobody'" in error_line(nobody, capsys)
+
+
+def test_a_background_failure_shows_once_in_the_next_cell_with_the_task_cell_line(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 10)
+    run(shell, config_cell(broker, "in"))
+    run(shell, FAIL_AT_3)
+    assert run(shell, "%samza_run").success
+    assert magics.session.run is not None and magics.session.run.join(10)
+    capsys.readouterr()
+    run(shell, "x = 1")
+    err = capsys.readouterr().err
+    assert "samza_nb: job 'nbjob' failed after 3 messages" in err
+    assert "bad message 3" in err
+    assert 'line 5 of the %%samza_task cell: raise ValueError("bad message " + repr(envelope.message))' in err
+    assert "%tb shows the traceback" in err
+    run(shell, "y = 2")
+    assert "failed" not in capsys.readouterr().err  # once
+    shell.run_line_magic("tb", "")
+    shown = capsys.readouterr()
+    assert "ValueError" in shown.out + shown.err and "bad message" in shown.out + shown.err

@@ -41,7 +41,7 @@ class Lines(StreamTask):
 @pytest.fixture
 def magics() -> Iterator[SamzaMagics]:
     shell = globalipapp.get_ipython()
-    instance = SamzaMagics(shell, dashboard="text", interrupt_stops_job=False)
+    instance = SamzaMagics(shell, dashboard="text")
     shell.register_magics(instance)
     yield instance
     instance.session.close()
