@@ -40,6 +40,7 @@ from samza_nb.notebook.processes_job import ProcessesJob
 from samza_nb.notebook.spark_job import SparkNotebookJob
 from samza_nb.notebook.task_cell import TaskDefinition, define_task
 from samza_nb.notebook.text_status import StatusReport, render_text
+from samza_nb.notebook.views import plural, rate_text
 from samza_nb.runtime.applications import load_task_factory
 from samza_nb.systems.registry import system_factory
 
@@ -266,10 +267,11 @@ class NotebookSession:
 
     @staticmethod
     def outcome_line(view: JobView) -> str:
-        """``job 'x' finished: 6 messages in 0.05 s (120 msg/s); every input reached end-of-stream; ...``."""
+        """``job 'x' finished: 6 messages in 0.05 s (avg 120 msg/s); every input reached end-of-stream;
+        ...``."""
         line = (
-            f"job {view.job!r} {view.state}: {view.processed:,} messages in {view.elapsed_s:.2f} s "
-            f"({view.rate:,.0f} msg/s)"
+            f"job {view.job!r} {view.state}: {plural(view.processed, 'message')} in {view.elapsed_s:.2f} s "
+            f"({rate_text(view)})"
         )
         partitions = view.partitions
         if partitions and all(p.ended for p in partitions):
