@@ -28,6 +28,9 @@ class ChoiceTrace:
       choice was only allowed (or withheld) under the bootstrap rule. ``lagging_streams`` names them.
     - ``held_by_batching``: the chosen envelope is the one the batching layer held back for its
       preferred partition (a batch continued rather than the inner choosers deciding).
+    - ``batch_position``/``batch_size``: with a batching layer, which envelope of its partition's batch
+      the chosen one is (1 starts a batch) and the batch size (``task.consumer.batch.size``); None
+      without one.
     """
 
     ssp: SystemStreamPartition | None
@@ -37,6 +40,8 @@ class ChoiceTrace:
     gated_by_bootstrap: bool
     held_by_batching: bool
     lagging_streams: tuple[SystemStream, ...] = ()
+    batch_position: int | None = None
+    batch_size: int | None = None
 
     @property
     def withheld(self) -> bool:
@@ -53,11 +58,13 @@ class ChoiceTrace:
             "gated_by_bootstrap": self.gated_by_bootstrap,
             "held_by_batching": self.held_by_batching,
             "lagging_streams": [str(stream) for stream in self.lagging_streams],
+            "batch_position": self.batch_position,
+            "batch_size": self.batch_size,
         }
 
 
 _IDLE = ChoiceTrace(None, None, None, (), False, False)
-_IDLE_LAST: tuple[Any, ...] = (None, None, (), (), None)
+_IDLE_LAST: tuple[Any, ...] = (None, None, (), (), None, None)
 
 
 def _no_tier(ssp: SystemStreamPartition) -> int | None:
@@ -100,7 +107,7 @@ class TracingChooser:
                 break
             node = node.wrapped
         # The latest decision, raw: (chosen envelope or None, its tier, candidates, lagging streams,
-        # envelope batching held before the choice).
+        # envelope batching held before the choice, its position in its batch).
         self._last: tuple[Any, ...] | None = None
         self._trace: ChoiceTrace | None = None
         if self._bootstrapping is not None:
@@ -117,10 +124,11 @@ class TracingChooser:
         """The trace of the latest ``choose()``; None before the first."""
         trace = self._trace
         if trace is None and self._last is not None:
-            envelope, tier, candidates, lagging, batch_held = self._last
+            envelope, tier, candidates, lagging, batch_held, position = self._last
             if envelope is None:
                 trace = ChoiceTrace(None, None, None, candidates, bool(lagging), False, lagging)
             else:
+                batching = self._batching
                 trace = ChoiceTrace(
                     envelope.ssp,
                     envelope.offset,
@@ -129,6 +137,8 @@ class TracingChooser:
                     bool(lagging),
                     batch_held is not None and envelope is batch_held,
                     lagging,
+                    position,
+                    batching.batch_size if batching is not None else None,
                 )
             self._trace = trace
         return trace
@@ -164,13 +174,14 @@ class TracingChooser:
         self._trace = None
         if envelope is None:
             if candidates or lagging:
-                self._last = (None, None, candidates, lagging, None)
+                self._last = (None, None, candidates, lagging, None, None)
             else:
                 self._last, self._trace = _IDLE_LAST, _IDLE
             return None
         ssp = envelope.ssp
         tier = held.pop(ssp) if ssp in held else self._tier_of(ssp)
-        self._last = (envelope, tier, candidates, lagging, batch_held)
+        position = _batch_position(batching, envelope) if batching is not None else None
+        self._last = (envelope, tier, candidates, lagging, batch_held, position)
         return envelope
 
     def _forget_bootstrapping(self) -> None:
@@ -201,9 +212,23 @@ def describe_choice(chooser: MessageChooser, envelope: IncomingMessageEnvelope) 
             break
         node = node.wrapped
     lagging = bootstrapping.lagging_streams if bootstrapping is not None else ()
-    continues_batch = (
-        batching is not None and batching.preferred_ssp is envelope.ssp and batching.batch_count > 1
-    )
+    position = _batch_position(batching, envelope) if batching is not None else None
     return ChoiceTrace(
-        envelope.ssp, envelope.offset, tier_of(envelope.ssp), (), bool(lagging), continues_batch, lagging
+        envelope.ssp,
+        envelope.offset,
+        tier_of(envelope.ssp),
+        (),
+        bool(lagging),
+        position is not None and position > 1,
+        lagging,
+        position,
+        batching.batch_size if batching is not None else None,
     )
+
+
+def _batch_position(batching: BatchingChooser, envelope: IncomingMessageEnvelope) -> int:
+    """The position in its batch of the envelope ``batching`` just returned: its count while the batch
+    runs, the batch size when that envelope completed the batch (the layer reset), else 1."""
+    if batching.preferred_ssp is envelope.ssp:
+        return max(batching.batch_count, 1)
+    return batching.batch_size if batching.batch_size > 1 and batching.batch_count == 0 else 1

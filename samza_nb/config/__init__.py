@@ -2,6 +2,7 @@
 
 from samza_nb.config.catalogue import KEYS, default_of, job_id, job_name, spec_for
 from samza_nb.config.config import Config
+from samza_nb.config.key_check import unknown_key_warnings
 from samza_nb.config.key_spec import KeySpec
 from samza_nb.config.loaders import load_config, parse_properties
 
@@ -15,4 +16,5 @@ __all__ = [
     "load_config",
     "parse_properties",
     "spec_for",
+    "unknown_key_warnings",
 ]

@@ -42,6 +42,7 @@ class TaskCallbackImpl:
         "offset",
         "seq",
         "ssp",
+        "started_ms",
         "task_name",
     )
 
@@ -54,6 +55,7 @@ class TaskCallbackImpl:
         offset: str,
         seq: int,
         coordinator: ReadableCoordinator,
+        started_ms: float = 0.0,
     ) -> None:
         self._listener = listener
         self._lock = lock
@@ -63,6 +65,7 @@ class TaskCallbackImpl:
         self.offset = offset
         self.seq = seq
         self.coordinator = coordinator
+        self.started_ms = started_ms  # the container clock's time the message started (its age)
 
     @property
     def is_done(self) -> bool:

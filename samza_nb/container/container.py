@@ -284,18 +284,20 @@ class SamzaContainer:
             task = self._task_factory()
             # Sync tasks on the loop thread send through the buffer; the others straight away.
             on_loop = inline and task_kind(task) is TaskKind.SYNC
-            self.tasks[name] = TaskInstance(
+            starting = offsets.starting_offsets(ssps, checkpoint)
+            self.tasks[name] = ti = TaskInstance(
                 name,
                 task,
                 ssps,
                 TaskCollector(name, self._producers, outputs if on_loop else None),
-                offsets.starting_offsets(ssps, checkpoint),
+                starting,
                 {ssp: admins[ssp.system].offset_comparator for ssp in ssps},
                 offsets.last_processed(ssps, checkpoint),
                 config.value("task.max.concurrency"),
                 settings.window_ms > 0,
                 inline=inline,
             )
+            ti.before_start = offsets.before_start(starting, checkpoint)
         for ti in self.tasks.values():
             # bus.publish is a no-op while nobody listens, and reaches a dashboard that subscribes later.
             context = TaskContext(

@@ -127,7 +127,10 @@ class LoopState:
 
     def release(self, ti: TaskInstance, released: list[TaskCallbackImpl]) -> None:
         """Released callbacks move the low watermark and apply their coordinator requests."""
+        unreleased = ti.unreleased
         for callback in released:
+            if unreleased and unreleased[0] is callback:
+                unreleased.popleft()
             if callback.offset != END_OF_STREAM_OFFSET:
                 ti.last_offsets[callback.ssp] = callback.offset
             if callback.coordinator.requested:

@@ -88,6 +88,27 @@ class OffsetManager:
                 starting[ssp] = self._default_offset(ssp)
         return starting
 
+    def before_start(
+        self, starting: Mapping[SystemStreamPartition, str], checkpoint: Checkpoint | None
+    ) -> dict[SystemStreamPartition, int]:
+        """Per partition that starts at its offset default (no checkpoint that applies) past older
+        messages, how many messages it leaves unread (``upcoming`` and ``newest`` skip what the partition
+        holds); integer offsets only, other partitions are left out."""
+        last = self.last_processed(starting, checkpoint)
+        result = {}
+        for ssp, start in starting.items():
+            setting = self._settings.get(ssp.system_stream)
+            metadata = self._metadata.get(ssp)
+            if ssp in last or setting is None or setting.default == "oldest" or metadata is None:
+                continue
+            try:
+                skipped = int(start) - int(metadata.oldest) if metadata.oldest is not None else 0
+            except ValueError:
+                continue
+            if skipped > 0:
+                result[ssp] = skipped
+        return result
+
     def _admin(self, ssp: SystemStreamPartition) -> SystemAdmin:
         try:
             return self._admins[ssp.system]

@@ -47,6 +47,7 @@ class MessagePump:
         self._traced: TracedChooser | None = chooser if isinstance(chooser, TracedChooser) else None
         self._batch = 64  # messages per pump; adapted to the time a pump takes (see _adapt_batch)
         self._sample_last = False  # which end of a pump a sampled observer hears about next
+        self._sample_turn = 0  # which envelope of a round a sampled observer hears about next
 
     def pump(self) -> int:
         """Choose and start up to a slice's worth of messages; returns how many envelopes it took from the
@@ -67,8 +68,8 @@ class MessagePump:
         self, budget: int, sample_first: bool
     ) -> tuple[int, int, IncomingMessageEnvelope | None]:
         """Up to ``budget`` messages: returns how many were started, how many envelopes were taken, and
-        the last envelope chosen. Runs and rounds of sync tasks go in line; anything else through
-        :meth:`_take`."""
+        the last envelope chosen (of a round: the one whose turn it is to be sampled). Runs and rounds of
+        sync tasks go in line; anything else through :meth:`_take`."""
         state = self._state
         observing = state.bus.per_message
         consumers = state.consumers
@@ -77,19 +78,22 @@ class MessagePump:
         route = state.route
         count = taken = inline = 0  # messages started, envelopes taken, messages started in line here
         envelope: IncomingMessageEnvelope | None = None
+        picked: IncomingMessageEnvelope | None = None  # the last envelope chosen, or its round's pick
         while count < budget:
             envelope, room = choose_run()
             if envelope is None:
                 break
+            picked = envelope
             ti = route[envelope.ssp]
-            if sample_first:
-                sample_first = False
+            inline_run = ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET
+            if sample_first and (observing or not inline_run or (room and count + 1 < budget)):
+                sample_first = False  # (a round is sampled below, fairly over its partitions)
                 self._publish_sample(envelope)
             if observing:
                 self._publish_decision(envelope)
                 n = self._take(ti, envelope, room, budget - count - 1, observing)
                 taken += n or 1
-            elif ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET:
+            elif inline_run:
                 # The common case, decided in one test: a run of a sync task, or a round of them.
                 if room and count + 1 < budget:
                     failed = ti.process_run(envelope, take_run(envelope.ssp, min(room, budget - count - 1)))
@@ -97,6 +101,10 @@ class MessagePump:
                 else:
                     rest = choose_round()
                     if rest:
+                        picked = self._round_sample(envelope, rest)
+                        if sample_first:
+                            sample_first = False
+                            self._publish_sample(picked)
                         # The round accounts for itself (task counts, requests, failure).
                         n = run_round(state, envelope, rest, budget - count)
                         taken += n or 1
@@ -105,11 +113,15 @@ class MessagePump:
                         if state.failure is not None or state.requests.shutdown_now:
                             break
                         continue
+                    if sample_first:
+                        sample_first = False
+                        self._publish_sample(envelope)
                     consumers.refill(envelope.ssp)
                     failed, n = ti.process_run(envelope, ()), 1
                 taken += n
                 if failed is None and not ti.coordinator.requested:
                     ti.processed += n
+                    ti.processed_by_ssp[envelope.ssp] += n
                 else:
                     n = self._after_run(ti, envelope, failed, n)
                 inline += n
@@ -120,7 +132,7 @@ class MessagePump:
             if state.failure is not None or state.requests.shutdown_now:
                 break
         state.processed += inline
-        return count, taken, envelope
+        return count, taken, picked
 
     def start_parked(self, ti: TaskInstance) -> bool:
         """Start the task's parked envelopes while it is open; True when any was started or skipped."""
@@ -195,6 +207,7 @@ class MessagePump:
             n -= 1
             state.fail(ti, envelope.ssp, failed[0].offset, failed[1], "process")
         ti.processed += n
+        ti.processed_by_ssp[envelope.ssp] += n
         coordinator = ti.coordinator
         if coordinator.requested:
             state.apply_requests(coordinator)
@@ -217,6 +230,7 @@ class MessagePump:
                 state.fail(ti, ssp, envelope.offset, failed[1], "process")
                 return
             ti.processed += 1
+            ti.processed_by_ssp[ssp] += 1
             if bus.per_message:
                 bus.publish(ev.ProcessCompleted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 0))
             coordinator = ti.coordinator
@@ -225,12 +239,20 @@ class MessagePump:
                 coordinator.reset()
             return
         coordinator = ReadableCoordinator(ti.name)
+        now_ms = state.clock.now_ms()
         callback = TaskCallbackImpl(
-            state, state.callback_lock, ti.name, ssp, envelope.offset, ti.callbacks.take_seq(), coordinator
+            state,
+            state.callback_lock,
+            ti.name,
+            ssp,
+            envelope.offset,
+            ti.callbacks.take_seq(),
+            coordinator,
+            now_ms,
         )
-        ti.message_started()
+        ti.message_started(callback)
         if state.settings.callback_timeout_ms > 0:
-            deadline = state.clock.now_ms() + state.settings.callback_timeout_ms
+            deadline = now_ms + state.settings.callback_timeout_ms
             heapq.heappush(state.deadlines, (deadline, callback.seq, callback))
         if bus.per_message:
             bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, ti.in_flight))
@@ -297,6 +319,16 @@ class MessagePump:
         last = self._sample_last
         self._sample_last = not last
         return not last, last
+
+    def _round_sample(
+        self, first: IncomingMessageEnvelope, rest: list[IncomingMessageEnvelope]
+    ) -> IncomingMessageEnvelope:
+        """The envelope of a round (``first``, then ``rest``) a sampled observer hears about: each round
+        the next position in turn, so a job of many partitions shows them all (a round always starts at
+        the same partition)."""
+        turn = self._sample_turn = self._sample_turn + 1
+        position = turn % (len(rest) + 1)
+        return rest[position - 1] if position else first
 
     def _publish_sample(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state

@@ -141,6 +141,7 @@ def _close_round(
         if envelope is not None:
             ti.last_offsets[envelope.ssp] = envelope.offset
         ti.processed += count
+        ti.processed_by_ssp[ssps[i]] += count
         total += count
     if row is None:
         state.consumers.end_round(not_started, ssps)

@@ -13,17 +13,33 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class PartitionStatus:
     """One input partition of a task: last processed (released) and last committed offsets, and whether
-    its end-of-stream was reached."""
+    its end-of-stream was reached; the offset it started at, the messages of it processed, and the
+    messages before its start that the job does not read (0 unless it started at its offset default past
+    older messages, and only for integer offsets)."""
 
     ssp: SystemStreamPartition
     processed_offset: str | None
     committed_offset: str | None
     ended: bool
+    starting_offset: str | None = None
+    processed: int = 0
+    before_start: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class InFlightStatus:
+    """The oldest message of a task not released yet (it holds the task's low watermark, and so its next
+    checkpoint, back): its partition, offset, and the container clock's time it started (ms)."""
+
+    ssp: SystemStreamPartition
+    offset: str
+    started_ms: float
 
 
 @dataclass(frozen=True, slots=True)
 class TaskStatus:
-    """One task: messages in flight against its limit, processed count, pending operations, partitions."""
+    """One task: messages in flight against its limit (and the most at once since the start), processed
+    count, pending operations, partitions, and its oldest message not released yet."""
 
     name: str
     in_flight: int
@@ -34,6 +50,8 @@ class TaskStatus:
     end_of_stream: bool
     done: bool
     partitions: tuple[PartitionStatus, ...]
+    peak_in_flight: int = 0
+    oldest_in_flight: InFlightStatus | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +64,14 @@ class ContainerStatus:
 
 
 def task_status(ti: TaskInstance) -> TaskStatus:
-    """The status of one task instance."""
+    """The status of one task instance. A task that processed messages on the inline path (one at a time,
+    no callbacks) had one in flight at its peak."""
+    unreleased = ti.unreleased
+    oldest = None
+    if unreleased:
+        callback = unreleased[0]
+        oldest = InFlightStatus(callback.ssp, callback.offset, callback.started_ms)
+    peak = ti.peak_in_flight or (1 if ti.processed else 0)
     return TaskStatus(
         ti.name,
         ti.in_flight,
@@ -62,7 +87,12 @@ def task_status(ti: TaskInstance) -> TaskStatus:
                 ti.last_offsets.get(ssp),
                 ti.committed_offsets.get(ssp),
                 ssp not in ti.open_ssps,
+                ti.starting_offsets.get(ssp),
+                ti.processed_by_ssp.get(ssp, 0),
+                ti.before_start.get(ssp, 0),
             )
             for ssp in sorted(ti.ssps)
         ),
+        peak,
+        oldest,
     )

@@ -16,6 +16,7 @@ from samza_nb.errors import SamzaError
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.api.task import MessageCollector
+    from samza_nb.container.callbacks import TaskCallbackImpl
 
 
 class TaskKind(enum.Enum):
@@ -90,6 +91,14 @@ class TaskInstance:
         self.pending: deque[IncomingMessageEnvelope] = deque()
         self.open_ssps: set[SystemStreamPartition] = set(ssps)
         self.in_flight = 0
+        self.peak_in_flight = 0
+        # Callbacks started and not released yet, oldest first: the first holds the low watermark back.
+        self.unreleased: deque[TaskCallbackImpl] = deque()
+        # Messages processed per partition (counted per run, round or message; never per message inline).
+        self.processed_by_ssp: dict[SystemStreamPartition, int] = dict.fromkeys(ssps, 0)
+        # Messages of each partition before its starting offset that the job will not read (set by the
+        # container for partitions started at their offset default, integer offsets only).
+        self.before_start: dict[SystemStreamPartition, int] = {}
         self.need_window = False
         self.need_commit = False
         self.window_in_flight = False
@@ -169,10 +178,14 @@ class TaskInstance:
         if not self.open_ssps:
             self.end_of_stream = True
 
-    def message_started(self) -> None:
-        """A message of the general path started (it completes through its callback)."""
-        self.in_flight += 1
+    def message_started(self, callback: TaskCallbackImpl) -> None:
+        """A message of the general path started (it completes through ``callback``)."""
+        in_flight = self.in_flight = self.in_flight + 1
+        if in_flight > self.peak_in_flight:
+            self.peak_in_flight = in_flight
         self.processed += 1
+        self.processed_by_ssp[callback.ssp] += 1
+        self.unreleased.append(callback)
         self._refresh()
 
     def message_completed(self) -> None:

@@ -2,7 +2,8 @@
 
 A config cell holds ``.properties`` text (Samza's key names); it replaces the notebook's config, so
 re-running a cell gives exactly the config it shows. The line form sets or overrides single keys. Both
-check every known key's value at once, so a typo fails in the config cell, not later in ``%samza_run``.
+check every known key's value at once, so a typo fails in the config cell, not later in ``%samza_run``;
+an unknown key that is a near miss of a known one (``task.max.concurency``) is a warning line naming it.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from samza_nb.config import Config, job_name
+from samza_nb.config import Config, job_name, unknown_key_warnings
 from samza_nb.config.loaders import parse_properties
 from samza_nb.errors import ConfigError
 from samza_nb.notebook.errors import NotebookError
@@ -56,6 +57,12 @@ def check_values(values: Mapping[str, str]) -> Config:
         return Config(values).validate()
     except ConfigError as exc:
         raise NotebookError(f"samza_config: {exc}") from None
+
+
+def key_warnings(values: Mapping[str, str]) -> list[str]:
+    """A line per key of ``values`` that looks like a typo of a known key, naming the key it resembles:
+    ``samza_config: unknown key task.max.concurency: did you mean task.max.concurrency?``."""
+    return [f"samza_config: {line}" for line in unknown_key_warnings(values)]
 
 
 def as_properties(config: Mapping[str, str]) -> str:
@@ -111,6 +118,7 @@ __all__ = [
     "check_values",
     "container_count",
     "effective_config",
+    "key_warnings",
     "parse_assignments",
     "parse_config_cell",
     "summary",

@@ -131,6 +131,7 @@ class ContainersMonitor:
                     _int(task.get("processed")),
                     _phase(task, report.state if report is not None else ""),
                     _partitions(task.get("partitions"), ssps),
+                    _int(task.get("peak-in-flight")),
                 )
             )
         return views
@@ -171,7 +172,18 @@ def _partitions(raw: Any, ssps: Mapping[str, SystemStreamPartition]) -> tuple[Pa
         p = reported.get(name, {})
         processed, committed = _offset(p.get("processed-offset")), _offset(p.get("committed-offset"))
         ended = bool(p.get("ended"))
-        views.append(PartitionView(ssps[name], processed, committed, None, 0 if ended else None, ended))
+        views.append(
+            PartitionView(
+                ssps[name],
+                processed,
+                committed,
+                None,
+                0 if ended else None,
+                ended,
+                _int(p.get("processed")),
+                _offset(p.get("starting-offset")),
+            )
+        )
     return tuple(views)
 
 

@@ -120,9 +120,11 @@ class SamzaMagics(Magics):
                     raise NotebookError(
                         "samza_config: the cell form takes no arguments: put every key in the cell"
                     )
-                print(session.set_config(cell_config.parse_config_cell(cell), replace=True))
+                values = cell_config.parse_config_cell(cell)
+                print(*cell_config.key_warnings(values), session.set_config(values, replace=True), sep="\n")
             elif line.strip():
-                print(session.set_config(cell_config.parse_assignments(line), replace=False))
+                values = cell_config.parse_assignments(line)
+                print(*cell_config.key_warnings(values), session.set_config(values, replace=False), sep="\n")
             elif session.config:
                 print(cell_config.as_properties(session.config))
                 print(f"# {cell_config.summary(session.config)}")

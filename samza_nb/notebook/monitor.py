@@ -5,7 +5,8 @@ It costs the container next to nothing, so the notebook can watch a job at full 
 - of the per-message events it takes only chooser decisions, *sampled* (about one per slice of work);
   the rare events (commits, end-of-stream, failures, restores) it appends to bounded buffers;
 - a timer on the job's own loop samples ``container.status()`` (a cheap snapshot) ``refresh_s`` apart
-  and asks the systems for head offsets (for lag) about once a second, in the background;
+  and asks the systems for head offsets (for lag) in the background at every tick where the previous
+  ask finished (so lag follows every view without a tick ever waiting on a system);
 - each sample becomes an immutable :class:`JobView` in ``view`` (readable from any thread) and is handed
   to ``listeners`` on the loop thread (the dashboard renders there, throttled by the same timer).
 """
@@ -19,15 +20,19 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from samza_nb.chooser.settings import read_chooser_settings
 from samza_nb.notebook.views import (
     CommitView,
     DecisionView,
     EndOfStreamView,
+    InFlightView,
     JobView,
     PartitionView,
     TaskView,
     WatermarkView,
+    before_start_notes,
     offset_lag,
+    position,
 )
 from samza_nb.observe import events as ev
 
@@ -56,20 +61,23 @@ Listener = Callable[[JobView], None]
 
 DECISION_SPACING_MS = 50.0
 """The dashboard keeps a sampled decision when this long passed since the last one it kept, or when the
-decision differs in kind (another partition, tier, or bootstrap state)."""
+decision differs in kind (another partition, or another reason: tier, bootstrap state, batch or not)."""
+
+
+def _reason_kind(trace: ev.DecisionTrace | None) -> tuple[object, ...]:
+    if trace is None:
+        return ()
+    return (trace.tier, trace.gated_by_bootstrap, trace.lagging_streams, trace.held_by_batching)
 
 
 def _same_kind(a: ev.ChooserDecision, b: ev.ChooserDecision) -> bool:
-    ta, tb = a.trace, b.trace
-    return (
-        a.ssp == b.ssp
-        and (ta.tier if ta else None) == (tb.tier if tb else None)
-        and bool(ta and ta.gated_by_bootstrap) == bool(tb and tb.gated_by_bootstrap)
-    )
+    return a.ssp == b.ssp and _reason_kind(a.trace) == _reason_kind(b.trace)
 
 
-def decision_reason(trace: ev.DecisionTrace | None) -> str:
-    """Why the chooser chose what it did, from its trace (None: an untraced decision)."""
+def decision_reason(trace: ev.DecisionTrace | None, *, tiers: bool = True) -> str:
+    """Why the chooser chose what it did, from its trace (None: an untraced decision): bootstrapping,
+    ``continues a batch: 37 of 100``, ``priority tier 5`` (only with ``tiers``: a job whose user set
+    priorities), and how many messages were waiting."""
     if trace is None:
         return "chosen"
     reasons = []
@@ -77,17 +85,22 @@ def decision_reason(trace: ev.DecisionTrace | None) -> str:
         lagging = ", ".join(str(stream) for stream in trace.lagging_streams)
         reasons.append(f"bootstrapping ({lagging or 'bootstrap streams'} not caught up)")
     if trace.held_by_batching:
-        reasons.append("continues a batch")
-    if trace.tier is not None:
+        where = getattr(trace, "batch_position", None), getattr(trace, "batch_size", None)
+        reasons.append(
+            f"continues a batch: {where[0]} of {where[1]}" if None not in where else "continues a batch"
+        )
+    if trace.tier is not None and tiers:
         reasons.append(f"priority tier {trace.tier}")
     reason = "; ".join(reasons) or "round robin"
     candidates = trace.candidates
     return f"{reason} (1 of {len(candidates)} waiting)" if candidates else reason
 
 
-def _phase(task: TaskStatus) -> str:
+def _phase(task: TaskStatus, outcome: str | None) -> str:
     if task.done:
         return "done"
+    if outcome is not None:  # the job ended before the task was done
+        return "failed" if outcome == "failed" else "stopped"
     if task.end_of_stream:
         return "end-of-stream"
     if task.need_commit:
@@ -109,7 +122,7 @@ def notify(listeners: list[Listener], view: JobView) -> None:
 
 class Throughput:
     """Elapsed time and throughput from successive processed counts: the rate over about the last second
-    while a job runs, the average over the whole run once it is done."""
+    (the average over the run is ``processed / elapsed``, :attr:`JobView.average_rate`)."""
 
     def __init__(self) -> None:
         self._t0 = time.monotonic()
@@ -121,7 +134,8 @@ class Throughput:
         self._samples.clear()
 
     def sample(self, processed: int, done: bool) -> tuple[float, float]:
-        """Record ``processed`` now; returns (seconds since the start, messages per second)."""
+        """Record ``processed`` now; returns (seconds since the start, messages per second over about the
+        last second). ``done`` is accepted for callers that still pass it; the rate means the same."""
         now = time.monotonic()
         elapsed = now - self._t0
         samples = self._samples
@@ -129,8 +143,6 @@ class Throughput:
         while len(samples) > 2 and now - samples[1][0] >= 1.0:
             samples.popleft()
         first_t, first_n = samples[0]
-        if done:
-            return elapsed, processed / elapsed if elapsed > 0 else 0.0
         return elapsed, (processed - first_n) / (now - first_t) if now > first_t else 0.0
 
 
@@ -138,7 +150,8 @@ class Monitor:
     """Watches one container; create it before the container runs (it subscribes at once).
 
     ``trace_all`` records every chooser decision in ``decisions`` (each one costs the container: for
-    small demonstrations only); otherwise decisions are sampled for the dashboard.
+    small demonstrations only); otherwise decisions are sampled for the dashboard. Head offsets are
+    asked for at every tick where the previous ask finished and ``heads_every_s`` passed (0: every tick).
     """
 
     def __init__(
@@ -148,7 +161,7 @@ class Monitor:
         job: str,
         mode: str,
         refresh_s: float = 0.2,
-        heads_every_s: float = 1.0,
+        heads_every_s: float = 0.0,
         trace_all: bool = False,
         keep_decisions: int = 12,
         keep_commits: int = 20,
@@ -164,7 +177,7 @@ class Monitor:
         self._trace_all = trace_all
         self._recent_decisions: deque[ev.ChooserDecision] = deque(maxlen=keep_decisions)
         self._last_decision: ev.ChooserDecision | None = None
-        self._commits: deque[ev.Committed] = deque(maxlen=keep_commits)
+        self._commits: deque[tuple[ev.Committed, int]] = deque(maxlen=keep_commits)
         self._commit_count = 0
         self._restores: dict[tuple[str, str], ev.StoreRestoreProgress] = {}
         self._watermarks: dict[tuple[str, SystemStream], int] = {}
@@ -175,6 +188,7 @@ class Monitor:
         self._heads: dict[SystemStreamPartition, str | None] = {}
         self._heads_due = 0.0
         self._heads_task: asyncio.Task[None] | None = None
+        self._tiers = _configured_priorities(container)
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         bus = container.bus
@@ -230,8 +244,8 @@ class Monitor:
     # -- events (on the job's loop thread; must be quick) -------------------------------------------------
     def _on_event(self, event: ev.Event) -> None:
         if isinstance(event, ev.Committed):
-            self._commits.append(event)
             self._commit_count += 1
+            self._add_commit(event)
         elif isinstance(event, ev.ContainerStarted):
             self._started_ms = event.at_ms
         elif isinstance(event, ev.TaskFailed):
@@ -243,6 +257,20 @@ class Monitor:
             self._watermarks[(event.task, event.system_stream)] = event.watermark
         elif isinstance(event, ev.EndOfStreamProgress):
             self._end_of_stream[(event.task, event.ssp)] = event
+
+    def _add_commit(self, event: ev.Committed) -> None:
+        """Keep ``event``; one identical to its task's previous checkpoint (same offsets) replaces it,
+        counted (the newest first, with the latest time)."""
+        commits = self._commits
+        for i in range(len(commits) - 1, -1, -1):
+            previous, count = commits[i]
+            if previous.task == event.task:
+                if previous.offsets == event.offsets:
+                    del commits[i]
+                    commits.append((event, count + 1))
+                    return
+                break
+        commits.append((event, 1))
 
     def _on_decision(self, event: ev.Event) -> None:
         assert isinstance(event, ev.ChooserDecision)
@@ -257,6 +285,7 @@ class Monitor:
     # -- sampling ---------------------------------------------------------------------------------------
     def _sample(self, state: str, done: bool) -> JobView:
         status = self._container.status()
+        now_ms = self._container.clock.now_ms()
         elapsed, rate = self._throughput.sample(status.processed, done)
         heads = self._heads
         # An intermediate partition ends by control messages the operator task counts, not by an
@@ -268,18 +297,39 @@ class Monitor:
             for p in task.partitions:
                 ended = p.ended or (task.name, p.ssp) in ended_by_control
                 head = heads.get(p.ssp)
-                lag = offset_lag(head, p.processed_offset, ended)
+                lag = offset_lag(head, position(p.processed_offset, p.starting_offset), ended)
                 partitions.append(
-                    PartitionView(p.ssp, p.processed_offset, p.committed_offset, head, lag, ended)
+                    PartitionView(
+                        p.ssp,
+                        p.processed_offset,
+                        p.committed_offset,
+                        head,
+                        lag,
+                        ended,
+                        p.processed,
+                        p.starting_offset,
+                        p.before_start,
+                    )
                 )
-            phase = _phase(task)
+            phase = _phase(task, state if done else None)
             if phase == "waiting" and partitions and all(p.ended for p in partitions):
                 phase = "end-of-stream"
+            oldest = task.oldest_in_flight
             tasks.append(
                 TaskView(
-                    task.name, task.in_flight, task.max_concurrency, task.processed, phase, tuple(partitions)
+                    task.name,
+                    task.in_flight,
+                    task.max_concurrency,
+                    task.processed,
+                    phase,
+                    tuple(partitions),
+                    task.peak_in_flight,
+                    InFlightView(oldest.ssp, oldest.offset, max(now_ms - oldest.started_ms, 0.0))
+                    if oldest is not None
+                    else None,
                 )
             )
+        all_partitions = tuple(p for t in tasks for p in t.partitions)
         return JobView(
             job=self._job,
             mode=self._mode,
@@ -290,8 +340,8 @@ class Monitor:
             tasks=tuple(tasks),
             decisions=tuple(self._decision_view(d) for d in reversed(self._recent_decisions)),
             commits=tuple(
-                CommitView(self._since_start(c.at_ms), c.task, tuple(sorted(c.offsets.items())))
-                for c in reversed(self._commits)
+                CommitView(self._since_start(c.at_ms), c.task, tuple(sorted(c.offsets.items())), count)
+                for c, count in reversed(self._commits)
             ),
             commit_count=self._commit_count,
             restores=tuple(
@@ -300,6 +350,7 @@ class Monitor:
             ),
             error=self._failure,
             done=done,
+            notes=before_start_notes(all_partitions),
             watermarks=tuple(
                 WatermarkView(task, stream, mark) for (task, stream), mark in sorted(self._watermarks.items())
             ),
@@ -319,9 +370,17 @@ class Monitor:
             self._since_start(event.at_ms),
             event.ssp,
             event.offset,
-            trace.tier if trace is not None else None,
-            decision_reason(trace),
+            trace.tier if trace is not None and self._tiers else None,
+            decision_reason(trace, tiers=self._tiers),
         )
+
+
+def _configured_priorities(container: SamzaContainer) -> bool:
+    """True when the job's config gives any input a priority (tiers are then worth naming)."""
+    try:
+        return bool(read_chooser_settings(container.config).priority_keys)
+    except Exception:  # a bad chooser key fails the job itself, with its message
+        return False
 
 
 __all__ = ["RARE_EVENTS", "Monitor", "Throughput", "decision_reason", "notify"]

@@ -41,6 +41,7 @@ from samza_nb.notebook.spark_job import SparkNotebookJob
 from samza_nb.notebook.task_cell import TaskDefinition, define_task
 from samza_nb.notebook.text_status import StatusReport, render_text
 from samza_nb.notebook.updater import DashboardUpdater
+from samza_nb.notebook.views import plural, rate_text
 
 if TYPE_CHECKING:
     from samza_nb.checkpoint.checkpoint import Checkpoint
@@ -52,10 +53,6 @@ NOTE_AFTER_S = 2.0
 
 Printer = Callable[[str], None]
 Displayer = Callable[..., Any]
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 class NotebookSession:
@@ -252,7 +249,7 @@ class NotebookSession:
         task's traceback``; marks the failure as shown and leaves it for ``%tb``."""
         view = run.view
         run.failure_reported = True
-        line = f"job {view.job!r} failed after {_plural(view.processed, 'message')}: {view.error}"
+        line = f"job {view.job!r} failed after {plural(view.processed, 'message')}: {view.error}"
         if run.error is not None:
             keep_for_tb(run.error)
             where = task_cell_line(run.error, self._tasks.get(view.job))
@@ -271,16 +268,17 @@ class NotebookSession:
 
     @staticmethod
     def outcome_line(view: JobView) -> str:
-        """``job 'x' finished: 6 messages in 0.05 s (120 msg/s); every input reached end-of-stream; ...``."""
+        """``job 'x' finished: 6 messages in 0.05 s (avg 120 msg/s); every input reached end-of-stream;
+        ...``."""
         line = (
-            f"job {view.job!r} {view.state}: {_plural(view.processed, 'message')} in {view.elapsed_s:.2f} s "
-            f"({view.rate:,.0f} msg/s)"
+            f"job {view.job!r} {view.state}: {plural(view.processed, 'message')} in {view.elapsed_s:.2f} s "
+            f"({rate_text(view)})"
         )
         partitions = view.partitions
         if partitions and all(p.ended for p in partitions):
             line += "; every input reached end-of-stream"
         if view.commit_count:
-            line += f"; {_plural(view.commit_count, 'checkpoint')} written"
+            line += f"; {plural(view.commit_count, 'checkpoint')} written"
         if view.error:
             line += f"; {view.error}"
         return line

@@ -7,7 +7,7 @@ these instead; the dashboard's tables use the same HTML, so both views always ag
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from samza_nb.notebook.views import (
@@ -24,6 +24,7 @@ from samza_nb.notebook.views import (
     decision_rows,
     end_of_stream_rows,
     header_line,
+    is_total_row,
     partition_rows,
     task_rows,
     watermark_rows,
@@ -42,11 +43,24 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]], css_class: str = "") -> str:
-    """A small HTML table; every cell escaped."""
-    head = "".join(f"<th style='text-align:left;padding:0 8px'>{html.escape(h)}</th>" for h in headers)
+_TH = "<th style='text-align:left;padding:0 8px;white-space:nowrap'>"
+_TD = "<td style='padding:0 8px;white-space:nowrap'>"
+_TR_STRONG = "<tr style='font-weight:bold'>"
+
+
+def html_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    css_class: str = "",
+    strong: Callable[[Sequence[str]], bool] | None = None,
+) -> str:
+    """A small HTML table; every cell escaped and kept on one line (no mid-word wrapping); rows for which
+    ``strong`` is true are bold (a stream's totals)."""
+    head = "".join(f"{_TH}{html.escape(h)}</th>" for h in headers)
     body = "".join(
-        "<tr>" + "".join(f"<td style='padding:0 8px'>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        (_TR_STRONG if strong is not None and strong(row) else "<tr>")
+        + "".join(f"{_TD}{html.escape(cell)}</td>" for cell in row)
+        + "</tr>"
         for row in rows
     )
     cls = f" class='{html.escape(css_class)}'" if css_class else ""
@@ -82,7 +96,7 @@ def render_text(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
     if view.commit_count and commits:
         parts += [
             "",
-            f"checkpoints ({view.commit_count} written, latest first):",
+            f"checkpoints ({view.commit_count:,} written, latest first):",
             text_table(COMMIT_HEADERS, commit_rows(view)[:commits]),
         ]
     return "\n".join(parts)
@@ -118,7 +132,8 @@ def render_html(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
         parts.append(section("containers", html_table(CONTAINER_HEADERS, container_rows(view))))
     if view.tasks:
         parts.append(section("tasks", html_table(TASK_HEADERS, task_rows(view))))
-        parts.append(section("partitions", html_table(PARTITION_HEADERS, partition_rows(view))))
+        table = html_table(PARTITION_HEADERS, partition_rows(view), strong=is_total_row)
+        parts.append(section("partitions", table))
     parts.extend(control_html(view))
     if view.decisions and decisions:
         parts.append(
@@ -130,7 +145,7 @@ def render_html(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
     if view.commit_count and commits:
         parts.append(
             section(
-                f"checkpoints ({view.commit_count} written, latest first)",
+                f"checkpoints ({view.commit_count:,} written, latest first)",
                 html_table(COMMIT_HEADERS, commit_rows(view)[:commits]),
             )
         )

@@ -37,6 +37,16 @@ class DecisionTrace(Protocol):
         """The bootstrap streams not caught up yet."""
         ...
 
+    @property
+    def batch_position(self) -> int | None:
+        """Which envelope of its batch the chosen one is (1-based; None without a batching layer)."""
+        ...
+
+    @property
+    def batch_size(self) -> int | None:
+        """The most envelopes of one partition in a batch (None without a batching layer)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Event:

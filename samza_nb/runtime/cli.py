@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.config import Config, load_config
+from samza_nb.config import Config, load_config, unknown_key_warnings
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
 from samza_nb.runtime.applications import (
@@ -106,6 +106,11 @@ def add_run_command(commands: Any) -> None:
         help="local (default): this process, or job.container.count processes on this machine; spark: "
         "the containers as the tasks of one Spark job (spark.master, default local[<containers>,4])",
     )
+    run.add_argument(
+        "--strict",
+        action="store_true",
+        help="an unknown config key that looks like a typo of a known one is an error, not a warning",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
     run.set_defaults(handler=run_command)
@@ -148,22 +153,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # -- samza-nb run ----------------------------------------------------------------------------------------
-def load_job_config(path: str, overrides: Sequence[str]) -> Config:
-    """The config file with ``KEY=VALUE`` overrides applied, validated."""
+def load_job_config(path: str, overrides: Sequence[str], strict: bool = False) -> Config:
+    """The config file with ``KEY=VALUE`` overrides applied, validated. An unknown key that looks like a
+    typo of a known one is a warning on stderr, or with ``strict`` a ConfigError naming it."""
     values: dict[str, str] = {}
     for item in overrides:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
         values[key.strip()] = value.strip()
-    return load_config(Path(path), validate=False).with_overrides(values).validate()
+    config = load_config(Path(path), validate=False).with_overrides(values).validate()
+    for warning in unknown_key_warnings(config, strict=strict):
+        say(f"warning: {warning}")
+    return config
 
 
 def run_command(args: argparse.Namespace) -> int:
     """``samza-nb run``: load the job, run it, report."""
     setup_logging(args.verbose)
     try:
-        config = load_job_config(args.config_path, args.overrides)
+        config = load_job_config(args.config_path, args.overrides, args.strict)
         if args.runner == "spark":
             from samza_nb.runtime.spark_cli import run_on_spark  # imports pyspark only when asked
 

@@ -153,6 +153,7 @@ class ContainerProcess:
                 "name": task.name,
                 "processed": task.processed,
                 "in-flight": task.in_flight,
+                "peak-in-flight": task.peak_in_flight,
                 "end-of-stream": task.end_of_stream,
                 "done": task.done,
                 "partitions": [
@@ -161,6 +162,8 @@ class ContainerProcess:
                         "processed-offset": p.processed_offset,
                         "committed-offset": p.committed_offset,
                         "ended": p.ended,
+                        "processed": p.processed,
+                        "starting-offset": p.starting_offset,
                     }
                     for p in task.partitions
                 ],

@@ -75,3 +75,27 @@ def test_config_change_while_running_says_it_applies_next_time(
     run(shell, "%samza_config job.name=x")
     assert "applies to the next %samza_run" in capsys.readouterr().out
     magics.session.runs.clear()
+
+
+def test_a_typo_of_a_known_key_is_warned_with_the_key_it_resembles(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cell = (
+        "%%samza_config\njob.name = j\ntask.max.concurency = 4\n"
+        "systems.mem.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactory\n"
+        "systems.mem.samza.ofset.default = oldest\n"
+        "systems.numbers.streams.ints.count = 5\n"  # a custom system's own key: no warning
+    )
+    # A printed line, not an error (nor a Python warning, an error under this suite): the config is taken.
+    assert run(shell, cell).success
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        "samza_config: unknown key task.max.concurency: did you mean task.max.concurrency?",
+        "samza_config: unknown key systems.mem.samza.ofset.default: did you mean "
+        "systems.mem.samza.offset.default?",
+    ], out
+    assert out[-1].startswith("job 'j': 5 keys")
+    assert "task.max.concurency" in magics.session.config
+    run(shell, "%samza_config task.comit.ms=100 stores.counts.rocksdb.block.size=4096")
+    out = capsys.readouterr().out.splitlines()
+    assert out[:-1] == ["samza_config: unknown key task.comit.ms: did you mean task.commit.ms?"], out

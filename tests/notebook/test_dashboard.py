@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -49,16 +50,25 @@ def test_widget_state_after_a_run(
     body = dashboard.body.value
     assert body.count("<div class='samza-task-row'") == 2
     assert "data-task='Partition 1'" in body and "style='display:block;width:0%;" in body
-    assert body.count("<span class='samza-task-detail'>0/3 in flight · 50 processed · done</span>") == 2
+    details = re.findall(r"<span class='samza-task-detail'>([^<]*)</span>", body)
+    assert len(details) == 2
+    assert all(re.fullmatch(r"0/3 in flight · 50 processed · peak [123]/3 · done", d) for d in details), (
+        details
+    )
     assert "samza-body" in dashboard.body._dom_classes
     header = dashboard.header.value
     assert "<span class='samza-processed'><b>100</b> processed</span>" in header
-    assert ">finished</span>" in header and "msg/s" in header
+    assert ">finished</span>" in header and "avg " in header and " msg/s now" not in header
     partitions = body[body.index("samza-partitions") : body.index("samza-decisions")]
+    td = "<td style='padding:0 8px;white-space:nowrap'>"
     for partition in (0, 1):
-        assert f"<td style='padding:0 8px'>{broker.namespace}.in#{partition}</td>" in partitions
-    assert partitions.count("<td style='padding:0 8px'>49</td>") == 6  # processed, committed, head x 2
-    assert partitions.count("<td style='padding:0 8px'>yes</td>") == 2  # end-of-stream
+        assert f"{td}{broker.namespace}.in#{partition}</td>{td}50</td>" in partitions  # processed: a count
+    assert (
+        f"<tr style='font-weight:bold'>{td}{broker.namespace}.in (2 partitions)</td>{td}100</td>"
+        in partitions
+    )
+    assert partitions.count(f"{td}49</td>") == 6  # last offset, committed, head x 2
+    assert partitions.count(f"{td}yes</td>") == 3  # end-of-stream: both partitions and the stream
     assert "checkpoints (2 written" in body
     assert "recent chooser decisions" in body
     assert "samza-error" not in header
@@ -137,8 +147,12 @@ def test_text_mode_prints_the_final_status(
     capsys.readouterr()
     run(shell, "%samza_run --wait")
     out = capsys.readouterr().out
-    assert "task         in flight  processed  phase\nPartition 0  0/1        4          done" in out
-    assert f"{broker.namespace}.in#0  3          3          3     0    yes" in out
+    assert (
+        "task         in flight  peak  processed  oldest in flight  checkpointed  phase\n"
+        "Partition 0  0/1        1/1   4          —                 —             done"
+    ) in out
+    assert f"{broker.namespace}.in#0  4          3            3          3     0    yes" in out
+    assert "(avg " in out and "msg/s)" in out
     capsys.readouterr()
     run(shell, "%samza_run --wait --no-dashboard")
     assert capsys.readouterr().out.count("\n") == 1  # --no-dashboard: the outcome line only

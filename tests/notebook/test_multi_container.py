@@ -137,20 +137,26 @@ def test_two_container_processes_from_a_notebook(kernel: Kernel, workdir: Path) 
 
     # The dashboard (rendered on the session's refresh interval) and the text status show the same.
     eventually(
-        lambda: kernel.value("samza.dashboard.body.value").count("<td style='padding:0 8px'>200</td>") == 2
+        lambda: (
+            kernel.value("samza.dashboard.body.value").count(
+                "<td style='padding:0 8px;white-space:nowrap'>200</td>"
+            )
+            == 2
+        )
     )
     body = kernel.value("samza.dashboard.body.value")
     assert "<div class='samza-containers'>" in body and body.count("<div class='samza-task-row'") == 4
     for row in (zero, one):
-        assert f"<td style='padding:0 8px'>{row[4]}</td>" in body
-        assert f"<td style='padding:0 8px'>{', '.join(row[3])}</td>" in body
+        assert f"<td style='padding:0 8px;white-space:nowrap'>{row[4]}</td>" in body
+        assert f"<td style='padding:0 8px;white-space:nowrap'>{', '.join(row[3])}</td>" in body
     assert "<span class='samza-processed'><b>400</b> processed</span>" in kernel.value(
         "samza.dashboard.header.value"
     )
     status = kernel.run("report = %samza_status\nprint(report)").stdout
     assert re.search(rf"^0 +running +\S+ +{zero[4]} +200 +Partition 0, Partition 2$", status, re.M), status
     assert re.search(rf"^1 +running +\S+ +{one[4]} +200 +Partition 1, Partition 3$", status, re.M), status
-    assert re.search(r"^Partition 3 +0/1 +100 +waiting$", status, re.M), status
+    assert re.search(r"^Partition 3 +0/1 +1/1 +100 +— +— +waiting$", status, re.M), status
+    assert re.search(r"^log\.clicks#3 +100 +99 ", status, re.M), status  # processed: a count
     assert "400 processed" in status.splitlines()[0]
 
     assert "job 'two' stopped: 400 messages" in kernel.run("%samza_stop").stdout  # it waits for the stop

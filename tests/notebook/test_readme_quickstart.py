@@ -1,44 +1,64 @@
-"""The README's notebook quickstart, cell by cell, in a real IPython shell."""
+"""The README's notebook quickstart, run verbatim: each fenced python block of the section is one cell of a
+fresh kernel (in the repository's root), run in order exactly as written."""
 
 from __future__ import annotations
 
 import re
-import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
-from IPython.core.interactiveshell import InteractiveShell
+import pytest
 
-from samza_nb.notebook.magics import SamzaMagics
-from samza_nb.systems.inmemory import InMemoryBroker
 from tests.requirements import require
 
-from .helpers import run
+from .kernel import Kernel
 
-README = Path(__file__).parents[2] / "README.md"
+require("ipykernel", "a kernel needs ipykernel (samza_nb[notebook])")
+require("pandas", "the SQL cell's DataFrame needs pandas (samza_nb[notebook])")
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).parents[2]
+README = REPO / "README.md"
 
 
-def test_the_notebook_quickstart_counts_pages(shell: InteractiveShell, magics: SamzaMagics) -> None:
-    require("pandas", "DataFrames need pandas (samza_nb[notebook])")
-    section = README.read_text().split("## Notebook quickstart", 1)[1].split("\n## ", 1)[0]
-    cells = re.findall(r"```python\n(.*?)```", section, re.S)
-    namespace = f"readme-{uuid.uuid4().hex[:8]}"
-    # A private broker namespace instead of "mem", so tests do not share streams.
-    cells = [cell.replace('named("mem")', f'named("{namespace}", "mem")') for cell in cells]
-    cells = [
-        cell.replace("mem.clicks", f"mem.clicks\nsystems.mem.inmemory.namespace = {namespace}")
-        for cell in cells
+def quickstart_cells() -> list[str]:
+    """The fenced python blocks of the README's "Notebook quickstart" section, in order."""
+    section = README.read_text().split("\n## Notebook quickstart\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```python\n(.*?)^```$", section, re.S | re.M)
+
+
+@pytest.fixture
+def kernel() -> Iterator[Kernel]:
+    k = Kernel(cwd=str(REPO))
+    yield k
+    k.close()
+
+
+def test_the_quickstart_has_one_cell_per_step() -> None:
+    cells = quickstart_cells()
+    firsts = [cell.splitlines()[0] for cell in cells]
+    assert firsts[1:] == [
+        "%%samza_config",
+        "%%samza_task",
+        "%samza_run",
+        "%samza_status",
+        "%samza_stop",
+        "%samza_run --wait",
+        "%samza_checkpoints",
+        "%%samza_sql counts",
     ]
-    setup, config, task, runs, sql = cells
-    try:
-        for cell in (setup.replace("%load_ext samza_nb\n", ""), config, task):
-            assert run(shell, cell).success, cell
-        InMemoryBroker.named(namespace).end_stream("clicks")  # bounded, so --wait returns
-        assert run(shell, "%samza_run --wait --timeout 60").success
-        body = sql.split("\n", 1)[1]
-        frame = shell.run_cell_magic("samza_sql", "counts", body)
-        assert frame["views"].tolist()[0] == 10_000 // 7 + 1  # page-0 .. page-3 get 1429 views each
-        assert int(frame["views"].sum()) == 10_000
-        assert len(frame) == 7
-        assert "%samza_stop" in runs and "%samza_status" in runs
-    finally:
-        InMemoryBroker.drop(namespace)
+    assert firsts[0] == "%load_ext samza_nb"
+    for cell in cells:  # explanations are prose between the cells, not comments in them
+        assert not re.search(r"^\s*%[^%].*#", cell, re.M), cell
+
+
+def test_the_notebook_quickstart_runs_verbatim_and_counts_every_view_once(kernel: Kernel) -> None:
+    for cell in quickstart_cells():
+        reply = kernel.run(cell, timeout=120, check=False)
+        assert reply.status == "ok", f"{reply.error or reply.stderr}\n--- in the cell:\n{cell}"
+        assert not reply.of_type("error"), cell
+    views = kernel.value('_["views"].tolist()')  # the SQL cell's DataFrame
+    assert sum(views) == 10_000
+    assert views == [1429] * 4 + [1428] * 3  # page-0 .. page-3 got one more view than the other three
+    assert sorted(kernel.value('_["page"].tolist()')) == [f"page-{i}" for i in range(7)]

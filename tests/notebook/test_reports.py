@@ -35,9 +35,30 @@ def test_status_after_a_run(shell: InteractiveShell, magics: SamzaMagics, broker
     assert status.state == "finished" and status.processed == 30
     text = str(status)
     assert text.startswith("job 'stat' — finished (on its own thread) · 30 processed")
-    assert "Partition 2  0/1        10         done" in text
+    assert "Partition 2  0/1        1/1   10         —                 —             done" in text
     html = status._repr_html_()
     assert html.count("<table") >= 2 and "Partition 1" in html
+
+
+def test_status_names_the_messages_before_an_upcoming_start(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "clicks", 2, 519)
+    cell = config_cell(broker, "clicks", job="late").replace(
+        f"systems.{broker.namespace}.samza.offset.default = oldest\n", ""
+    )
+    run(shell, cell)
+    run(shell, PASS)
+    run(shell, "%samza_run --wait")
+    status = shell.run_line_magic("samza_status", "")
+    assert status.processed == 0
+    system = broker.namespace
+    note = (
+        f"519 messages before the start of {system}.clicks: set systems.{system}.samza.offset.default = "
+        "oldest to read them"
+    )
+    assert note in str(status)
+    assert note in status._repr_html_()
 
 
 def test_checkpoints_in_memory_with_history(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -50,6 +51,10 @@ class FakeContainer:
         if "nonsense" in sql:
             raise RuntimeError('Parser Error: syntax error at or near "nonsense"')
         return FakeResult(("key", "value"), [("a", 2), ("b", 1)])
+
+    def status(self) -> Any:  # one task, which has committed
+        partition = SimpleNamespace(committed_offset="1")
+        return SimpleNamespace(tasks=[SimpleNamespace(partitions=[partition])])
 
 
 @dataclass
@@ -133,6 +138,37 @@ def test_sql_over_a_duckdb_store_of_a_finished_job(
     run(shell, store_config(broker, "sqljob"))
     run(shell, COUNTER)
     assert run(shell, "%samza_run --wait").success
+    frame = shell.run_cell_magic(
+        "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
+    )
+    assert frame.to_dict("records") == [{"key": "a", "n": 3}, {"key": "b", "n": 2}, {"key": "c", "n": 1}]
+
+
+def test_sql_before_the_first_commit_says_nothing_is_committed_yet(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require("pandas", "DataFrames need pandas (samza_nb[notebook])")
+    broker.create_stream("lines", 2)
+    for i, line in enumerate(["a b a", "b c", "a"]):
+        broker.send("lines", line, partition=i % 2)
+    config = store_config(broker, "uncommitted").replace("task.commit.ms = 50\n", "")  # the default, 60 s
+    run(shell, config)
+    run(shell, COUNTER)
+    assert run(shell, "%samza_run").success
+    try:
+        eventually(
+            lambda: magics.session.view and magics.session.view.processed == 3,
+            timeout=10,
+            message="3 messages processed",
+        )
+        capsys.readouterr()
+        result = run(shell, "%%samza_sql counts\nSELECT key, sum(value) AS n FROM counts GROUP BY key\n")
+        assert error_line(result, capsys) == (
+            "NotebookError: samza_sql: nothing committed yet (task.commit.ms = 60000): the store shows "
+            "committed contents; %samza_stop commits, or wait for the next commit"
+        )
+    finally:
+        run(shell, "%samza_stop")
     frame = shell.run_cell_magic(
         "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
     )

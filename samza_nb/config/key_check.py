@@ -1,0 +1,106 @@
+"""Unknown configuration keys that look like typos of known ones (``task.max.concurency``).
+
+A key the catalogue knows (an instance of one of its patterns) is fine. An unknown key is flagged only
+when it is a near miss of a catalogue key: plug-ins (a custom system, chooser or store factory, a user's
+task) read keys of their own that the catalogue cannot know, so an unknown key on its own says nothing.
+
+The rule: each catalogue pattern is filled in with the unknown key's own segments (``<system>`` takes the
+key's segment at its place, ``<stream>`` and ``<property>`` one or more segments), so the names a user
+chose never count as a difference. The dotted segments both keys share at the start and at the end are
+set aside; what is left of the key must be close to what is left of the pattern (difflib's ratio >=
+:data:`CUTOFF`). ``task.max.concurency`` leaves ``concurency`` against ``concurrency`` (0.95): a typo;
+``systems.numbers.streams.ints.count`` (a custom system's key) leaves ``count`` against ``path`` or
+``partitions``: no near miss, so it is not flagged.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+
+from samza_nb.config.catalogue import KEYS, spec_for
+from samza_nb.errors import ConfigError
+
+CUTOFF = 0.75
+"""Least difflib ratio between the differing parts of a key and a catalogue key for a near miss."""
+
+_MULTI = ("<stream>", "<property>")
+
+
+def suggestion_for(key: str) -> str | None:
+    """The catalogue key that the unknown ``key`` is most likely a typo of (with ``key``'s own names in
+    its placeholders), or None when ``key`` is known or is no near miss of any catalogue key."""
+    if spec_for(key) is not None:
+        return None
+    near = []
+    for candidate, own, known in sorted(set(_candidates(key))):
+        left, right = _differing_parts(own, known)
+        if difflib.SequenceMatcher(None, left, right).ratio() >= CUTOFF:
+            near.append(candidate)
+    best = difflib.get_close_matches(key, near, n=1, cutoff=0.0)  # the nearest of the near misses
+    return best[0] if best else None
+
+
+def unknown_key_warnings(keys: Iterable[str], *, strict: bool = False) -> list[str]:
+    """One line per key of ``keys`` that is a near miss of a catalogue key (in their order):
+    ``unknown key task.max.concurency: did you mean task.max.concurrency?``. With ``strict``, the first such
+    key is a :class:`ConfigError` instead (that line, ``(--strict)`` after it, with ``key`` set)."""
+    lines = []
+    for key in keys:
+        suggestion = suggestion_for(key)
+        if suggestion is not None:
+            line = f"unknown key {key}: did you mean {suggestion}?"
+            if strict:
+                raise ConfigError(f"{line} (--strict)", key=key)
+            lines.append(line)
+    return lines
+
+
+_Fill = tuple[str, tuple[str, ...], tuple[str, ...]]
+"""A catalogue pattern filled in with a key's segments: the filled key, the key's segments that no
+placeholder took, and the pattern's literal segments."""
+
+
+def _candidates(key: str) -> Iterator[_Fill]:
+    """Every catalogue pattern filled in with ``key``'s segments, in every way its segments allow."""
+    segments = key.split(".")
+    for spec in KEYS:
+        yield from _fill(spec.pattern.split("."), segments, 0, (), (), ())
+
+
+def _fill(
+    pattern: list[str],
+    segments: list[str],
+    at: int,
+    filled: tuple[str, ...],
+    own: tuple[str, ...],
+    known: tuple[str, ...],
+) -> Iterator[_Fill]:
+    if not pattern:
+        yield ".".join(filled), own + tuple(segments[at:]), known
+        return
+    head, rest = pattern[0], pattern[1:]
+    if head in _MULTI and at < len(segments):
+        for end in range(at + 1, len(segments) + 1):
+            yield from _fill(rest, segments, end, filled + tuple(segments[at:end]), own, known)
+    elif head.startswith("<") and at < len(segments):
+        yield from _fill(rest, segments, at + 1, (*filled, segments[at]), own, known)
+    elif head.startswith("<"):
+        yield from _fill(rest, segments, at, (*filled, head), own, known)
+    else:
+        taken = tuple(segments[at : at + 1])
+        yield from _fill(rest, segments, at + 1, (*filled, head), own + taken, (*known, head))
+
+
+def _differing_parts(own: tuple[str, ...], known: tuple[str, ...]) -> tuple[str, str]:
+    """The dotted segments of ``own`` and ``known`` without those they share at the start and the end."""
+    start = 0
+    while start < min(len(own), len(known)) and own[start] == known[start]:
+        start += 1
+    end = 0
+    while end < min(len(own), len(known)) - start and own[-1 - end] == known[-1 - end]:
+        end += 1
+    return ".".join(own[start : len(own) - end]), ".".join(known[start : len(known) - end])
+
+
+__all__ = ["CUTOFF", "suggestion_for", "unknown_key_warnings"]

@@ -1,0 +1,76 @@
+"""Unknown config keys: near misses of catalogue keys are flagged with the key they resemble; keys the
+catalogue cannot know (a plug-in's own) are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from samza_nb.config import Config, unknown_key_warnings
+from samza_nb.config.key_check import suggestion_for
+
+
+@pytest.mark.parametrize(
+    ("typo", "meant"),
+    [
+        ("task.max.concurency", "task.max.concurrency"),
+        ("task.maxconcurrency", "task.max.concurrency"),
+        ("job.nmae", "job.name"),
+        ("task.windows.ms", "task.window.ms"),
+        ("sytems.mem.samza.factory", "systems.mem.samza.factory"),
+        ("systems.mem.samza.ofset.default", "systems.mem.samza.offset.default"),
+        (
+            "systems.mem.streams.page.views.samza.offsetdefault",
+            "systems.mem.streams.page.views.samza.offset.default",
+        ),
+        ("systems.mem.stream.clicks.samza.priority", "systems.mem.streams.clicks.samza.priority"),
+        ("systems.k.consumr.auto.offset.reset", "systems.k.consumer.auto.offset.reset"),
+        ("stores.counts.factroy", "stores.counts.factory"),
+        ("stores.counts.changlog", "stores.counts.changelog"),
+        ("stores.my-store.msg.serdes", "stores.my-store.msg.serde"),
+        ("task.chooser.priorites.mem.clicks", "task.chooser.priorities.mem.clicks"),
+        ("serializers.registry.point.clas", "serializers.registry.point.class"),
+        ("spark.mastr", "spark.master"),
+    ],
+)
+def test_a_near_miss_of_a_catalogue_key_names_it(typo: str, meant: str) -> None:
+    assert suggestion_for(typo) == meant
+    assert unknown_key_warnings([typo]) == [f"unknown key {typo}: did you mean {meant}?"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        # known keys, with names of the user's choosing in their placeholders
+        "task.max.concurrency",
+        "systems.my.system.samza.factory",
+        "systems.mem.streams.page.views.samza.priority",
+        "systems.k.consumer.max.poll.records",
+        "spark.conf.spark.sql.shuffle.partitions",
+        # keys of plug-ins the catalogue cannot know: a custom system's, a chooser's, a store factory's,
+        # a user task's own; keys samza_nb does not read
+        "systems.numbers.streams.ints.count",
+        "task.chooser.weights.mem.clicks",
+        "task.checkpoint.inmemory.namespace",
+        "stores.counts.rocksdb.block.size",
+        "stores.counts.ttl.ms",
+        "systems.mysys.host",
+        "systems.x.streams.t.custom.flag",
+        "task.window.size",
+        "task.greeting",
+        "app.threshold",
+        "job.factory.class",
+        "metrics.reporters",
+    ],
+)
+def test_known_keys_and_plug_in_keys_are_not_flagged(key: str) -> None:
+    assert suggestion_for(key) is None
+    assert unknown_key_warnings([key]) == []
+
+
+def test_warnings_come_in_the_order_of_the_keys_and_the_config_itself_is_unchanged() -> None:
+    config = Config({"task.comit.ms": "100", "job.name": "j", "task.max.concurency": "2"})
+    assert unknown_key_warnings(config) == [
+        "unknown key task.comit.ms: did you mean task.commit.ms?",
+        "unknown key task.max.concurency: did you mean task.max.concurrency?",
+    ]
+    assert config.validate()["task.max.concurency"] == "2"
