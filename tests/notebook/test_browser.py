@@ -1,9 +1,14 @@
 """The dashboard in a real browser: JupyterLab (and Jupyter Notebook 7, when installed) on loopback, a
-notebook run from its Run menu, headless Chromium (Debian's ``chromium``, driven by Playwright) shows the
-task rows and a non-zero processed count.
+notebook run from its Run menu, headless Chromium (Debian's ``chromium``, driven by Playwright):
 
-Screenshots are saved as tests/notebook/artifacts/dashboard-<front-end>.png. Skipped, with the reason,
-when chromium or Playwright is missing, except in CI (``CI=true``), where it must run
+- the task rows and the processed count, which keeps moving while a later cell sleeps (the job and the
+  dashboard live on threads of their own);
+- the low watermark: a held message is the oldest in flight, and the checkpointed offset stays before it;
+- when the job ends, a static HTML snapshot replaces the widgets, and the saved notebook, reopened, shows
+  it (not "Error displaying widget: model not found").
+
+Screenshots are saved as tests/notebook/artifacts/dashboard-<front-end>-<moment>.png. Skipped, with the
+reason, when chromium or Playwright is missing, except in CI (``CI=true``), where it must run
 (``scripts/browser-test-deps.sh`` installs chromium).
 """
 
@@ -22,6 +27,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,20 +55,33 @@ CELLS = [
     "broker = InMemoryBroker.named('browser')\n"
     "broker.create_stream('clicks', partitions=2)\n"
     "for i in range(20000):\n"
-    "    broker.send('clicks', i, partition=i % 2)\n"
-    "broker.end_stream('clicks')",
+    "    broker.send('clicks', i, partition=i % 2)",
     "%%samza_config\n"
     "job.name = browser-demo\n"
     "task.inputs = browser.clicks\n"
     "systems.browser.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactory\n"
     "systems.browser.samza.offset.default = oldest\n"
-    "task.max.concurrency = 4",
+    "task.max.concurrency = 4\n"
+    "task.commit.ms = 200\n"
+    "task.async.commit = true",  # commits go on while a message is held (at the low watermark)
+    # Offset 5 of each partition is held (its callback kept) until the last cell: the low watermark.
     "%%samza_task\n"
+    "import time\n"
     "class Clicks:\n"
-    "    async def process(self, envelope, collector, coordinator):\n"
-    "        pass",
+    "    held = []\n"
+    "    def process_async(self, envelope, collector, coordinator, callback):\n"
+    "        if envelope.offset == '5':\n"
+    "            Clicks.held.append(callback)\n"
+    "            return\n"
+    "        started = time.perf_counter()\n"
+    "        while time.perf_counter() - started < 300e-6:  # 20,000 messages: 6 s or more\n"
+    "            pass\n"
+    "        callback.complete()",
     "%samza_run",
+    "import time\ntime.sleep(8)  # the job and its dashboard go on meanwhile",
+    "for callback in Clicks.held:\n    callback.complete()\nbroker.end_stream('clicks')",
 ]
+SLEEPING_CELL = 5
 
 
 def _requirements() -> None:
@@ -185,14 +204,17 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
     server.poll()
 
 
-def test_dashboard_shows_task_rows_and_progress(front_end: tuple[str, str], tmp_path: Path) -> None:
-    from playwright.sync_api import Error as PlaywrightError
+def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_a_snapshot(
+    front_end: tuple[str, str], tmp_path: Path
+) -> None:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import expect, sync_playwright
 
     name, url = front_end
     ARTIFACTS.mkdir(exist_ok=True)
-    screenshot = ARTIFACTS / f"dashboard-{name}.png"
+    shots = {
+        moment: ARTIFACTS / f"dashboard-{name}-{moment}.png" for moment in ("busy", "snapshot", "reopened")
+    }
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"),
@@ -203,39 +225,78 @@ def test_dashboard_shows_task_rows_and_progress(front_end: tuple[str, str], tmp_
         )
         page = context.new_page()
         try:
-            page.goto(url, timeout=60_000)
-            page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
-            # JupyterLab may ask which kernel to start (even with a kernelspec in the metadata): the
-            # notebook's own, python3, is preselected.
-            select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
-            with contextlib.suppress(PlaywrightTimeout):
-                select.click(timeout=15_000)
-            expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_attached(
-                timeout=60_000
-            )
+            _open(page, url)
             page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
             page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
             rows = page.locator(".samza-task-row")
             expect(rows).to_have_count(2, timeout=60_000)
-            processed = page.locator(".samza-processed").first
-            expect(processed).to_have_text(re.compile(r"[1-9][\d,]* processed"), timeout=60_000)
-            expect(page.locator(".samza-state").first).to_have_text("finished", timeout=60_000)
-            # When the job ends, the cell's output is updated once more (its final display): a dashboard
-            # element found just before may be replaced under the scroll, so find it again then.
-            for attempt in range(3):
-                try:
-                    page.locator(".samza-dashboard").first.scroll_into_view_if_needed()
-                    break
-                except PlaywrightError:
-                    if attempt == 2:
-                        raise
-            page.screenshot(path=str(screenshot), full_page=True)
             assert rows.nth(0).get_attribute("data-task") == "Partition 0"
-            assert "in flight" in rows.nth(1).inner_text()
-            assert processed.inner_text() == "20,000 processed"
+
+            # Item 2: while the sleeping cell runs ([*]), the processed count keeps changing.
+            sleeping = page.locator(".jp-CodeCell").nth(SLEEPING_CELL).locator(".jp-InputPrompt")
+            expect(sleeping).to_have_text(re.compile(r"\[\*\]"), timeout=60_000)
+            processed = page.locator(".samza-processed").first
+            before = processed.inner_text()
+            expect(processed).not_to_have_text(before, timeout=20_000)
+            after = processed.inner_text()
+            assert _count(after) > _count(before), (before, after)
+            expect(sleeping).to_have_text(re.compile(r"\[\*\]"))  # still sleeping: it moved meanwhile
+
+            # Item 4: offset 5 is held, so it is the oldest in flight and the checkpoint stays before it.
+            oldest = page.locator(".samza-oldest-in-flight").first
+            expect(oldest).to_contain_text("@5 (", timeout=30_000)
+            expect(oldest).to_contain_text("checkpointed 4", timeout=30_000)
+            expect(rows.nth(0)).to_contain_text("peak ")
+            page.locator(".samza-dashboard").first.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots["busy"]), full_page=True)
+
+            # Item 5: the job ends; its widgets give way to a static snapshot.
+            snapshot = page.locator(".samza-snapshot").first
+            expect(snapshot).to_be_attached(timeout=60_000)
+            expect(snapshot.locator(".samza-state")).to_have_text("finished")
+            expect(snapshot.locator(".samza-processed")).to_have_text("20,000 processed")
+            snapshot.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots["snapshot"]), full_page=True)
+            page.keyboard.press("Control+s")
+            saved = tmp_path / "root" / "dashboard.ipynb"
+            eventually(
+                lambda: "samza-snapshot" in saved.read_text(), timeout=30, message="the saved snapshot"
+            )
+            page.reload()
+            _open(page, url, select_kernel=False)
+            reopened = page.locator(".samza-snapshot").first
+            expect(reopened).to_be_attached(timeout=60_000)
+            expect(reopened.locator(".samza-state")).to_have_text("finished")
+            reopened.scroll_into_view_if_needed()
+            page.screenshot(path=str(shots["reopened"]), full_page=True)
+            assert "Error displaying widget" not in page.locator(".jp-Notebook").first.inner_text()
         except BaseException:
-            page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}-failure.png"), full_page=True)
+            with contextlib.suppress(PlaywrightTimeout):
+                page.screenshot(path=str(ARTIFACTS / f"dashboard-{name}-failure.png"), full_page=True)
             raise
         finally:
             context.close()
-    assert screenshot.stat().st_size > 10_000
+    assert all(shot.stat().st_size > 10_000 for shot in shots.values())
+
+
+def _count(text: str) -> int:
+    """``12,345 processed`` -> 12345."""
+    return int(text.split()[0].replace(",", ""))
+
+
+def _open(page: Any, url: str, *, select_kernel: bool = True) -> None:
+    """Open the notebook and wait for its kernel to be idle."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import expect
+
+    if select_kernel:
+        page.goto(url, timeout=60_000)
+    page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
+    # JupyterLab may ask which kernel to start (even with a kernelspec in the metadata): the notebook's
+    # own, python3, is preselected.
+    select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
+    with contextlib.suppress(PlaywrightTimeout):
+        select.click(timeout=15_000 if select_kernel else 5_000)
+    expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_attached(
+        timeout=60_000
+    )
