@@ -57,7 +57,7 @@ class MessagePump:
             return 0
         started = time.perf_counter()
         sample_first, sample_last = self._sampling()
-        count, taken, last = self._choose_and_start(budget, sample_first)
+        count, taken, last = self._choose_and_start(budget, sample_first, sample_last)
         if sample_last and taken and last is not None:
             self._publish_sample(last)
         if count:
@@ -65,7 +65,7 @@ class MessagePump:
         return taken
 
     def _choose_and_start(
-        self, budget: int, sample_first: bool
+        self, budget: int, sample_first: bool, sample_last: bool = False
     ) -> tuple[int, int, IncomingMessageEnvelope | None]:
         """Up to ``budget`` messages: returns how many were started, how many envelopes were taken, and
         the last envelope chosen (of a round: the one whose turn it is to be sampled). Runs and rounds of
@@ -101,7 +101,8 @@ class MessagePump:
                 else:
                     rest = choose_round()
                     if rest:
-                        picked = self._round_sample(envelope, rest)
+                        if sample_first or sample_last:
+                            picked = self._round_sample(envelope, rest)
                         if sample_first:
                             sample_first = False
                             self._publish_sample(picked)

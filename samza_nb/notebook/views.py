@@ -382,7 +382,7 @@ def commit_rows(view: JobView) -> list[tuple[str, ...]]:
         (
             f"{c.at_s:.3f}",
             c.task + (f" {TIMES}{c.count}" if c.count > 1 else ""),
-            ", ".join(f"{ssp}={offset}" for ssp, offset in c.offsets) or "(none)",
+            ", ".join(f"{ssp}={offset}" for ssp, offset in c.offsets) or "(nothing processed yet)",
         )
         for c in view.commits
     ]

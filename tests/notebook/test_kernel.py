@@ -232,6 +232,6 @@ def test_wait_blocks_the_cell_and_updates_the_widgets(kernel: Kernel) -> None:
         if m["content"]["data"].get("method") == "update"
     ]
     assert any("<span class='samza-processed'><b>1,000</b> processed</span>" in value for value in values)
-    assert "<span class='samza-task-detail'>0/1 in flight · 500 processed · done</span>" in kernel.value(
+    assert "<span class='samza-task-detail'>0/1 in flight · 500 processed · peak 1/1 · done</span>" in kernel.value(
         "samza.dashboard.body.value"
     )

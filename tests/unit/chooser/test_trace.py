@@ -160,4 +160,6 @@ def test_trace_as_dict_is_json() -> None:
         "gated_by_bootstrap": True,
         "held_by_batching": False,
         "lagging_streams": ["kafka.boot"],
+        "batch_position": 1,
+        "batch_size": 2,
     }
