@@ -72,7 +72,7 @@ def test_a_mistake_is_a_one_line_error_output(kernel: Kernel) -> None:
 
 def test_a_background_job_leaves_the_notebook_responsive(kernel: Kernel) -> None:
     kernel.run(
-        "broker.create_stream('busy', 2)\nfor i in range(60_000): broker.send('busy', i, partition=i % 2)"
+        "broker.create_stream('busy', 2)\nfor i in range(300_000): broker.send('busy', i, partition=i % 2)"
     )
     kernel.run(CONFIG.format(job="busy", stream="busy"))
     kernel.run(
@@ -88,11 +88,11 @@ def test_a_background_job_leaves_the_notebook_responsive(kernel: Kernel) -> None
     busy = [kernel.run("1").elapsed_ms for _ in range(20)]
     processed = kernel.value("samza.view.processed")
     assert kernel.value("samza.running"), "the job was still busy while the cells ran"
-    assert 0 < processed < 60_000
+    assert 0 < processed < 300_000
     record("new_cell_latency_ms_idle_median", round(statistics.median(idle), 1))
     record("new_cell_latency_ms_busy_median", round(statistics.median(busy), 1))
     record("new_cell_latency_ms_busy_max", round(max(busy), 1))
-    # Responsive: a cell waits for a slice of the job, not for the job (3 s of CPU work). A ratio to the
+    # Responsive: a cell waits for a slice of the job, not for the job (15 s of CPU work). A ratio to the
     # idle latency measured just before, and a bound far above any slice, so machine speed cannot flake it.
     assert statistics.median(busy) < 20 * statistics.median(idle), (idle, busy)
     assert statistics.median(busy) < 2000, busy
@@ -232,6 +232,5 @@ def test_wait_blocks_the_cell_and_updates_the_widgets(kernel: Kernel) -> None:
         if m["content"]["data"].get("method") == "update"
     ]
     assert any("<span class='samza-processed'><b>1,000</b> processed</span>" in value for value in values)
-    assert "<span class='samza-task-detail'>0/1 in flight · 500 processed · peak 1/1 · done</span>" in kernel.value(
-        "samza.dashboard.body.value"
-    )
+    detail = "<span class='samza-task-detail'>0/1 in flight · 500 processed · peak 1/1 · done</span>"
+    assert detail in kernel.value("samza.dashboard.body.value")
