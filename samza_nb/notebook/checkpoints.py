@@ -12,8 +12,9 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.checkpoint.base import load_checkpoint_manager
+from samza_nb.checkpoint.base import checkpoint_factory_path, load_checkpoint_manager
 from samza_nb.container.event_loop import run_blocking
+from samza_nb.notebook import cell_config
 from samza_nb.notebook.text_status import html_table, text_table
 from samza_nb.notebook.views import COMMIT_HEADERS, CommitView, JobView, commit_rows
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.checkpoint.checkpoint import Checkpoint
     from samza_nb.config import Config
+    from samza_nb.notebook.job import JobRun
 
 Offsets = dict[str, dict["SystemStreamPartition", str]]
 
@@ -125,4 +127,28 @@ def from_factory(config: Config, tasks: Sequence[str]) -> Offsets:
     return run_blocking(read())
 
 
-__all__ = ["CheckpointReport", "from_factory", "from_store", "from_view"]
+def report(
+    run: JobRun | None, config: Config, stores: Mapping[tuple[str, str], dict[str, Checkpoint]]
+) -> CheckpointReport:
+    """The report of job ``config`` (``run``: its latest run, if any): in-memory checkpoints from
+    ``stores`` (per job.name and job.id), the running job's committed offsets, or what the configured
+    checkpoint factory holds once the run stopped."""
+    job = config.job_name()
+    key = (job, config.job_id())
+    history = run.view.commits if run is not None else ()
+    if cell_config.uses_notebook_checkpoints(config):
+        offsets = from_store(stores.get(key, {}))
+        return CheckpointReport(job, "in memory, kept for this kernel", offsets, history)
+    factory = config.get_str(cell_config.CHECKPOINT_FACTORY_KEY, "")
+    model = run.job.job_model if run is not None else None
+    if run is None or model is None:
+        return CheckpointReport(job, factory, {}, (), "no run yet: its tasks are not known")
+    if not run.done:
+        offsets = from_view(run.view)
+        return CheckpointReport(job, "committed offsets of the running job", offsets, history)
+    tasks = sorted(model.tasks)
+    source = factory or checkpoint_factory_path(config)
+    return CheckpointReport(job, source, from_factory(config, tasks), history)
+
+
+__all__ = ["CheckpointReport", "from_factory", "from_store", "from_view", "report"]

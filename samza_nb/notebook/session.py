@@ -27,7 +27,6 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from samza_nb.checkpoint.base import checkpoint_factory_path
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.notebook import cell_config, checkpoints
@@ -388,20 +387,7 @@ class NotebookSession:
                 f"checkpoints of job {job!r} forgotten: the next run starts from "
                 "systems.<system>.samza.offset.default"
             )
-        history = run.view.commits if run is not None else ()
-        if cell_config.uses_notebook_checkpoints(config):
-            offsets = checkpoints.from_store(self._stores.get(key, {}))
-            return checkpoints.CheckpointReport(job, "in memory, kept for this kernel", offsets, history)
-        factory = config.get_str(cell_config.CHECKPOINT_FACTORY_KEY, "")
-        model = run.job.job_model if run is not None else None
-        if run is None or model is None:
-            return checkpoints.CheckpointReport(job, factory, {}, (), "no run yet: its tasks are not known")
-        if not run.done:
-            offsets = checkpoints.from_view(run.view)
-            return checkpoints.CheckpointReport(job, "committed offsets of the running job", offsets, history)
-        tasks = sorted(model.tasks)
-        source = factory or checkpoint_factory_path(config)
-        return checkpoints.CheckpointReport(job, source, checkpoints.from_factory(config, tasks), history)
+        return checkpoints.report(run, config, self._stores)
 
     def store_container(self, store: str = "") -> SamzaContainer | None:
         """The container whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the
