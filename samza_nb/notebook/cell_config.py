@@ -15,6 +15,7 @@ from samza_nb.config import Config, job_name, unknown_key_warnings
 from samza_nb.config.loaders import parse_properties
 from samza_nb.errors import ConfigError
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.notebook.views import plural
 
 CHECKPOINT_FACTORY_KEY = "task.checkpoint.factory"
 STATE_DIR_KEY = "job.logged.store.base.dir"
@@ -82,7 +83,7 @@ def summary(config: Mapping[str, str]) -> str:
         checkpoints = f"{count} container processes, checkpoints in the durable log"
     else:
         checkpoints = NOTEBOOK_CHECKPOINTS
-    return f"job {name!r}: {len(config)} keys; inputs {inputs}; {checkpoints}"
+    return f"job {name!r}: {plural(len(config), 'key')}; inputs {inputs}; {checkpoints}"
 
 
 def container_count(config: Mapping[str, str]) -> int:

@@ -99,3 +99,10 @@ def test_a_typo_of_a_known_key_is_warned_with_the_key_it_resembles(
     run(shell, "%samza_config task.comit.ms=100 stores.counts.rocksdb.block.size=4096")
     out = capsys.readouterr().out.splitlines()
     assert out[:-1] == ["samza_config: unknown key task.comit.ms: did you mean task.commit.ms?"], out
+
+
+def test_the_config_summary_counts_one_key_in_the_singular(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(shell, "%%samza_config\njob.name = one")
+    assert capsys.readouterr().out.startswith("job 'one': 1 key; inputs")
