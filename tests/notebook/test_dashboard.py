@@ -12,7 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.systems.inmemory import InMemoryBroker
-from tests.eventually import aeventually
+from tests.eventually import aeventually, eventually
 from tests.requirements import require
 
 from .helpers import config_cell, fill, run
@@ -156,3 +156,26 @@ def test_text_mode_prints_the_final_status(
     capsys.readouterr()
     run(shell, "%samza_run --wait --no-dashboard")
     assert capsys.readouterr().out.count("\n") == 1  # --no-dashboard: the outcome line only
+
+
+def test_two_named_jobs_each_have_a_live_dashboard_of_their_own(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 1, 7, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, "%%samza_task\nclass Pass:\n    def process(self, e, c, k):\n        pass\n")
+    session = widget_magics.session
+    assert run(shell, "%samza_run --name upstream").success
+    first = session.dashboard
+    assert run(shell, "%samza_run --name downstream").success
+    second = session.dashboard
+    assert first is not None and second is not None and first is not second
+    assert session.updater.watching == 2  # one thread keeps both moving
+    eventually(lambda: "<b>7</b> processed" in first.header.value, timeout=10)
+    eventually(lambda: "<b>7</b> processed" in second.header.value, timeout=10)
+    assert "job upstream" in first.header.value and "job downstream" in second.header.value
+    run(shell, "%samza_stop upstream")
+    eventually(lambda: first.closed, timeout=10, message="the first dashboard's snapshot")
+    assert not second.closed and session.updater.watching == 1
+    run(shell, "%samza_stop")
+    assert second.closed and session.updater.watching == 0
