@@ -24,6 +24,7 @@ from samza_nb.chooser.trace import describe_choice
 from samza_nb.container.callbacks import TaskCallbackImpl
 from samza_nb.container.coordination import ReadableCoordinator
 from samza_nb.container.rounds import run_round
+from samza_nb.container.samples import sample_sent
 from samza_nb.container.task_instance import TaskKind
 from samza_nb.observe import events as ev
 
@@ -59,6 +60,10 @@ class MessagePump:
         count, taken, last = self._choose_and_start(budget, sample_first)
         if sample_last and taken and last is not None:
             self._publish_sample(last)
+        if (sample_first or sample_last) and not taken:
+            self._sample_last = sample_last  # an idle pump samples nothing: the next one takes its turn
+        elif (sample_first or sample_last) and self._state.bus.messages:
+            sample_sent(self._state, first=sample_first)
         if count:
             self._adapt_batch(count, budget, time.perf_counter() - started)
         return taken
@@ -78,9 +83,10 @@ class MessagePump:
         count = taken = inline = 0  # messages started, envelopes taken, messages started in line here
         envelope: IncomingMessageEnvelope | None = None
         while count < budget:
-            envelope, room = choose_run()
-            if envelope is None:
-                break
+            chosen, room = choose_run()
+            if chosen is None:
+                break  # ``envelope`` stays the last one chosen, for the sample of the pump's last decision
+            envelope = chosen
             ti = route[envelope.ssp]
             if sample_first:
                 sample_first = False
@@ -99,6 +105,8 @@ class MessagePump:
                     if rest:
                         # The round accounts for itself (task counts, requests, failure).
                         n = run_round(state, envelope, rest, budget - count)
+                        if n > 1:  # the pump's last decision, for its sample: one the round processed
+                            envelope = rest[min(n, len(rest) + 1) - 2]
                         taken += n or 1
                         inline += n
                         count += n
@@ -300,14 +308,18 @@ class MessagePump:
 
     def _publish_sample(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state
-        state.bus.publish_sample(
+        bus = state.bus
+        now = state.clock.now_ms()
+        bus.publish_sample(
             ev.ChooserDecision(
-                state.clock.now_ms(),
-                envelope.ssp,
-                envelope.offset,
-                describe_choice(state.consumers.chooser, envelope),
+                now, envelope.ssp, envelope.offset, describe_choice(state.consumers.chooser, envelope)
             )
         )
+        if bus.messages and envelope.offset != END_OF_STREAM_OFFSET:
+            task = state.route[envelope.ssp].name
+            bus.publish_sample(
+                ev.MessageTaken(now, task, envelope.ssp, envelope.offset, envelope.key, envelope.message)
+            )
 
     def _publish_decision(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state
