@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from samza_nb import OutgoingMessageEnvelope
+from samza_nb.notebook.dashboard_html import body_html
 from samza_nb.notebook.monitor import Monitor
 from samza_nb.notebook.samplers import short, short_text
-from samza_nb.notebook.views import JobView
+from samza_nb.notebook.views import JobView, MessageView, StoreTableView, TaskView
 from samza_nb.observe import EventBus, MessageSent, MessageTaken
 from tests.eventually import aeventually
 from tests.unit.container.harness import OUT, Job
@@ -175,3 +176,36 @@ def test_sampled_messages_do_not_turn_on_per_message_events() -> None:
     got: list[object] = []
     bus.subscribe(got.append, [MessageTaken, MessageSent])
     assert bus.messages and bus.sampled and not bus.per_message
+
+
+def test_the_dashboard_body_shows_the_sampled_messages_per_task_in_task_order() -> None:
+    tasks = tuple(TaskView(f"Partition {p}", 0, 1, 0, "waiting", ()) for p in (2, 10))
+    messages = (
+        MessageView(1.5, "Partition 10", "out", "test.out", "'k2'", "{'v': 2}"),
+        MessageView(1.25, "Partition 2", "in", "test.in#2@7", "'k1'", "'<b>'"),
+        *(
+            MessageView(1.0 - i / 100, "Partition 2", "in", f"test.in#2@{6 - i}", "None", "1")
+            for i in range(7)
+        ),
+    )
+    body = body_html(JobView("j", "here", "running", tasks=tasks, messages=messages))
+    section_html = body[body.index("<div class='samza-messages'>") :]
+    assert "messages in and out (sampled, newest first)" in section_html
+    assert section_html.count("<tr>") == 1 + 6 + 1  # the headers, 6 of Partition 2's, 1 of Partition 10's
+    assert section_html.index("Partition 2") < section_html.index("Partition 10")
+    assert "<td style='padding:0 8px'>→ in</td><td style='padding:0 8px'>test.in#2@7</td>" in section_html
+    assert "<td style='padding:0 8px'>out →</td><td style='padding:0 8px'>test.out</td>" in section_html
+    assert "&#x27;&lt;b&gt;&#x27;" in section_html  # escaped
+    assert "samza-messages" not in body_html(JobView("j", "here", "running", tasks=tasks))
+
+
+def test_the_dashboard_body_shows_each_store_table() -> None:
+    counts = StoreTableView("counts", 2.25, ("key", "value", "partition"), (("a", "1", "0"),), 14)
+    single = StoreTableView("seen", 2.25, ("key", "value", "partition"), (("x", "—", "0"),), 1)
+    body = body_html(JobView("j", "here", "running", stores=(counts, single)))
+    stores = body[body.index("<div class='samza-stores'>") :]
+    assert "store counts: 14 rows at the commit of 2.2 s, the first 1 shown" in stores
+    assert "store seen: 1 row at the commit of 2.2 s</b>" in stores
+    assert "<th style='text-align:left;padding:0 8px'>partition</th>" in stores
+    assert "<td style='padding:0 8px'>a</td><td style='padding:0 8px'>1</td>" in stores
+    assert "samza-stores" not in body_html(JobView("j", "here", "running"))
