@@ -8,12 +8,12 @@ import itertools
 from pathlib import Path
 from typing import Any
 
-from samza_nb import OutgoingMessageEnvelope
+from samza_nb import OutgoingMessageEnvelope, SystemStreamPartition
 from samza_nb.notebook.dashboard_html import body_html
 from samza_nb.notebook.monitor import Monitor
 from samza_nb.notebook.samplers import short, short_text
 from samza_nb.notebook.views import JobView, MessageView, StoreTableView, TaskView
-from samza_nb.observe import EventBus, MessageSent, MessageTaken
+from samza_nb.observe import ChooserDecision, EventBus, MessageSent, MessageTaken
 from tests.eventually import aeventually
 from tests.unit.container.harness import OUT, Job
 
@@ -175,7 +175,12 @@ def test_sampled_messages_do_not_turn_on_per_message_events() -> None:
     bus = EventBus()
     got: list[object] = []
     bus.subscribe(got.append, [MessageTaken, MessageSent])
+    decisions: list[object] = []
+    bus.subscribe(decisions.append, [ChooserDecision], sampled=True)
     assert bus.messages and bus.sampled and not bus.per_message
+    taken = MessageTaken(1.0, "Partition 0", SystemStreamPartition("test", "in", 0), "3", "k", "v")
+    bus.publish_sample(taken)  # to every subscriber of sampled messages, sampled or not
+    assert got == [taken] and decisions == []
 
 
 def test_the_dashboard_body_shows_the_sampled_messages_per_task_in_task_order() -> None:
