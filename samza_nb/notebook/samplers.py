@@ -60,6 +60,9 @@ def short_text(value: object, limit: int = SHORT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+SLOW_READING_FACTOR = 10.0
+"""A reading of the stores that took T seconds waits at least this many times T before the next one."""
+
 SinceStart = Callable[[float], float]
 """Seconds since the job started, of a container clock time in ms."""
 
@@ -122,8 +125,9 @@ class StoreSnapshots:
     """Each store's committed contents (its first ``rows`` rows and its row count), read after commits.
 
     A commit marks the stores due; a reading of every store starts on the job's loop unless one is
-    running or the last started less than ``min_interval_s`` ago (then it starts when that time is up).
-    Each store is one query on a worker thread (``container.query_store``).
+    running or the last started less than ``min_interval_s`` ago (then it starts when that time is up;
+    after a slow reading, ``SLOW_READING_FACTOR`` times its duration, so reading big stores takes a small
+    share of the machine). Each store is one query on a worker thread (``container.query_store``).
     """
 
     def __init__(
@@ -145,6 +149,7 @@ class StoreSnapshots:
         self._reading: asyncio.Task[None] | None = None
         self._later: asyncio.TimerHandle | None = None
         self._last_start = -float("inf")
+        self._gap_s = min_interval_s  # between reading starts: grows with a slow reading (big stores)
         self._finished = False
         self.errors: dict[str, str] = {}
         self.unsubscribe: Callable[[], None] = (
@@ -165,7 +170,7 @@ class StoreSnapshots:
         if self._reading is not None and not self._reading.done():
             return  # it reads again when it is done
         loop = asyncio.get_running_loop()
-        wait = self._last_start + self._min_interval_s - time.monotonic()
+        wait = self._last_start + self._gap_s - time.monotonic()
         if wait > 0:
             self._later = loop.call_later(wait, self._start_later)
             return
@@ -183,6 +188,8 @@ class StoreSnapshots:
         self._reading.add_done_callback(self._after_reading)
 
     def _after_reading(self, task: asyncio.Task[None]) -> None:
+        took = time.monotonic() - self._last_start
+        self._gap_s = max(self._min_interval_s, SLOW_READING_FACTOR * took)
         if not task.cancelled() and task.exception() is not None:
             log.debug("reading the stores failed", exc_info=task.exception())
         if not asyncio.get_running_loop().is_closed():
@@ -248,4 +255,12 @@ class LiveSamples:
         await self.stores.finish()
 
 
-__all__ = ["SHORT", "LiveSamples", "MessageSampler", "StoreSnapshots", "short", "short_text"]
+__all__ = [
+    "SHORT",
+    "SLOW_READING_FACTOR",
+    "LiveSamples",
+    "MessageSampler",
+    "StoreSnapshots",
+    "short",
+    "short_text",
+]

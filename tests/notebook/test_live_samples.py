@@ -214,3 +214,31 @@ def test_the_dashboard_body_shows_each_store_table() -> None:
     assert "<th style='text-align:left;padding:0 8px'>partition</th>" in stores
     assert "<td style='padding:0 8px'>a</td><td style='padding:0 8px'>1</td>" in stores
     assert "samza-stores" not in body_html(JobView("j", "here", "running"))
+
+
+def test_the_container_stops_cleanly_while_a_store_query_runs(tmp_path: Path) -> None:
+    job = Job(
+        {"in": 1},
+        stores__counts__factory="samza_nb.storage.duckdb.DuckDBStoreFactory",
+        stores__counts__key__serde="string",
+        stores__counts__msg__serde="long",
+        job__logged__store__base__dir=str(tmp_path / "state"),
+        task__commit__ms=20,
+    )
+    job.send("in", ["a"])
+    slow = "SELECT count(*) AS n FROM counts, range(30000000) AS r(i) WHERE i % 7 = 3"
+
+    async def main() -> Any:
+        container = job.container(Count)
+        run = asyncio.ensure_future(container.run())
+        await aeventually(lambda: container.processed == 1 and job.commits())
+        query = asyncio.ensure_future(container.query_store("counts", slow))
+        storage = container._storage
+        await aeventually(lambda: storage is not None and storage._queries == 1)
+        container.shutdown()  # closing the stores waits for the query (DuckDB refuses to close under it)
+        await asyncio.wait_for(run, 30)
+        assert not query.done() or query.exception() is None
+        return await query
+
+    result = asyncio.run(main())
+    assert (result.columns, result.rows) == (("n",), [(30000000 // 7,)])
