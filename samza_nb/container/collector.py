@@ -72,6 +72,18 @@ class OutputBuffer:
         self._marks.append((len(self.pending), source))
         self.last_source = source
 
+    def first_sent(self) -> tuple[str, OutgoingMessageEnvelope] | None:
+        """The sender and envelope of the oldest output buffered (None when there is none)."""
+        if not self.pending or not self._marks:
+            return None
+        return self._marks[0][1], self.pending[0]
+
+    def last_sent(self) -> tuple[str, OutgoingMessageEnvelope] | None:
+        """The sender and envelope of the newest output buffered (None when there is none)."""
+        if not self.pending or self.last_source is None:
+            return None
+        return self.last_source, self.pending[-1]
+
     def flush(self) -> None:
         """Hand everything buffered to the producers, in send order; an :class:`OutputSendError` naming
         the task when a producer refuses a message (what came before it was sent)."""
@@ -106,9 +118,10 @@ class OutputBuffer:
 
 class TaskCollector:
     """Sends a task's output to the producer of the envelope's system, through the container's
-    :class:`OutputBuffer` when given one (a task on the loop thread), else at once from any thread."""
+    :class:`OutputBuffer` when given one (a task on the loop thread), else at once from any thread
+    (``last_sent`` then holds the last envelope sent, for the observe bus's samples)."""
 
-    __slots__ = ("_outputs", "_producers", "task_name")
+    __slots__ = ("_outputs", "_producers", "last_sent", "task_name")
 
     def __init__(
         self, task_name: str, producers: Mapping[str, SystemProducer], outputs: OutputBuffer | None = None
@@ -116,6 +129,7 @@ class TaskCollector:
         self.task_name = task_name
         self._producers = producers
         self._outputs = outputs
+        self.last_sent: OutgoingMessageEnvelope | None = None
 
     def send(self, envelope: OutgoingMessageEnvelope) -> None:
         """Send ``envelope`` to its system's producer; an unknown system is a SystemProducerError."""
@@ -128,6 +142,7 @@ class TaskCollector:
         outputs = self._outputs
         if outputs is None:
             self._producers[envelope.system_stream.system].send(self.task_name, envelope)
+            self.last_sent = envelope
         else:
             if outputs.last_source is not self.task_name:
                 outputs.mark(self.task_name)

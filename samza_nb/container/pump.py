@@ -24,6 +24,7 @@ from samza_nb.chooser.trace import describe_choice
 from samza_nb.container.callbacks import TaskCallbackImpl
 from samza_nb.container.coordination import ReadableCoordinator
 from samza_nb.container.rounds import run_round
+from samza_nb.container.samples import sample_sent
 from samza_nb.container.task_instance import TaskKind
 from samza_nb.observe import events as ev
 
@@ -60,6 +61,10 @@ class MessagePump:
         count, taken, last = self._choose_and_start(budget, sample_first, sample_last)
         if sample_last and taken and last is not None:
             self._publish_sample(last)
+        if (sample_first or sample_last) and not taken:
+            self._sample_last = sample_last  # an idle pump samples nothing: the next one takes its turn
+        elif (sample_first or sample_last) and self._state.bus.messages:
+            sample_sent(self._state, first=sample_first)
         if count:
             self._adapt_batch(count, budget, time.perf_counter() - started)
         return taken
@@ -333,14 +338,18 @@ class MessagePump:
 
     def _publish_sample(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state
-        state.bus.publish_sample(
+        bus = state.bus
+        now = state.clock.now_ms()
+        bus.publish_sample(
             ev.ChooserDecision(
-                state.clock.now_ms(),
-                envelope.ssp,
-                envelope.offset,
-                describe_choice(state.consumers.chooser, envelope),
+                now, envelope.ssp, envelope.offset, describe_choice(state.consumers.chooser, envelope)
             )
         )
+        if bus.messages and envelope.offset != END_OF_STREAM_OFFSET:
+            task = state.route[envelope.ssp].name
+            bus.publish_sample(
+                ev.MessageTaken(now, task, envelope.ssp, envelope.offset, envelope.key, envelope.message)
+            )
 
     def _publish_decision(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state

@@ -8,12 +8,14 @@ button (a graceful stop). :meth:`Dashboard.render` is called a few times a secon
 holds the job up. Front-ends without widgets show the text status it carries as ``text/plain``.
 
 CSS classes for tests and styling: ``samza-dashboard``, ``samza-header`` (``samza-state``,
-``samza-processed``, ``samza-error``), ``samza-body`` (``samza-containers`` for a job of several
-container processes, ``samza-tasks`` of ``samza-task-row`` with
-``data-task``, ``samza-in-flight`` and ``samza-task-detail``; ``samza-partitions``, ``samza-watermarks``
-and ``samza-end-of-stream`` (applications of the high-level API), ``samza-decisions``,
-``samza-checkpoints``), ``samza-stop`` (the Stop button), and ``samza-snapshot`` on the static HTML a
-finished job leaves behind.
+``samza-processed``, ``samza-rate``, ``samza-error``, ``samza-note``), ``samza-stop`` (the Stop button),
+``samza-chart`` (the live throughput and lag chart), ``samza-body`` (foldable sections, ``samza-section``:
+``samza-containers`` for a job of several container processes, ``samza-tasks`` of ``samza-task-row``
+with ``data-task``, ``samza-in-flight``, ``samza-task-detail`` and ``samza-oldest-in-flight``;
+``samza-partitions``, ``samza-watermarks`` and ``samza-end-of-stream`` (applications of the high-level
+API), ``samza-decisions``, ``samza-checkpoints``, ``samza-messages`` (sampled messages in and out),
+``samza-stores`` (store tables at the latest commit)), and ``samza-snapshot`` on the static HTML a finished
+job leaves behind (with ``samza-chart-summary``).
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ import html
 import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from samza_nb.notebook.dashboard_html import body_html, header_html, task_row_html
 from samza_nb.notebook.text_status import render_text
 from samza_nb.notebook.views import JobView, TaskView
+
+if TYPE_CHECKING:
+    from samza_nb.notebook.charts import ThroughputLagChart
 
 
 def widgets_available() -> bool:
@@ -39,10 +44,20 @@ def _widgets() -> Any:
     return importlib.import_module("ipywidgets")
 
 
+def _chart() -> ThroughputLagChart | None:
+    """The live throughput and lag chart, when bqplot is installed (imported on first use: ~0.5 s)."""
+    if importlib.util.find_spec("bqplot") is None:
+        return None
+    from samza_nb.notebook.charts import ThroughputLagChart
+
+    return ThroughputLagChart()
+
+
 class Dashboard:
     """The widgets of one job's dashboard: ``header`` (state, processed count, throughput, errors) and
     ``body`` (task rows, partitions, decisions, checkpoints), both HTML, plus ``stop_button`` (a graceful
-    stop, when ``on_stop`` is given) and, below the header, any ``extras`` widgets (a chart).
+    stop, when ``on_stop`` is given) and, below the header, the live throughput and lag ``chart`` (bqplot,
+    when installed and ``chart``) and any ``extras`` widgets.
     ``widget`` is the root; ``task_rows`` maps task names to the TaskView their row shows; ``renders``
     counts renders that changed anything.
 
@@ -56,8 +71,12 @@ class Dashboard:
         *,
         on_stop: Callable[[], None] | None = None,
         extras: Sequence[Any] = (),
+        chart: bool = True,
     ) -> None:
         w = _widgets()
+        self.chart = _chart() if chart else None
+        if self.chart is not None:
+            extras = (*extras, self.chart.widget)
         self.job = job
         self.view: JobView | None = None
         self.header = w.HTML(value=f"<b>job {html.escape(job)}</b> — starting")
@@ -88,8 +107,11 @@ class Dashboard:
         self.closed = False
 
     def render(self, view: JobView) -> None:
-        """Show ``view``. Cheap: at most two values are sent, and only when they changed."""
+        """Show ``view``. Cheap: at most two values (and the chart's new point) are sent, and only when
+        they changed."""
         self.view = view
+        if self.chart is not None:
+            self.chart.update(view)
         changed = self._set(self.header, header_html(view))
         self.task_rows = {task.name: task for task in view.tasks}
         changed |= self._set(self.body, body_html(view))
@@ -104,6 +126,8 @@ class Dashboard:
         if self.view is None:
             inner = f"<b>job {html.escape(self.job)}</b> — never started"
         else:
+            if not extra and self.chart is not None:
+                extra = self.chart.summary_html()
             inner = f"<div class='samza-header'>{header_html(self.view)}</div>{extra}"
             inner += f"<div class='samza-body'>{body_html(self.view)}</div>"
         return f"<div class='samza-dashboard samza-snapshot'>{inner}</div>"

@@ -129,7 +129,56 @@ def body_html(view: JobView) -> str:
         commits = commit_rows(view)[:8]
         table = html_table(COMMIT_HEADERS, commits)
         parts.append(collapsible("samza-checkpoints", title, table, len(commits), live=live))
+    parts.append(messages_html(view, live=live))
+    parts.append(stores_html(view, live=live))
     return "".join(parts)
 
 
-__all__ = ["OPEN_ROWS", "SECTION_MAX_HEIGHT", "body_html", "collapsible", "header_html", "task_row_html"]
+# -- live samples: messages in and out of the tasks, store tables ------------------------------------------
+MESSAGE_HEADERS = ("t (s)", "task", "", "where", "key", "value")
+MESSAGES_PER_TASK = 6
+
+
+def messages_html(view: JobView, per_task: int = MESSAGES_PER_TASK, *, live: bool = False) -> str:
+    """A sample of the messages flowing into and out of each task (``samza-messages``): per task, in task
+    order, its newest ``per_task`` sampled messages; nothing before the first sample."""
+    if not view.messages:
+        return ""
+    by_task: dict[str, list[tuple[str, ...]]] = {}
+    for m in view.messages:  # newest first
+        rows = by_task.setdefault(m.task, [])
+        if len(rows) < per_task:
+            arrow = "→ in" if m.direction == "in" else "out →"
+            rows.append((f"{m.at_s:.3f}", m.task, arrow, m.where, m.key, m.value))
+    order = {task.name: i for i, task in enumerate(view.tasks)}
+    tasks = sorted(by_task, key=lambda name: (order.get(name, len(order)), name))
+    rows = [row for task in tasks for row in by_task[task]]
+    title = "messages in and out (sampled, newest first)"
+    return collapsible("samza-messages", title, html_table(MESSAGE_HEADERS, rows), len(rows), live=live)
+
+
+def stores_html(view: JobView, *, live: bool = False) -> str:
+    """Each store's contents as last committed (``samza-stores``): its first rows and how many it holds;
+    nothing for a job without stores or before its first commit."""
+    if not view.stores:
+        return ""
+    parts = []
+    for table in view.stores:
+        count = f"{table.total:,} row{'' if table.total == 1 else 's'}"
+        shown = f", the first {len(table.rows)} shown" if len(table.rows) < table.total else ""
+        title = f"store {table.store}: {count} at the commit of {table.at_s:.1f} s{shown}"
+        body = html_table(table.columns, table.rows)
+        parts.append(collapsible("samza-store", title, body, len(table.rows), live=live))
+    return f"<div class='samza-stores'>{''.join(parts)}</div>"
+
+
+__all__ = [
+    "OPEN_ROWS",
+    "SECTION_MAX_HEIGHT",
+    "body_html",
+    "collapsible",
+    "header_html",
+    "messages_html",
+    "stores_html",
+    "task_row_html",
+]

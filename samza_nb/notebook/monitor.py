@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from samza_nb.chooser.settings import read_chooser_settings
+from samza_nb.notebook.samplers import LiveSamples
 from samza_nb.notebook.views import (
     CommitView,
     DecisionView,
@@ -196,6 +197,7 @@ class Monitor:
             bus.subscribe(self._on_event, RARE_EVENTS),
             bus.subscribe(self._on_decision, [ev.ChooserDecision], sampled=not trace_all),
         ]
+        self._live = LiveSamples(container, self._since_start)  # sampled messages, store tables
 
     # -- lifecycle (on the job's loop thread) ---------------------------------------------------------------
     def start(self) -> None:
@@ -215,6 +217,7 @@ class Monitor:
                 await self._refresh_heads()
         except Exception:  # the systems may be gone after a failure: the view shows what it had
             log.debug("head offsets after the run are not available", exc_info=True)
+        await self._live.finish()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._failure = error or self._failure
@@ -358,6 +361,7 @@ class Monitor:
                 EndOfStreamView(e.task, e.ssp, e.producers_seen, e.producers_expected, e.ended)
                 for _, e in sorted(self._end_of_stream.items())
             ),
+            **self._live.fields(),
         )
 
     def _since_start(self, at_ms: float) -> float:

@@ -14,6 +14,8 @@ from typing import Any
 from samza_nb.observe.events import (
     ChooserDecision,
     Event,
+    MessageSent,
+    MessageTaken,
     ProcessCompleted,
     ProcessStarted,
 )
@@ -25,16 +27,21 @@ Subscriber = Callable[[Event], Any]
 PER_MESSAGE_EVENTS: frozenset[type[Event]] = frozenset({ChooserDecision, ProcessStarted, ProcessCompleted})
 """Events published once per message; they slow the container down while anyone listens to them."""
 
+SAMPLED_EVENTS: frozenset[type[Event]] = frozenset({MessageTaken, MessageSent})
+"""Events published only as a sample, about one per slice of work, to every subscriber of them (sampled or
+not): listening to them costs the container next to nothing."""
+
 
 class EventBus:
     """Fan-out of events to subscribers, called synchronously on the container's loop thread.
 
     Subscribers must be quick (a dashboard should buffer and throttle). A subscriber that raises is logged
     and removed, so observation can never fail a job. ``active`` is True while anyone listens;
-    ``per_message`` while anyone listens to per-message events.
+    ``per_message`` while anyone listens to per-message events; ``sampled`` while anyone wants a sample of
+    them; ``messages`` while anyone listens to the sampled messages (:data:`SAMPLED_EVENTS`).
     """
 
-    __slots__ = ("_sampled", "_subscribers", "active", "per_message", "sampled")
+    __slots__ = ("_sampled", "_subscribers", "active", "messages", "per_message", "sampled")
 
     def __init__(self) -> None:
         self._subscribers: list[tuple[Subscriber, frozenset[type[Event]] | None]] = []
@@ -42,6 +49,7 @@ class EventBus:
         self.active = False
         self.per_message = False
         self.sampled = False
+        self.messages = False
 
     def subscribe(
         self, subscriber: Subscriber, events: Iterable[type[Event]] | None = None, *, sampled: bool = False
@@ -73,7 +81,8 @@ class EventBus:
         self.active = bool(self._subscribers)
         wants = [(s, k) for s, k in self._subscribers if k is None or k & PER_MESSAGE_EVENTS]
         self.per_message = any(id(s) not in self._sampled for s, _ in wants)
-        self.sampled = bool(wants)
+        self.messages = any(k is None or k & SAMPLED_EVENTS for _, k in self._subscribers)
+        self.sampled = bool(wants) or self.messages
 
     def publish(self, event: Event) -> None:
         """Deliver ``event`` to every subscriber that wants it, in subscription order; a per-message event
@@ -88,11 +97,13 @@ class EventBus:
             self._deliver(subscriber, event)
 
     def publish_sample(self, event: Event) -> None:
-        """Deliver a sampled per-message ``event`` to the sampled subscribers that want it."""
+        """Deliver a sampled per-message ``event`` to the sampled subscribers that want it; a sampled
+        message (:data:`SAMPLED_EVENTS`) to every subscriber that wants it."""
         kind = type(event)
+        everyone = kind in SAMPLED_EVENTS
         sampled = self._sampled
         for subscriber, kinds in self._subscribers:
-            if id(subscriber) in sampled and (kinds is None or kind in kinds):
+            if (everyone or id(subscriber) in sampled) and (kinds is None or kind in kinds):
                 self._deliver(subscriber, event)
 
     def _deliver(self, subscriber: Subscriber, event: Event) -> None:

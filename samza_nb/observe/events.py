@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
 
@@ -98,6 +98,30 @@ class ProcessCompleted(Event):
     ssp: SystemStreamPartition
     offset: str
     in_flight: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageTaken(Event):
+    """A sample of the messages coming into a task: ``task`` took the message at ``ssp``/``offset`` with
+    this ``key`` and ``message`` (the envelope's own objects, not copies). Published only as a sample
+    (see :data:`samza_nb.observe.bus.SAMPLED_EVENTS`)."""
+
+    task: str
+    ssp: SystemStreamPartition
+    offset: str
+    key: Any
+    message: Any
+
+
+@dataclass(frozen=True, slots=True)
+class MessageSent(Event):
+    """A sample of the messages going out of a task: ``task`` sent ``message`` with ``key`` to
+    ``system_stream`` (the envelope's own objects). Published only as a sample."""
+
+    task: str
+    system_stream: SystemStream
+    key: Any
+    message: Any
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,11 @@ class TaskStorage:
     checkpoint: Checkpoint | None = None
 
 
+QUERY_WAIT_S = 10.0
+"""How long closing the stores waits for the store queries running on them (``%%samza_sql``, the
+dashboard's store tables)."""
+
+
 class StorageManager:
     """Opens, restores, commits and closes the stores of a container's tasks.
 
@@ -82,6 +88,8 @@ class StorageManager:
         self._changelogs = {name: changelog_stream(config, name) for name in self.names}
         self._storage: dict[str, TaskStorage] = {}
         self._closed_paths: list[Path] = []
+        self._queries = 0  # queries running on the open state files (close waits for them)
+        self._queries_done = threading.Condition()
         for name, stream in self._changelogs.items():
             if stream is not None and stream.system not in admins:
                 key = f"stores.{name}.changelog"
@@ -204,27 +212,43 @@ class StorageManager:
         if store not in self.names:
             known = ", ".join(self.names) or "none"
             raise SamzaError(f"no store {store!r} in this job (stores: {known})")
-        if self._storage:
+        with self._queries_done:
             connections = [storage.file.connection for storage in self._storage.values()]
-            return await asyncio.to_thread(query_store_on, connections, store, sql, config=self._config)
+            if connections:
+                self._queries += 1
+        if connections:
+            return await asyncio.to_thread(self._query_open, connections, store, sql)
         if not self._closed_paths:
             raise SamzaError(f"store {store!r} has not been opened yet: the job has not started its tasks")
         # Stopped: the state files are closed; read them read-only (consistent as of the last commit).
         return await asyncio.to_thread(query_store, self._closed_paths, store, sql, self._config)
 
+    def _query_open(self, connections: list[Any], store: str, sql: str | None) -> QueryResult:
+        try:
+            return query_store_on(connections, store, sql, config=self._config)
+        finally:
+            with self._queries_done:
+                self._queries -= 1
+                self._queries_done.notify_all()
+
     # -- stop -------------------------------------------------------------------------------------------
     def close(self) -> None:
-        """Close every store and state file; uncommitted writes are dropped (they are redone from the
-        last checkpoint)."""
-        for storage in self._storage.values():
+        """Close every store and state file, once the queries running on them are done (DuckDB refuses
+        to close a connection in use; at most ``QUERY_WAIT_S``); uncommitted writes are dropped (they are
+        redone from the last checkpoint)."""
+        with self._queries_done:
+            if not self._queries_done.wait_for(lambda: self._queries == 0, timeout=QUERY_WAIT_S):
+                log.warning("closing the stores while %d queries still run on them", self._queries)
+            storages = list(self._storage.values())
+            self._storage.clear()
+        for storage in storages:
             for name, engine in storage.engines.items():
                 try:
                     engine.close()
                 except Exception as exc:  # closing must go on for the others
                     log.error("closing store %s of task %s failed: %s", name, storage.task_name, exc)
             storage.file.close()
-        self._closed_paths = [storage.path for storage in self._storage.values()]
-        self._storage.clear()
+        self._closed_paths = [storage.path for storage in storages]
 
 
 def _as_checkpoint(offsets: TaskOffsets | None) -> Checkpoint | None:

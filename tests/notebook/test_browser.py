@@ -247,6 +247,9 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
             expect(oldest).to_contain_text("@5 (", timeout=30_000)
             expect(oldest).to_contain_text("checkpointed 4", timeout=30_000)
             expect(rows.nth(0)).to_contain_text("peak ")
+            # Item 8: the live chart (bqplot draws SVG) and the sampled messages in and out of each task.
+            expect(page.locator(".samza-chart svg").first).to_be_visible(timeout=30_000)
+            expect(page.locator(".samza-messages").first).to_contain_text("browser.clicks#", timeout=30_000)
             page.locator(".samza-dashboard").first.scroll_into_view_if_needed()
             page.screenshot(path=str(shots["busy"]), full_page=True)
 
@@ -255,6 +258,7 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
             expect(snapshot).to_be_attached(timeout=60_000)
             expect(snapshot.locator(".samza-state")).to_have_text("finished")
             expect(snapshot.locator(".samza-processed")).to_have_text("20,000 processed")
+            expect(snapshot.locator(".samza-chart-summary")).to_contain_text("msg/s")
             snapshot.scroll_into_view_if_needed()
             page.screenshot(path=str(shots["snapshot"]), full_page=True)
             page.keyboard.press("Control+s")

@@ -323,3 +323,21 @@ def test_a_background_failure_shows_once_in_the_next_cell_with_the_task_cell_lin
     shell.run_line_magic("tb", "")
     shown = capsys.readouterr()
     assert "ValueError" in shown.out + shown.err and "bad message" in shown.out + shown.err
+
+
+def test_the_interpreter_switches_threads_sooner_while_a_job_runs(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    """A busy job holds the GIL; the kernel's threads wait for it at every step of a cell. While any job
+    runs, the switch interval is 1 ms (a new cell starts in ~50 ms, not ~250 ms); then it is restored."""
+    before = sys.getswitchinterval()
+    fill(broker, "in", 1, 5, end=False)
+    run(shell, config_cell(broker, "in"))
+    run(shell, COLLECT)
+    run(shell, "%samza_run --name a")
+    run(shell, "%samza_run --name b")
+    assert sys.getswitchinterval() == job.SWITCH_INTERVAL_S
+    run(shell, "%samza_stop a")
+    assert sys.getswitchinterval() == job.SWITCH_INTERVAL_S  # b still runs
+    run(shell, "%samza_stop b")
+    eventually(lambda: sys.getswitchinterval() == before, timeout=10, message="the interval restored")

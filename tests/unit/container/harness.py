@@ -12,7 +12,7 @@ from samza_nb.container import SamzaContainer
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.observe import EventBus
 from samza_nb.observe import events as ev
-from samza_nb.observe.bus import PER_MESSAGE_EVENTS
+from samza_nb.observe.bus import PER_MESSAGE_EVENTS, SAMPLED_EVENTS
 from samza_nb.observe.events import Committed, Event
 from samza_nb.systems.inmemory import InMemoryBroker
 from samza_nb.testing.runner import task_factory
@@ -20,7 +20,8 @@ from samza_nb.testing.runner import task_factory
 OUT = SystemStream("test", "out")
 
 # The events a Job records: all but the per-message ones, whose subscriber would turn the run path off
-# (tests that want per-message events use the ``loop_mode`` fixture's observed mode).
+# (tests that want per-message events use the ``loop_mode`` fixture's observed mode), and the sampled
+# messages (a sample is no record).
 RECORDED_EVENTS = [
     kind
     for kind in vars(ev).values()
@@ -28,6 +29,7 @@ RECORDED_EVENTS = [
     and issubclass(kind, Event)
     and kind is not Event
     and kind not in PER_MESSAGE_EVENTS
+    and kind not in SAMPLED_EVENTS
 ]
 
 
