@@ -16,7 +16,8 @@ from samza_nb.checkpoint.base import checkpoint_factory_path, load_checkpoint_ma
 from samza_nb.container.event_loop import run_blocking
 from samza_nb.notebook import cell_config
 from samza_nb.notebook.text_status import html_table, text_table
-from samza_nb.notebook.views import COMMIT_HEADERS, CommitView, JobView, commit_rows
+from samza_nb.notebook.view_rows import COMMIT_HEADERS, commit_rows
+from samza_nb.notebook.views import CommitView, JobView
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition

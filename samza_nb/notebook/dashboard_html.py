@@ -15,22 +15,19 @@ from __future__ import annotations
 import html
 
 from samza_nb.notebook.text_status import control_html, html_table
-from samza_nb.notebook.views import (
+from samza_nb.notebook.view_rows import (
     COMMIT_HEADERS,
     CONTAINER_HEADERS,
     DECISION_HEADERS,
     PARTITION_HEADERS,
-    JobView,
-    TaskView,
     commit_rows,
     container_rows,
     decision_rows,
     is_total_row,
     oldest_text,
     partition_rows,
-    plural,
-    rate_text,
 )
+from samza_nb.notebook.views import JobView, TaskView, plural, rate_text
 
 _STATE_COLOURS = {"running": "#2a7", "finished": "#27a", "failed": "#b00", "timed out": "#a60"}
 

@@ -65,6 +65,7 @@ class _Interpreter:
                 sys.setswitchinterval(cls._saved)
                 cls._saved = None
 
+
 DoneCallback = Callable[["JobRun"], None]
 Listener = Callable[["JobView"], None]
 

@@ -10,7 +10,7 @@ import html
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from samza_nb.notebook.views import (
+from samza_nb.notebook.view_rows import (
     COMMIT_HEADERS,
     CONTAINER_HEADERS,
     DECISION_HEADERS,
@@ -18,7 +18,6 @@ from samza_nb.notebook.views import (
     PARTITION_HEADERS,
     TASK_HEADERS,
     WATERMARK_HEADERS,
-    JobView,
     commit_rows,
     container_rows,
     decision_rows,
@@ -29,6 +28,7 @@ from samza_nb.notebook.views import (
     task_rows,
     watermark_rows,
 )
+from samza_nb.notebook.views import JobView
 
 
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -95,7 +95,6 @@ def read_echo(base: Path) -> dict[int, list[tuple[int, int, int]]]:
         }
 
 
-
 @contextlib.contextmanager
 def running_in_background(runner: Any, timeout: float) -> Iterator[list[BaseException]]:
     """``runner.run(timeout)`` on a thread for the block; stopped and joined after it. Yields the list
@@ -115,6 +114,7 @@ def running_in_background(runner: Any, timeout: float) -> Iterator[list[BaseExce
     finally:
         runner.stop()
         thread.join()
+
 
 def main(base: str, stop_at: str) -> None:
     """The driver in a child process: a SparkSession, the registration, the job until ``stop_at``."""
