@@ -21,13 +21,14 @@ from samza_nb.notebook.monitor import Monitor
 from samza_nb.notebook.text_status import render_text
 from samza_nb.notebook.view_rows import (
     PARTITION_HEADERS,
+    TIMES,
     commit_rows,
     decision_rows,
     header_line,
     partition_rows,
     task_rows,
 )
-from samza_nb.notebook.views import TIMES, JobView
+from samza_nb.notebook.views import JobView
 from samza_nb.observe import events as ev
 from samza_nb.systems.inmemory import InMemoryBroker
 from tests.eventually import aeventually
