@@ -26,14 +26,36 @@ CUTOFF = 0.75
 
 _MULTI = ("<stream>", "<property>")
 
+SAMZA_KEYS = frozenset(
+    {
+        "job.non-logged.store.base.dir",
+        "job.coordinator.replication.factor",
+        "job.config.rewriters",
+        "job.container.single.thread.mode",
+        "task.opts",
+        "task.java.home",
+        "task.execute",
+        "task.log4j.system",
+        "task.drop.deserialization.errors",
+        "task.drop.serialization.errors",
+        "task.drop.producer.errors",
+        "task.ignored.exceptions",
+        "task.name.grouper.factory",
+    }
+)
+"""Keys of Apache Samza the catalogue does not describe (samza_nb ignores them or reads them elsewhere):
+never flagged as typos, since they are real keys a config carried over from Java Samza may hold."""
+
 
 def suggestion_for(key: str) -> str | None:
     """The catalogue key that the unknown ``key`` is most likely a typo of (with ``key``'s own names in
     its placeholders), or None when ``key`` is known or is no near miss of any catalogue key."""
-    if spec_for(key) is not None:
+    if spec_for(key) is not None or key in SAMZA_KEYS:
         return None
     near = []
     for candidate, own, known in sorted(set(_candidates(key))):
+        if "<" in candidate:  # a placeholder the key did not fill: no key to suggest
+            continue
         left, right = _differing_parts(own, known)
         if difflib.SequenceMatcher(None, left, right).ratio() >= CUTOFF:
             near.append(candidate)

@@ -66,10 +66,12 @@ class ContainerStatus:
 def task_status(ti: TaskInstance) -> TaskStatus:
     """The status of one task instance. A task that processed messages on the inline path (one at a time,
     no callbacks) had one in flight at its peak."""
-    unreleased = ti.unreleased
     oldest = None
-    if unreleased:
-        callback = unreleased[0]
+    try:  # (read off the loop thread, e.g. by %%samza_sql, the loop may release it meanwhile)
+        callback = ti.unreleased[0]
+    except IndexError:
+        pass
+    else:
         oldest = InFlightStatus(callback.ssp, callback.offset, callback.started_ms)
     peak = ti.peak_in_flight or (1 if ti.processed else 0)
     return TaskStatus(

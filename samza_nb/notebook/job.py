@@ -17,6 +17,8 @@ monitor's last view describes the end.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import signal
 import sys
 import threading
@@ -65,6 +67,8 @@ class _Interpreter:
                 sys.setswitchinterval(cls._saved)
                 cls._saved = None
 
+
+log = logging.getLogger(__name__)
 
 DoneCallback = Callable[["JobRun"], None]
 Listener = Callable[["JobView"], None]
@@ -152,6 +156,7 @@ class JobRun:
         self.failure_reported = False
         self.started_at = time.monotonic()
         self._stop_reason: str | None = None
+        self._finishing = False
         self._done = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -174,8 +179,14 @@ class JobRun:
             _Interpreter.job_started()
             try:
                 event_loop.run(main())
+            except BaseException as exc:  # the loop itself failed (before or around the run)
+                if not run.done:
+                    run.error = run.error or exc
+                    run.outcome = run.outcome or "failed"
+                    run.final_view = run.final_view or run._ended_view(run.outcome, one_line(exc))
             finally:
                 _Interpreter.job_ended()
+                run._end()  # whatever happened, the run ends: nobody waits for ever
                 started.set()
 
         run._thread = threading.Thread(target=target, name=f"samza-nb job {monitor.view.job}", daemon=True)
@@ -184,19 +195,20 @@ class JobRun:
         return run
 
     async def _main(self) -> None:
-        self.monitor.start()
         timer = None
-        if self.timeout_s is not None:
-            timer = asyncio.get_running_loop().call_later(self.timeout_s, self.stop, "timed out")
         error: BaseException | None = None
         started, started_cpu = time.perf_counter(), time.process_time()
         try:
+            self.monitor.start()
+            if self.timeout_s is not None:
+                timer = asyncio.get_running_loop().call_later(self.timeout_s, self.stop, "timed out")
             await self.job.run()
         except asyncio.CancelledError as exc:
             error = exc
         except Exception as exc:
             error = exc
         finally:
+            self._finishing = True  # from here on, cancel() cannot cut the last view short
             self.run_seconds = time.perf_counter() - started
             self.run_cpu_seconds = time.process_time() - started_cpu
             if timer is not None:
@@ -210,10 +222,29 @@ class JobRun:
         self.error = error
         self.outcome = outcome
         detail = one_line(error) if error is not None and outcome == "failed" else None
-        self.final_view = await self.monitor.finish(outcome, detail)
+        try:
+            self.final_view = await self.monitor.finish(outcome, detail)
+        except BaseException:  # the last view failed: the latest one, marked as the end, will do
+            log.exception("the last view of job %r failed", self.monitor.view.job)
+            self.final_view = self._ended_view(outcome, detail)
+        finally:
+            self._end()
+
+    def _ended_view(self, outcome: str, detail: str | None) -> JobView:
+        return dataclasses.replace(
+            self.monitor.view, state=outcome, done=True, error=detail or self.monitor.view.error
+        )
+
+    def _end(self) -> None:
+        """Mark the run done (once) and run the ``on_done`` callbacks."""
+        if self._done.is_set():
+            return
         self._done.set()
         for callback in self.on_done:
-            callback(self)
+            try:
+                callback(self)
+            except Exception:
+                log.exception("an on_done callback of job %r failed", self.view.job)
 
     # -- control ----------------------------------------------------------------------------------------
     @property
@@ -226,6 +257,11 @@ class JobRun:
         """The latest view of the job (the final one once done)."""
         return self.final_view or self.monitor.view
 
+    @property
+    def stopping(self) -> bool:
+        """True once a stop was asked for (``stop``, the Stop button, an interrupt, the timeout)."""
+        return self._stop_reason is not None
+
     def stop(self, reason: str = "stopped") -> None:
         """Ask for a graceful stop (from any thread); ``reason`` becomes the outcome. Idempotent."""
         if self._stop_reason is None and not self.done:
@@ -233,16 +269,25 @@ class JobRun:
         self.job.shutdown()
 
     def cancel(self) -> None:
-        """Cancel the container's task: no final commit (a restart resumes from the last checkpoint)."""
+        """Cancel the container's task: no final commit (a restart resumes from the last checkpoint).
+        Nothing once the job itself ended (its last view is being taken)."""
         loop, task = self._loop, self._task
+        if self._finishing:
+            return
         if loop is not None and task is not None and not loop.is_closed():
             loop.call_soon_threadsafe(task.cancel)
 
-    def wait(self, tick: Callable[[], None] | None = None, tick_s: float = 0.1) -> None:
+    def wait(
+        self,
+        tick: Callable[[], None] | None = None,
+        tick_s: float = 0.1,
+        *,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
         """Block the calling thread until the run is done, calling ``tick`` every ``tick_s`` meanwhile.
 
         An interrupt (KeyboardInterrupt) stops the job gracefully; a second one cancels it; a third stops
-        waiting and raises NotebookError (the thread is left behind).
+        waiting and raises NotebookError (the thread is left behind). ``notify`` is told each step.
         """
         interrupts = 0
         while True:
@@ -253,26 +298,44 @@ class JobRun:
                 return
             except KeyboardInterrupt:
                 interrupts += 1
-                self._interrupted(interrupts)
+                self._interrupted(interrupts, notify)
 
-    def _interrupted(self, interrupts: int) -> None:
+    def _interrupted(self, interrupts: int, notify: Callable[[str], None] | None) -> None:
+        job = self.view.job
         if interrupts == 1:
             self.stop("interrupted")
+            if notify is not None:
+                notify(
+                    f"interrupted: stopping job {job!r} gracefully (in-flight messages finish, every task "
+                    "commits); interrupt again to cancel it"
+                )
         elif interrupts == 2:
             self.cancel()
+            if notify is not None:
+                notify(
+                    f"interrupted again: cancelling job {job!r} (no final commit); once more to stop waiting"
+                )
         else:
             raise NotebookError(
                 f"job {self.view.job!r} did not stop (a task may be blocked in process()); it is left "
                 "running on its thread"
             ) from None
 
-    async def wait_async(self, timeout: float | None = None, *, interruptible: bool = False) -> bool:
+    async def wait_async(
+        self,
+        timeout: float | None = None,
+        *,
+        interruptible: bool = False,
+        tick: Callable[[], None] | None = None,
+        notify: Callable[[str], None] | None = None,
+    ) -> bool:
         """Wait (in an ``async`` cell) until the run is done; False when ``timeout`` seconds passed.
 
         The kernel's loop keeps running meanwhile (widget messages such as the Stop button are handled).
         With ``interruptible``, being cancelled (ipykernel cancels an awaiting cell on the interrupt
         button) is an interrupt as in :meth:`wait`: the first stops the job gracefully and the wait goes
-        on; later interrupts (SIGINT, routed here while waiting) cancel the job, then give up.
+        on; later interrupts (SIGINT, routed here while waiting) cancel the job, then give up. ``tick`` is
+        called about every 20 ms meanwhile.
         """
         deadline = None if timeout is None else time.monotonic() + timeout
         interrupts = 0
@@ -281,6 +344,8 @@ class JobRun:
             while not self.done:
                 if deadline is not None and time.monotonic() >= deadline:
                     return False
+                if tick is not None:
+                    tick()
                 try:
                     await asyncio.sleep(0.02)
                 except asyncio.CancelledError:
@@ -289,9 +354,9 @@ class JobRun:
                         raise
                     task.uncancel()
                     interrupts += 1
-                    self._interrupted(interrupts)
                     if restore is None:
                         restore = self._route_interrupts_here(task)
+                    self._interrupted(interrupts, notify)
             return True
         finally:
             if restore is not None:

@@ -353,7 +353,7 @@ class Monitor:
             ),
             error=self._failure,
             done=done,
-            notes=before_start_notes(all_partitions),
+            notes=before_start_notes(all_partitions, self._offset_key),
             watermarks=tuple(
                 WatermarkView(task, stream, mark) for (task, stream), mark in sorted(self._watermarks.items())
             ),
@@ -363,6 +363,13 @@ class Monitor:
             ),
             **self._live.fields(),
         )
+
+    def _offset_key(self, stream: SystemStream) -> str:
+        """The offset-default key in force for ``stream``: its own, else its system's."""
+        own = f"systems.{stream.system}.streams.{stream.stream}.samza.offset.default"
+        if self._container.config.get_str(own, ""):
+            return own
+        return f"systems.{stream.system}.samza.offset.default"
 
     def _since_start(self, at_ms: float) -> float:
         start = self._started_ms

@@ -173,6 +173,8 @@ class NotebookSession:
             holder: list[JobRun] = []
             dashboard = Dashboard(job, on_stop=lambda: holder[0].stop() if holder else None)
             handle = self._show_rich(dashboard)
+        for line in self.report_failures():  # a failure not told yet is told before its run is replaced
+            self._show(line)
         run = JobRun.on_thread(runnable, monitor, timeout)
         self.runs.pop(job, None)
         self.runs[job] = run
@@ -206,33 +208,34 @@ class NotebookSession:
         dashboard.close()
 
     def _wait_and_report(self, run: JobRun) -> None:
-        noted = time.monotonic() + NOTE_AFTER_S
-
-        def note_once() -> None:
-            nonlocal noted
-            if time.monotonic() >= noted:
-                noted = float("inf")
-                self._note_still_waiting(run)
-
-        run.wait(tick=note_once)
+        run.wait(tick=self._note_if_still_waiting(run), notify=self._show)
         self._report_end(run)
 
     async def wait_and_report_async(self, run: JobRun) -> None:
         """Wait for ``run`` in an awaiting cell (the kernel keeps handling widget messages: the Stop button
         works), then report as a blocking wait does."""
-        if not await run.wait_async(NOTE_AFTER_S, interruptible=True):
-            self._note_still_waiting(run)
-            await run.wait_async(interruptible=True)
+        await run.wait_async(interruptible=True, tick=self._note_if_still_waiting(run), notify=self._show)
         self._report_end(run)
 
-    def _note_still_waiting(self, run: JobRun) -> None:
-        """A ``--wait`` that lasts: maybe an input never ends. Say how to stop it."""
-        if not run.done:
-            until = "until its inputs end" if run.timeout_s is None else f"(--timeout {run.timeout_s:g} s)"
-            self._show(
-                f"still waiting for job {run.view.job!r} {until}: interrupt the kernel (■) or press Stop "
-                "to stop it gracefully (every task commits)"
-            )
+    def _note_if_still_waiting(self, run: JobRun) -> Callable[[], None]:
+        """A tick for a ``--wait``: once it lasted NOTE_AFTER_S (an input may never end), say how to stop
+        the job, unless a stop is already under way."""
+        due = time.monotonic() + NOTE_AFTER_S
+
+        def tick() -> None:
+            nonlocal due
+            if time.monotonic() < due:
+                return
+            due = float("inf")
+            if not run.done and not run.stopping:
+                timeout = run.timeout_s
+                until = "until its inputs end" if timeout is None else f"(--timeout {timeout:g} s)"
+                self._show(
+                    f"still waiting for job {run.view.job!r} {until}: interrupt the kernel (■) or press "
+                    "Stop to stop it gracefully (every task commits)"
+                )
+
+        return tick
 
     def _report_end(self, run: JobRun) -> None:
         self.updater.flush(run)  # its dashboard shows the end before the lines below

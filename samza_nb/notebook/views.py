@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
 
 
@@ -236,9 +238,14 @@ def offset_lag(head: str | None, processed: str | None, ended: bool) -> int | No
         return None
 
 
-def before_start_notes(partitions: tuple[PartitionView, ...]) -> tuple[str, ...]:
+def before_start_notes(
+    partitions: tuple[PartitionView, ...], offset_key: Callable[[SystemStream], str] | None = None
+) -> tuple[str, ...]:
     """Per input stream with partitions that started past older messages (an ``upcoming`` start over a
-    backlog), how many it leaves unread and the key that reads them."""
+    backlog), how many it leaves unread and the key that reads them: ``offset_key(stream)`` (the key in
+    force for the stream; default the system's ``systems.<s>.samza.offset.default``)."""
+    if offset_key is None:
+        offset_key = _system_offset_key
     skipped: dict[SystemStream, int] = {}
     for p in partitions:
         if p.before_start > 0:
@@ -246,9 +253,13 @@ def before_start_notes(partitions: tuple[PartitionView, ...]) -> tuple[str, ...]
             skipped[stream] = skipped.get(stream, 0) + p.before_start
     return tuple(
         f"{plural(count, 'message')} before the start of {stream.system}.{stream.stream}: set "
-        f"systems.{stream.system}.samza.offset.default = oldest to read them"
+        f"{offset_key(stream)} = oldest to read them"
         for stream, count in skipped.items()
     )
+
+
+def _system_offset_key(stream: SystemStream) -> str:
+    return f"systems.{stream.system}.samza.offset.default"
 
 
 def rate_text(view: JobView) -> str:

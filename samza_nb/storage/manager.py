@@ -90,6 +90,7 @@ class StorageManager:
         self._closed_paths: list[Path] = []
         self._queries = 0  # queries running on the open state files (close waits for them)
         self._queries_done = threading.Condition()
+        self._closing = False  # the state files are closing: queries wait
         for name, stream in self._changelogs.items():
             if stream is not None and stream.system not in admins:
                 key = f"stores.{name}.changelog"
@@ -213,15 +214,18 @@ class StorageManager:
             known = ", ".join(self.names) or "none"
             raise SamzaError(f"no store {store!r} in this job (stores: {known})")
         with self._queries_done:
+            # While the stores close, neither the open files nor the closed ones can be read: wait.
+            self._queries_done.wait_for(lambda: not self._closing, timeout=QUERY_WAIT_S)
             connections = [storage.file.connection for storage in self._storage.values()]
+            closed_paths = list(self._closed_paths)
             if connections:
                 self._queries += 1
         if connections:
             return await asyncio.to_thread(self._query_open, connections, store, sql)
-        if not self._closed_paths:
+        if not closed_paths:
             raise SamzaError(f"store {store!r} has not been opened yet: the job has not started its tasks")
         # Stopped: the state files are closed; read them read-only (consistent as of the last commit).
-        return await asyncio.to_thread(query_store, self._closed_paths, store, sql, self._config)
+        return await asyncio.to_thread(query_store, closed_paths, store, sql, self._config)
 
     def _query_open(self, connections: list[Any], store: str, sql: str | None) -> QueryResult:
         try:
@@ -241,6 +245,17 @@ class StorageManager:
                 log.warning("closing the stores while %d queries still run on them", self._queries)
             storages = list(self._storage.values())
             self._storage.clear()
+            self._closing = True
+        try:
+            self._close_all(storages)
+        finally:
+            with self._queries_done:
+                self._closed_paths = [storage.path for storage in storages]
+                self._closing = False
+                self._queries_done.notify_all()
+
+    @staticmethod
+    def _close_all(storages: list[TaskStorage]) -> None:
         for storage in storages:
             for name, engine in storage.engines.items():
                 try:
@@ -248,7 +263,6 @@ class StorageManager:
                 except Exception as exc:  # closing must go on for the others
                     log.error("closing store %s of task %s failed: %s", name, storage.task_name, exc)
             storage.file.close()
-        self._closed_paths = [storage.path for storage in storages]
 
 
 def _as_checkpoint(offsets: TaskOffsets | None) -> Checkpoint | None:

@@ -188,6 +188,31 @@ def test_an_interrupt_stops_a_waiting_job_gracefully(kernel: Kernel) -> None:
     assert "kern.endless#0  19" in kernel.run("report = %samza_checkpoints\nprint(report)").stdout
 
 
+def test_two_quick_interrupts_cancel_a_waiting_job_that_cannot_stop(kernel: Kernel) -> None:
+    """The first interrupt asks for a graceful stop, which a task stuck in an await never allows; the
+    second, before the wait said anything, cancels the job, and the cell returns."""
+    kernel.run("broker.create_stream('stuck', 1)\nbroker.send('stuck', 0)")
+    kernel.run(CONFIG.format(job="stuck", stream="stuck"))
+    kernel.run(
+        "%%samza_task\nimport asyncio\nclass Stuck:\n"
+        "    async def process(self, envelope, collector, coordinator):\n"
+        "        print('holding', flush=True)\n"
+        "        await asyncio.sleep(3600)\n"
+    )
+    cell = kernel.start("%samza_run --wait --no-dashboard")
+    kernel.iopub_until(cell, lambda m: m["msg_type"] == "stream" and "holding" in m["content"]["text"])
+    kernel.interrupt()
+    kernel.iopub_until(
+        cell, lambda m: m["msg_type"] == "stream" and "interrupt again" in m["content"]["text"]
+    )
+    kernel.interrupt()
+    reply = kernel.reply(cell, timeout=30)
+    assert "cancelling job 'stuck'" in reply.stdout
+    assert "still waiting" not in reply.stdout  # it was told to stop before the note was due
+    assert kernel.value("samza.run.outcome") == "cancelled"
+    assert not kernel.value("samza.running")
+
+
 def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     kernel.run("broker.create_stream('button', 1)\nfor i in range(20): broker.send('button', i)")
     kernel.run(CONFIG.format(job="button", stream="button"))

@@ -126,3 +126,22 @@ def test_decision_reasons() -> None:
     )
     lagging = ChoiceTrace(ssp, "1", 0, (), True, False, (SystemStream("s", "boot"),))
     assert decision_reason(lagging) == "bootstrapping (s.boot not caught up); priority tier 0"
+
+
+def test_the_note_names_the_stream_level_offset_key_when_that_one_is_in_force(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "clicks", 1, 5)
+    system = broker.namespace
+    cell = (
+        config_cell(broker, "clicks", job="late2")
+        + f"systems.{system}.streams.clicks.samza.offset.default = upcoming\n"
+    )
+    run(shell, cell)
+    run(shell, PASS)
+    run(shell, "%samza_run --wait")
+    note = (
+        f"5 messages before the start of {system}.clicks: set "
+        f"systems.{system}.streams.clicks.samza.offset.default = oldest to read them"
+    )
+    assert note in str(shell.run_line_magic("samza_status", ""))

@@ -341,3 +341,18 @@ def test_the_interpreter_switches_threads_sooner_while_a_job_runs(
     assert sys.getswitchinterval() == job.SWITCH_INTERVAL_S  # b still runs
     run(shell, "%samza_stop b")
     eventually(lambda: sys.getswitchinterval() == before, timeout=10, message="the interval restored")
+
+
+def test_a_failure_not_yet_told_is_told_before_its_run_is_replaced(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 10)
+    run(shell, config_cell(broker, "in"))
+    run(shell, FAIL_AT_3)
+    first = magics.session
+    # One cell: start, wait until it failed, start again (no cell in between to tell the failure).
+    cell = "%samza_run\nassert samza.run.join(10)\n%samza_checkpoints --reset\n%samza_run --max-messages 2\n"
+    shell.user_ns["samza"] = first
+    run(shell, cell)
+    out = capsys.readouterr()
+    assert "job 'nbjob' failed after 3 messages" in out.out + out.err

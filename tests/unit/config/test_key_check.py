@@ -74,3 +74,14 @@ def test_warnings_come_in_the_order_of_the_keys_and_the_config_itself_is_unchang
         "unknown key task.max.concurency: did you mean task.max.concurrency?",
     ]
     assert config.validate()["task.max.concurency"] == "2"
+
+
+def test_real_samza_keys_outside_the_catalogue_are_not_typos() -> None:
+    # job.non-logged.store.base.dir is one edit away from job.logged.store.base.dir, and real.
+    assert suggestion_for("job.non-logged.store.base.dir") is None
+    assert unknown_key_warnings(["job.non-logged.store.base.dir"], strict=True) == []
+
+
+def test_no_suggestion_keeps_a_placeholder() -> None:
+    suggestion = suggestion_for("spark.conf")
+    assert suggestion is None or "<" not in suggestion

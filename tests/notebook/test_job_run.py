@@ -1,0 +1,103 @@
+"""JobRun's end, whatever happens around it; and the rewrite of ``%samza_run --wait`` into an await."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from IPython.core.interactiveshell import InteractiveShell
+
+from samza_nb.config import Config
+from samza_nb.notebook.awaiting import WaitRewriter
+from samza_nb.notebook.job import JobRun
+from samza_nb.notebook.views import JobView
+
+
+class QuickJob:
+    """A job that ends at once (or after ``hold`` is set, when given)."""
+
+    def __init__(self) -> None:
+        self.config = Config({})
+        self.job_model = None
+
+    async def run(self) -> None:
+        await asyncio.sleep(0)
+
+    def shutdown(self) -> None:
+        pass
+
+
+class BrokenMonitor:
+    """A monitor whose last view fails (``finish`` raises)."""
+
+    def __init__(self) -> None:
+        self.listeners: list[Any] = []
+        self.view = JobView("quick", "here", "running", processed=3)
+        self.decisions: Sequence[Any] = ()
+
+    def start(self) -> None:
+        pass
+
+    async def finish(self, outcome: str, error: str | None) -> JobView:
+        raise RuntimeError("the systems are gone")
+
+
+def test_a_run_whose_last_view_fails_still_ends() -> None:
+    run = JobRun.on_thread(QuickJob(), BrokenMonitor())
+    assert run.join(10), "the run never became done"
+    assert run.outcome == "finished"
+    assert run.view.done and run.view.state == "finished" and run.view.processed == 3
+
+
+class StuckStart(BrokenMonitor):
+    def start(self) -> None:
+        raise RuntimeError("no loop for the monitor")
+
+
+def test_a_run_whose_monitor_cannot_start_ends_failed() -> None:
+    run = JobRun.on_thread(QuickJob(), StuckStart())
+    assert run.join(10)
+    assert run.outcome == "failed" and run.view.done
+    assert "no loop for the monitor" in str(run.error)
+
+
+def _rewritten(shell: InteractiveShell, cell: str) -> str:
+    rewriter = WaitRewriter(shell)
+    shell.input_transformers_post.append(rewriter)
+    try:
+        return shell.transform_cell(cell)
+    finally:
+        shell.input_transformers_post.remove(rewriter)
+
+
+def test_only_top_level_waits_are_rewritten_into_awaits(shell: InteractiveShell) -> None:
+    assert shell.autoawait
+    top = _rewritten(shell, "%samza_run --wait --timeout 5  # a comment\n")
+    assert top.startswith("(await __import__('samza_nb.notebook.awaiting'")
+    assert "run_and_wait(get_ipython(), '--wait --timeout 5  # a comment')" in top
+    assert "await" in _rewritten(shell, "if True:\n    x = %samza_run --wait\n")
+    for untouched in (
+        "%samza_run\n",  # no --wait
+        "%samza_run  # --wait only in a comment\n",
+        "def go():\n    %samza_run --wait\n",  # await is not allowed in a function
+        "f = lambda: get_ipython().run_line_magic('samza_run', '--wait')\n",
+        "text = \"get_ipython().run_line_magic('samza_run', '--wait')\"\n",  # a string, not a call
+    ):
+        assert "await" not in _rewritten(shell, untouched), untouched
+
+
+def test_no_rewrite_with_autoawait_off_or_in_a_cell_magic_body(shell: InteractiveShell) -> None:
+    rewriter = WaitRewriter(shell)
+    lines = ["get_ipython().run_line_magic('samza_run', '--wait')\n"]
+
+    def run_cell_magic() -> list[str]:  # as IPython's, compiling a %%time or %%capture body
+        return rewriter(lines)
+
+    assert "await" in rewriter(lines)[0]
+    assert run_cell_magic() == lines
+    shell.autoawait = False
+    try:
+        assert rewriter(lines) == lines
+    finally:
+        shell.autoawait = True
