@@ -42,6 +42,17 @@ systems.kern.samza.offset.default = oldest
 """
 
 
+PASS_TASK = (
+    "%%samza_task\nclass Pass:\n    def process(self, envelope, collector, coordinator):\n        pass\n"
+)
+
+
+def pass_job(kernel: Kernel, stream: str) -> None:
+    """Job ``stream`` over ``kern.<stream>`` from the oldest offset, with a task that does nothing."""
+    kernel.run(CONFIG.format(job=stream, stream=stream))
+    kernel.run(PASS_TASK)
+
+
 def record(name: str, value: object) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / "kernel_figures.json"
@@ -146,10 +157,7 @@ def test_the_job_keeps_its_rate_while_a_cell_sleeps_or_computes(kernel: Kernel) 
 
 def test_interrupting_an_unrelated_cell_leaves_the_job_running(kernel: Kernel) -> None:
     kernel.run("broker.create_stream('live', 1)\nfor i in range(100): broker.send('live', i)")
-    kernel.run(CONFIG.format(job="live", stream="live"))
-    kernel.run(
-        "%%samza_task\nclass Pass:\n    def process(self, envelope, collector, coordinator):\n        pass\n"
-    )
+    pass_job(kernel, "live")
     kernel.run("%samza_run")
     kernel.run("assert await samza.until(lambda view: view.processed == 100, timeout=10)")
     cell = kernel.start("import time\nprint('sleeping', flush=True)\ntime.sleep(60)")
@@ -173,10 +181,7 @@ def _still_waiting(message: dict[str, object]) -> bool:
 
 def test_an_interrupt_stops_a_waiting_job_gracefully(kernel: Kernel) -> None:
     kernel.run("broker.create_stream('endless', 1)\nfor i in range(20): broker.send('endless', i)")
-    kernel.run(CONFIG.format(job="endless", stream="endless"))
-    kernel.run(
-        "%%samza_task\nclass Pass:\n    def process(self, envelope, collector, coordinator):\n        pass\n"
-    )
+    pass_job(kernel, "endless")
     cell = kernel.start("%samza_run --wait --no-dashboard")
     seen = kernel.iopub_until(cell, _still_waiting)  # the input never ends: the cell says how to stop it
     assert "interrupt the kernel (■) or press Stop" in seen[-1]["content"]["text"]
@@ -215,10 +220,7 @@ def test_two_quick_interrupts_cancel_a_waiting_job_that_cannot_stop(kernel: Kern
 
 def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     kernel.run("broker.create_stream('button', 1)\nfor i in range(20): broker.send('button', i)")
-    kernel.run(CONFIG.format(job="button", stream="button"))
-    kernel.run(
-        "%%samza_task\nclass Pass:\n    def process(self, envelope, collector, coordinator):\n        pass\n"
-    )
+    pass_job(kernel, "button")
     cell = kernel.start("%samza_run --wait")
     seen = kernel.iopub_until(cell, _still_waiting)
     buttons = [
@@ -243,10 +245,7 @@ def test_wait_blocks_the_cell_and_updates_the_widgets(kernel: Kernel) -> None:
         "broker.create_stream('bounded', 2)\nfor i in range(1000): broker.send('bounded', i, partition=i % 2)"
     )
     kernel.run("broker.end_stream('bounded')")
-    kernel.run(CONFIG.format(job="bounded", stream="bounded"))
-    kernel.run(
-        "%%samza_task\nclass Pass:\n    def process(self, envelope, collector, coordinator):\n        pass\n"
-    )
+    pass_job(kernel, "bounded")
     reply = kernel.run("%samza_run --wait --timeout 30")
     assert "job 'bounded' finished: 1,000 messages" in reply.stdout
     assert "every input reached end-of-stream" in reply.stdout
