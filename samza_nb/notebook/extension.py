@@ -20,8 +20,7 @@ def load_ipython_extension(ipython: Any) -> None:
     """Register the samza_nb magics on ``ipython`` (an InteractiveShell)."""
     previous = ipython.magics_manager.registry.get(SamzaMagics.__name__)
     if isinstance(previous, SamzaMagics):
-        previous.session.close()
-        previous.unregister()
+        previous.close()
     magics = SamzaMagics(ipython)
     ipython.register_magics(magics)
     names: dict[str, Any] = {name: getattr(samza_nb, name) for name in samza_nb.__all__}
@@ -40,8 +39,7 @@ def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext samza_nb``: stop the session's job (the magics stay registered, as IPython does)."""
     magics = ipython.magics_manager.registry.get(SamzaMagics.__name__)
     if isinstance(magics, SamzaMagics):
-        magics.session.close()
-        magics.unregister()
+        magics.close()
 
 
 __all__ = ["load_ipython_extension", "unload_ipython_extension"]

@@ -108,6 +108,12 @@ class SamzaMagics(Magics):
             with contextlib.suppress(ValueError):
                 shell.events.unregister("pre_run_cell", self._report_failures)
 
+    def close(self) -> None:
+        """Stop this session's jobs and stop reporting into cells: after it, nothing these magics started
+        speaks in a cell (the extension's reload and unload, and every test's teardown)."""
+        self.session.close()
+        self.unregister()
+
     # -- config and task ----------------------------------------------------------------------------------
     @line_cell_magic
     def samza_config(self, line: str, cell: str | None = None) -> None:

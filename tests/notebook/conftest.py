@@ -36,13 +36,23 @@ def shell() -> InteractiveShell:
     return globalipapp.get_ipython()
 
 
+@pytest.fixture(autouse=True)
+def no_magics_left_behind() -> Iterator[None]:
+    """After each test, the samza_nb magics last registered on the shared shell (by ``%load_ext`` or a test)
+    are closed: a job of one test never tells its failure into a cell of the next."""
+    yield
+    registered = globalipapp.get_ipython().magics_manager.registry.get(SamzaMagics.__name__)
+    if isinstance(registered, SamzaMagics):
+        registered.close()
+
+
 @pytest.fixture
 def magics(shell: InteractiveShell) -> Iterator[SamzaMagics]:
     """Fresh samza_nb magics (and so a fresh session) registered on the shell; text output."""
     instance = SamzaMagics(shell, dashboard="text")
     shell.register_magics(instance)
     yield instance
-    instance.session.close()
+    instance.close()
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def widget_magics(shell: InteractiveShell) -> Iterator[SamzaMagics]:
     instance = SamzaMagics(shell, dashboard="widgets", refresh_interval=0.05)
     shell.register_magics(instance)
     yield instance
-    instance.session.close()
+    instance.close()
 
 
 def test_widget_state_after_a_run(

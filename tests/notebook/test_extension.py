@@ -10,6 +10,9 @@ import samza_nb
 from samza_nb.notebook.extension import load_ipython_extension, unload_ipython_extension
 from samza_nb.notebook.magics import SamzaMagics
 from samza_nb.notebook.session import NotebookSession
+from samza_nb.systems.inmemory import InMemoryBroker
+
+from .helpers import config_cell, run
 
 MAGICS = {
     "line": ["samza_config", "samza_run", "samza_stop", "samza_status", "samza_checkpoints"],
@@ -90,3 +93,23 @@ def test_without_ipywidgets_the_dashboard_degrades_to_text(
     magics.dashboard = "widgets"
     assert magics._ui(no_dashboard=False) == "text"
     assert magics._ui(no_dashboard=True) == "off"
+
+
+def test_closed_magics_tell_no_failure_into_later_cells(
+    shell: InteractiveShell, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A failure of a job of magics that were closed (a reload, or a test's teardown) is not told in the next
+    cell of whoever runs it: the closed magics no longer speak in cells."""
+    first = SamzaMagics(shell, dashboard="text")
+    shell.register_magics(first)
+    try:
+        run(shell, config_cell(broker, "missing"))  # no such stream: the job fails as it starts
+        run(shell, "%%samza_task\nclass Idle:\n    def process(self, envelope, collector, coordinator):\n        pass\n")
+        run(shell, "%samza_run")
+        assert all(job_run.join(10) for job_run in first.session.runs.values())
+        assert [job_run.outcome for job_run in first.session.runs.values()] == ["failed"]
+    finally:
+        first.close()
+    capsys.readouterr()
+    run(shell, "1 + 1")
+    assert "samza_nb:" not in capsys.readouterr().err

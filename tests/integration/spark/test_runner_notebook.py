@@ -44,7 +44,7 @@ def magics() -> Iterator[SamzaMagics]:
     instance = SamzaMagics(shell, dashboard="text")
     shell.register_magics(instance)
     yield instance
-    instance.session.close()
+    instance.close()
 
 
 def test_samza_run_with_the_spark_runner_runs_a_task_cell_in_two_containers(
