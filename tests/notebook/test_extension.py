@@ -14,6 +14,12 @@ from samza_nb.systems.inmemory import InMemoryBroker
 
 from .helpers import config_cell, run
 
+IDLE_TASK = """%%samza_task
+class Idle:
+    def process(self, envelope, collector, coordinator):
+        pass
+"""
+
 MAGICS = {
     "line": ["samza_config", "samza_run", "samza_stop", "samza_status", "samza_checkpoints"],
     "cell": ["samza_config", "samza_task", "samza_sql"],
@@ -104,7 +110,7 @@ def test_closed_magics_tell_no_failure_into_later_cells(
     shell.register_magics(first)
     try:
         run(shell, config_cell(broker, "missing"))  # no such stream: the job fails as it starts
-        run(shell, "%%samza_task\nclass Idle:\n    def process(self, envelope, collector, coordinator):\n        pass\n")
+        run(shell, IDLE_TASK)
         run(shell, "%samza_run")
         assert all(job_run.join(10) for job_run in first.session.runs.values())
         assert [job_run.outcome for job_run in first.session.runs.values()] == ["failed"]
