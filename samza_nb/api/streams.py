@@ -8,6 +8,11 @@ from typing import Any, ClassVar, Final
 END_OF_STREAM_OFFSET: Final[str] = "END_OF_STREAM"
 """The offset of the end-of-stream envelope that follows the last message of a bounded partition."""
 
+Headers = tuple[tuple[str, bytes], ...]
+"""Record headers as Kafka carries them: ``(name, value)`` pairs in order (names may repeat); () = none."""
+
+NO_HEADERS: Final[Headers] = ()
+
 
 @dataclass(frozen=True, order=True, slots=True)
 class SystemStream:
@@ -112,9 +117,10 @@ class SystemStreamPartition:
 
 
 class IncomingMessageEnvelope:
-    """A message read from an input partition, with its offset (a string), key and event timestamp (ms)."""
+    """A message read from an input partition, with its offset (a string), key, event timestamp (ms) and
+    record headers (``(name, value)`` pairs, ``()`` when the system carries none)."""
 
-    __slots__ = ("key", "message", "offset", "ssp", "timestamp")
+    __slots__ = ("headers", "key", "message", "offset", "ssp", "timestamp")
 
     def __init__(
         self,
@@ -123,12 +129,14 @@ class IncomingMessageEnvelope:
         key: Any,
         message: Any,
         timestamp: int | None = None,
+        headers: Headers = NO_HEADERS,
     ) -> None:
         self.ssp = ssp
         self.offset = offset
         self.key = key
         self.message = message
         self.timestamp = timestamp
+        self.headers = headers
 
     @property
     def is_end_of_stream(self) -> bool:
@@ -149,6 +157,7 @@ class IncomingMessageEnvelope:
             and self.key == other.key
             and self.message == other.message
             and self.timestamp == other.timestamp
+            and self.headers == other.headers
         )
 
     __hash__ = None  # type: ignore[assignment]
@@ -156,7 +165,8 @@ class IncomingMessageEnvelope:
     def __repr__(self) -> str:
         return (
             f"IncomingMessageEnvelope({self.ssp!s}, offset={self.offset!r}, key={self.key!r}, "
-            f"message={self.message!r}, timestamp={self.timestamp!r})"
+            f"message={self.message!r}, timestamp={self.timestamp!r}"
+            + (f", headers={self.headers!r})" if self.headers else ")")
         )
 
 
@@ -167,7 +177,8 @@ class OutgoingMessageEnvelope:
 
     ``partition`` picks the partition directly; otherwise ``partition_key`` (or ``key``) is hashed
     stably; with neither, the producer spreads messages round robin. ``timestamp`` (ms of event time, or
-    None) travels with the message where the system can carry it (in-memory, durable log, Kafka).
+    None) travels with the message where the system can carry it (in-memory, durable log, Kafka), and so do
+    ``headers`` (``(name, value)`` pairs; a system that cannot carry them refuses a message that has some).
     """
 
     # Not frozen: a frozen dataclass sets each field through object.__setattr__, which made building
@@ -179,3 +190,4 @@ class OutgoingMessageEnvelope:
     partition_key: Any = None
     partition: int | None = None
     timestamp: int | None = None
+    headers: Headers = NO_HEADERS
