@@ -37,3 +37,5 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/log.py
 	$(BIN)/python benchmarks/operators.py
 	$(BIN)/python benchmarks/spark.py
+	$(BIN)/python benchmarks/kafka.py
+	$(BIN)/python benchmarks/kafka_passthrough.py

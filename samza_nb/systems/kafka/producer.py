@@ -1,14 +1,17 @@
 """The Kafka SystemProducer: batches sends through aiokafka; ``flush`` returns only once they are delivered.
 
 - ``send`` (from any thread) serializes key and value with the stream's serdes at once (a serde error
-  raises in the sending task) and queues the message; a sender task on the container's loop hands queued
-  messages to aiokafka, which batches them per partition (``systems.<s>.producer.linger.ms``,
-  ``max.batch.size``, ...). Deliveries wait for ``acks=all`` unless configured otherwise.
+  raises in the sending task) and queues the message; a sender task on the container's loop takes
+  everything queued at once and builds one record batch per partition from it (aiokafka's
+  ``create_batch``/``send_batch``; a batch holds up to ``systems.<s>.producer.max.batch.size`` bytes), so a
+  message costs an append to a batch, not a call through aiokafka's per-record ``send``. Deliveries wait
+  for ``acks=all`` unless configured otherwise.
 - ``envelope.timestamp`` (event time, ms >= 0) becomes the record's timestamp, which the consumer hands
   out as the envelope's ``timestamp`` (with the topic's default ``message.timestamp.type=CreateTime``; a
   topic set to ``LogAppendTime`` replaces it with the broker's time); without one, the send time.
 - Partition: ``envelope.partition`` if given (it must exist); else ``partition_key`` (or, by aiokafka,
-  ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else aiokafka picks one.
+  ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else one partition for
+  all such messages of a run, the next partition for the next run (Kafka's sticky partitioning).
 - A topic written for the first time that does not exist is created with
   ``systems.<s>.streams.<t>.partitions`` partitions (default 1), never left to broker auto-creation.
 - ``flush`` (the container calls it before every checkpoint) waits for every message queued so far, of
@@ -24,25 +27,30 @@ import asyncio
 import contextlib
 import threading
 from collections import deque
+from collections.abc import Sequence
+from itertools import chain
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from aiokafka import AIOKafkaProducer
 
+from samza_nb.api.streams import Headers
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.kafka.admin import check_topic_name
 from samza_nb.systems.kafka.clients import bounded, close_quietly, describe
 from samza_nb.systems.partitioner import murmur2
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import OutgoingMessageEnvelope
+    from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStream
     from samza_nb.systems.kafka.admin import KafkaSystemAdmin
     from samza_nb.systems.kafka.config import KafkaSystemConfig
     from samza_nb.systems.serdes import Serde
 
-_PRUNE_AT = 8192
-# A queued message: (source, topic, key bytes, value bytes, explicit partition, partition-key hash,
-# event time in ms or None).
-_Item = tuple[str, str, bytes | None, bytes | None, int | None, int | None, int | None]
+_NO_HEADERS: list[tuple[str, bytes]] = []  # read, never changed, by aiokafka's batch builder
+_PRUNE_AT = 256  # batches in flight before the delivered ones are checked and forgotten
+# A queued message: (topic, key bytes, value bytes, explicit partition, partition-key hash, event time in ms
+# or None, headers).
+_Item = tuple[str, bytes | None, bytes | None, int | None, int | None, int | None, Headers]
 
 
 class KafkaSystemProducer:
@@ -52,7 +60,7 @@ class KafkaSystemProducer:
         self.settings = settings
         self._admin = admin
         self._producer: AIOKafkaProducer | None = None
-        self._queue: deque[_Item] = deque()
+        self._queue: deque[list[_Item]] = deque()  # runs of items, one per send_batch, in send order
         self._serdes: dict[str, tuple[Serde, Serde]] = {}
         self._partitions: dict[str, int] = {}
         self._in_flight: list[tuple[asyncio.Future[Any], str]] = []
@@ -65,6 +73,7 @@ class KafkaSystemProducer:
         self._busy = False
         self._sender: asyncio.Task[None] | None = None
         self._stopped = False
+        self._keyless_turn = 0
 
     # -- lifecycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -119,45 +128,18 @@ class KafkaSystemProducer:
     # -- sending --------------------------------------------------------------------------------------
     def send(self, source: str, envelope: OutgoingMessageEnvelope) -> None:
         """Serialize ``envelope`` and queue it for delivery; safe from any thread. A serde error, a message
-        with neither key nor value, or an earlier failed delivery raises SystemProducerError."""
+        with neither key nor value, bad headers, or an earlier failed delivery raises SystemProducerError."""
+        self.send_batch((envelope,))
+
+    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """:meth:`send` of each of ``envelopes`` in order, all or nothing: every envelope is checked and
+        serialized before any is queued, so when one raises none is sent."""
         if self._failure is not None:
             raise SystemProducerError(f"an earlier delivery failed: {self._failure}")
         if self._producer is None:
             state = "stopped" if self._stopped else "not started"
             raise SystemProducerError(f"the Kafka producer of system {self.settings.system!r} is {state}")
-        stream = envelope.system_stream.stream
-        serdes = self._serdes.get(stream)
-        if serdes is None:
-            serdes = self._stream_serdes(stream)
-        key_serde, msg_serde = serdes
-        try:
-            key = None if envelope.key is None else key_serde.to_bytes(envelope.key)
-            value = None if envelope.message is None else msg_serde.to_bytes(envelope.message)
-            partition_key = envelope.partition_key
-            key_hash = None
-            if envelope.partition is None and partition_key is not None:
-                key_hash = murmur2(key_serde.to_bytes(partition_key)) & 0x7FFFFFFF
-        except SamzaError as exc:
-            raise SystemProducerError(f"message to {envelope.system_stream}: {exc}") from None
-        if key is None and value is None:
-            raise SystemProducerError(
-                f"message to {envelope.system_stream}: Kafka needs a key or a value (both are None)"
-            )
-        partition = envelope.partition
-        if partition is not None:
-            count = self._partitions.get(stream)
-            if not isinstance(partition, int) or partition < 0 or (count is not None and partition >= count):
-                raise SystemProducerError(
-                    f"message to {envelope.system_stream}: partition {partition!r} does not exist"
-                    + (f" (the topic has partitions 0..{count - 1})" if count else "")
-                )
-        timestamp = envelope.timestamp
-        if timestamp is not None and (type(timestamp) is not int or not 0 <= timestamp < 2**63):
-            raise SystemProducerError(
-                f"message to {envelope.system_stream}: timestamp {timestamp!r} is not a Kafka timestamp "
-                "(an int of ms since the epoch, >= 0)"
-            )
-        self._queue.append((source, stream, key, value, partition, key_hash, timestamp))
+        self._queue.append(self._serialize(envelopes))
         if threading.get_ident() == self._loop_thread:
             assert self._wakeup is not None
             self._wakeup.set()
@@ -166,6 +148,51 @@ class KafkaSystemProducer:
             assert self._loop is not None and self._wakeup is not None
             self._loop.call_soon_threadsafe(self._wakeup.set)
 
+    def _serialize(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> list[_Item]:
+        """The queue items of ``envelopes`` (serialized, partition key hashed, checked); one loop with its
+        lookups in locals, since it runs for every message."""
+        items: list[_Item] = []
+        append = items.append
+        serdes_of, counts = self._serdes, self._partitions
+        for envelope in envelopes:
+            system_stream = envelope.system_stream
+            stream = system_stream.stream
+            serdes = serdes_of.get(stream)
+            if serdes is None:
+                serdes = self._stream_serdes(stream)
+            key_serde, msg_serde = serdes
+            key, message, partition = envelope.key, envelope.message, envelope.partition
+            key_hash = None
+            try:
+                key_bytes = None if key is None else key_serde.to_bytes(key)
+                value = None if message is None else msg_serde.to_bytes(message)
+                if partition is None and envelope.partition_key is not None:
+                    key_hash = murmur2(key_serde.to_bytes(envelope.partition_key)) & 0x7FFFFFFF
+            except SamzaError as exc:
+                raise SystemProducerError(f"message to {system_stream}: {exc}") from None
+            if key_bytes is None and value is None:
+                raise SystemProducerError(
+                    f"message to {system_stream}: Kafka needs a key or a value (both are None)"
+                )
+            if partition is not None:
+                count = counts.get(stream)
+                if type(partition) is not int or partition < 0 or (count is not None and partition >= count):
+                    raise SystemProducerError(
+                        f"message to {system_stream}: partition {partition!r} does not exist"
+                        + (f" (the topic has partitions 0..{count - 1})" if count else "")
+                    )
+            timestamp = envelope.timestamp
+            if timestamp is not None and (type(timestamp) is not int or not 0 <= timestamp < 2**63):
+                raise SystemProducerError(
+                    f"message to {system_stream}: timestamp {timestamp!r} is not a Kafka timestamp "
+                    "(an int of ms since the epoch, >= 0)"
+                )
+            headers = envelope.headers
+            if headers:
+                check_headers(headers, system_stream)
+            append((stream, key_bytes, value, partition, key_hash, timestamp, headers))
+        return items
+
     def _stream_serdes(self, stream: str) -> tuple[Serde, Serde]:
         check_topic_name(stream, self.settings.system)
         serdes = (self.settings.key_serde(stream), self.settings.msg_serde(stream))
@@ -173,8 +200,9 @@ class KafkaSystemProducer:
         return serdes
 
     async def _send_loop(self) -> None:
-        """Hand queued messages to aiokafka, in order; after a failure, drop the rest (they are reported
-        by the failure: nothing after it is checkpointed)."""
+        """Hand queued messages to aiokafka, in order, a run at a time: each run (everything queued when the
+        loop wakes) becomes one record batch per partition. After a failure, drop the rest (they are
+        reported by the failure: nothing after it is checkpointed)."""
         wakeup, drained, queue = self._wakeup, self._drained, self._queue
         assert wakeup is not None and drained is not None
         while True:
@@ -184,35 +212,79 @@ class KafkaSystemProducer:
             self._busy = True
             try:
                 while queue:
-                    item = queue.popleft()
+                    # popleft, not list + clear: other threads may append meanwhile.
+                    runs = [queue.popleft() for _ in range(len(queue))]
                     if self._failure is None:
-                        try:
-                            await self._hand_over(item)
-                        except asyncio.CancelledError:
-                            raise
-                        except Exception as exc:
-                            self._fail(item[1], exc)
+                        await self._hand_over(runs[0] if len(runs) == 1 else list(chain.from_iterable(runs)))
             finally:
                 self._busy = False
                 drained.set()
 
-    async def _hand_over(self, item: _Item) -> None:
-        _source, stream, key, value, partition, key_hash, timestamp = item
-        count = self._partitions.get(stream)
-        if count is None:
-            count = await self._admin.ensure_topic(
-                stream, self.settings.partitions_for(stream), self.settings.topic_configs, exact=False
-            )
-            self._partitions[stream] = count
-        if partition is None:
-            if key_hash is not None:
-                partition = key_hash % count
-        elif partition >= count:
-            raise SystemProducerError(f"partition {partition} does not exist (partitions 0..{count - 1})")
+    async def _hand_over(self, run: list[_Item]) -> None:
+        """Group ``run`` by partition (keeping each partition's order) and submit one batch per partition
+        (more when one fills); a failure is recorded against the topic it concerns.
+
+        Partition: the message's own; else its partition key's (or key's) murmur2 hash, as Kafka's default
+        partitioner; else, for a message with neither, one partition per run and topic, the next one the
+        next run (Kafka's sticky partitioning)."""
+        counts = self._partitions
+        for stream in set(map(itemgetter(0), run)).difference(counts):  # topics written the first time
+            try:
+                counts[stream] = await self._admin.ensure_topic(
+                    stream, self.settings.partitions_for(stream), self.settings.topic_configs, exact=False
+                )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._fail(stream, exc)
+                return
+        producer = self._producer
+        assert producer is not None
+        # One pass: each message is appended to its partition's open batch; a full batch waits in `full`
+        # (in fill order) and all are submitted after the pass, so each partition's order is kept.
+        open_batches: dict[tuple[str, int], Any] = {}
+        full: list[tuple[Any, str, int]] = []
+        keyless: dict[str, int] = {}
+        for stream, key, value, partition, key_hash, timestamp, tupled in run:
+            count = counts[stream]
+            if partition is None:
+                if key_hash is None and key is not None:
+                    key_hash = murmur2(key) & 0x7FFFFFFF
+                if key_hash is not None:
+                    partition = key_hash % count
+                else:
+                    partition = keyless.get(stream)
+                    if partition is None:
+                        partition = keyless[stream] = self._keyless_turn % count
+                        self._keyless_turn += 1
+            elif partition >= count:
+                error = SystemProducerError(
+                    f"partition {partition} does not exist (partitions 0..{count - 1})"
+                )
+                self._fail(stream, error)
+                return
+            where = (stream, partition)
+            batch = open_batches.get(where)
+            if batch is None:
+                batch = open_batches[where] = producer.create_batch()
+            headers = list(tupled) if tupled else _NO_HEADERS  # aiokafka's builder takes a list
+            if batch.append(key=key, value=value, timestamp=timestamp, headers=headers) is None:  # full
+                full.append((batch, stream, partition))
+                batch = open_batches[where] = producer.create_batch()
+                batch.append(key=key, value=value, timestamp=timestamp, headers=headers)  # empty: takes any
+        full.extend((batch, stream, partition) for (stream, partition), batch in open_batches.items())
+        for batch, stream, partition in full:
+            try:
+                await self._send_batch(batch, stream, partition)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self._fail(stream, exc)
+                return
+
+    async def _send_batch(self, batch: Any, stream: str, partition: int) -> None:
         assert self._producer is not None
-        future = await self._producer.send(
-            stream, value, key=key, partition=partition, timestamp_ms=timestamp
-        )
+        future = await self._producer.send_batch(batch, stream, partition=partition)
         in_flight = self._in_flight
         in_flight.append((future, stream))
         if len(in_flight) >= _PRUNE_AT:
@@ -279,4 +351,24 @@ class KafkaSystemProducer:
             raise self._failure
 
 
-__all__ = ["KafkaSystemProducer"]
+def check_headers(headers: Any, system_stream: SystemStream) -> None:
+    """SystemProducerError naming the stream unless ``headers`` is a tuple or list of ``(str, bytes)``
+    pairs (Kafka's record headers: a UTF-8 name and a byte value)."""
+    if isinstance(headers, tuple | list):
+        for header in headers:
+            if not (
+                isinstance(header, tuple)
+                and len(header) == 2
+                and isinstance(header[0], str)
+                and isinstance(header[1], bytes)
+            ):
+                break
+        else:
+            return
+        detail = f"header {header!r} is not a (str, bytes) pair"
+    else:
+        detail = f"headers {headers!r} are not a tuple of (str, bytes) pairs"
+    raise SystemProducerError(f"message to {system_stream}: {detail}")
+
+
+__all__ = ["KafkaSystemProducer", "check_headers"]

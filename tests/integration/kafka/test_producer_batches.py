@@ -1,0 +1,110 @@
+"""The Kafka producer builds record batches per partition from each run of queued messages: what that must
+keep (order, partitioning, all-or-nothing batches of envelopes) on the real broker."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from samza_nb import Config, OutgoingMessageEnvelope, SystemStream
+from samza_nb.errors import SystemProducerError
+from samza_nb.runtime.dev_broker import DevBroker
+from samza_nb.systems.kafka import KafkaSystemFactory, KafkaSystemProducer
+
+from .helpers import create_topic, read_topic
+
+
+def producer_for(bootstrap: str) -> KafkaSystemProducer:
+    producer = KafkaSystemFactory().get_producer(
+        "kafka", Config({"systems.kafka.bootstrap.servers": bootstrap})
+    )
+    assert isinstance(producer, KafkaSystemProducer)
+    return producer
+
+
+def test_a_run_larger_than_a_batch_keeps_each_partitions_order(kafka_broker: DevBroker, topic: str) -> None:
+    """3,000 messages of 1 KB over 2 partitions in one run fill many 16 KB batches per partition; each
+    partition still holds its messages in send order."""
+    bootstrap = kafka_broker.bootstrap_servers
+    out = SystemStream("kafka", topic)
+
+    async def scenario() -> dict[int, list[tuple[Any, Any]]]:
+        await create_topic(bootstrap, topic, 2)
+        producer = producer_for(bootstrap)
+        await producer.start()
+        try:
+            producer.send_batch(
+                [
+                    OutgoingMessageEnvelope(out, b"%06d" % i + b"x" * 1018, partition=i % 2)
+                    for i in range(3000)
+                ]
+            )
+            await producer.flush("t")
+        finally:
+            await producer.stop()
+        return await read_topic(bootstrap, topic, 2)
+
+    held = asyncio.run(scenario())
+    for partition in (0, 1):
+        numbers = [int(value[:6]) for _, value in held[partition]]
+        assert numbers == list(range(partition, 3000, 2))
+
+
+def test_send_batch_is_all_or_nothing(kafka_broker: DevBroker, topic: str) -> None:
+    """An envelope the serde refuses fails the whole send_batch before anything is queued; the producer
+    stays usable."""
+    bootstrap = kafka_broker.bootstrap_servers
+    out = SystemStream("kafka", topic)
+
+    async def scenario() -> dict[int, list[tuple[Any, Any]]]:
+        await create_topic(bootstrap, topic, 1)
+        producer = producer_for(bootstrap)
+        await producer.start()
+        try:
+            with pytest.raises(SystemProducerError, match="the bytes serde cannot send a str"):
+                producer.send_batch(
+                    [
+                        OutgoingMessageEnvelope(out, b"a"),
+                        OutgoingMessageEnvelope(out, "text"),
+                        OutgoingMessageEnvelope(out, b"c"),
+                    ]
+                )
+            with pytest.raises(
+                SystemProducerError, match=r"header \('h', 'not bytes'\) is not a \(str, bytes\) pair"
+            ):
+                producer.send_batch([OutgoingMessageEnvelope(out, b"a", headers=(("h", "not bytes"),))])  # type: ignore[arg-type]
+            producer.send_batch([OutgoingMessageEnvelope(out, b"after")])
+            await producer.flush("t")
+        finally:
+            await producer.stop()
+        return await read_topic(bootstrap, topic, 1)
+
+    assert asyncio.run(scenario()) == {0: [(None, b"after")]}
+
+
+def test_messages_without_key_or_partition_stick_to_one_partition_per_run(
+    kafka_broker: DevBroker, topic: str
+) -> None:
+    """Kafka's sticky partitioning: a run's keyless messages go to one partition, the next run's to the
+    next partition."""
+    bootstrap = kafka_broker.bootstrap_servers
+    out = SystemStream("kafka", topic)
+
+    async def scenario() -> dict[int, list[tuple[Any, Any]]]:
+        await create_topic(bootstrap, topic, 3)
+        producer = producer_for(bootstrap)
+        await producer.start()
+        try:
+            for run in range(3):
+                producer.send_batch([OutgoingMessageEnvelope(out, b"%d-%d" % (run, i)) for i in range(10)])
+                await producer.flush("t")  # the sender takes each run on its own
+        finally:
+            await producer.stop()
+        return await read_topic(bootstrap, topic, 3)
+
+    held = asyncio.run(scenario())
+    runs = {partition: {value.split(b"-")[0] for _, value in records} for partition, records in held.items()}
+    assert sorted(map(len, runs.values())) == [1, 1, 1], runs  # each partition holds exactly one run
+    assert sum(len(records) for records in held.values()) == 30
