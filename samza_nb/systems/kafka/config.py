@@ -146,8 +146,6 @@ def _client_settings(
 
 def _isolation_level(system: str, raw: Any) -> str:
     """``systems.<s>.consumer.isolation.level`` checked: read_uncommitted (the default) or read_committed."""
-    if raw is None:
-        return "read_uncommitted"
     value = str(raw).strip().lower()
     if value not in ISOLATION_LEVELS:
         key = f"systems.{system}.consumer.isolation.level"
@@ -190,7 +188,8 @@ class KafkaSystemConfig:
             host, sep, port = server.rpartition(":")
             if not sep or not host or not port.isdigit():
                 raise ConfigError(f"{key}={bootstrap!r}: {server!r} is not host:port", key=key)
-        consumer["isolation_level"] = _isolation_level(system, consumer.get("isolation_level"))
+        if "isolation_level" in consumer:
+            consumer["isolation_level"] = _isolation_level(system, consumer["isolation_level"])
         consumer.setdefault("auto_offset_reset", "earliest")
         producer.setdefault("acks", "all")
         timeout_key = f"systems.{system}.samza.broker.timeout.ms"
