@@ -35,7 +35,6 @@ from samza_nb.errors import SystemConsumersError
 from samza_nb.systems.kafka.clients import describe
 from samza_nb.systems.kafka.transactions import (
     ISOLATION_LEVELS,
-    READ_UNCOMMITTED,
     BatchFilter,
     fetched_partition,
 )
@@ -336,7 +335,7 @@ class Fetcher:
         if leader is None or leader < 0:
             self.client.force_metadata_update()
             return
-        request = OffsetRequest(-1, READ_UNCOMMITTED, [(part.tp.topic, [(part.tp.partition, timestamp)])])
+        request = OffsetRequest(-1, self.isolation_level, [(part.tp.topic, [(part.tp.partition, timestamp)])])
         try:
             response = await self.client.send(leader, request)
         except kafka_errors.KafkaError as exc:
