@@ -5,8 +5,11 @@ Offsets are the Kafka offsets as decimal strings and compare as integers ("2" < 
 Partition metadata: ``oldest`` is the log start offset (ListOffsets, earliest); ``upcoming`` is the high
 watermark of a fetch response, not ListOffsets(latest): the broker used here (Tansu) answers
 ListOffsets(latest) with the base offset of the last record batch + 1, which undercounts after batched
-produces, while the fetch response's high watermark is right. A partition is empty when
-``oldest >= upcoming`` (then ``oldest`` and ``newest`` are None).
+produces, while the fetch response's high watermark is right; under read_committed ``upcoming`` is the last
+stable offset when lower (where such a consumer stops, as Kafka's ``endOffsets``). ``newest`` is the last
+record a consumer delivers (:mod:`.tail`): transaction markers occupy offsets but are never messages, so a
+partition ending in a COMMIT marker has no backlog. A partition is empty when no record below ``upcoming``
+is delivered (then ``oldest`` and ``newest`` are None).
 
 No admin operation makes the broker auto-create a topic: existence is checked against the metadata of all
 topics, never with a metadata request naming the topic (which Tansu, like Kafka with
@@ -22,12 +25,14 @@ import re
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Final
 
-from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka import AIOKafkaClient, AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.errors import SamzaError
 from samza_nb.systems.kafka.clients import bounded, client_settings, close_quietly, topic_partitions
+from samza_nb.systems.kafka.tail import Tail, read_tails
+from samza_nb.systems.kafka.transactions import ISOLATION_LEVELS
 from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after
 
 if TYPE_CHECKING:
@@ -115,20 +120,36 @@ class KafkaSystemAdmin:
                 await consumer.getmany(timeout_ms=50)
             return oldest, {tp: int(consumer.highwater(tp)) for tp in tps}
 
-        names = ", ".join(partitions)
-        try:
-            oldest, upcoming = await bounded(
-                read(), self.settings, f"reading the offsets of Kafka topic(s) {names}", SamzaError
+        async def tails(
+            oldest: dict[TopicPartition, int], upcoming: dict[TopicPartition, int]
+        ) -> dict[TopicPartition, Tail]:
+            client = AIOKafkaClient(
+                bootstrap_servers=self.settings.bootstrap_servers, **client_settings(self.settings)
             )
+            try:
+                await client.bootstrap()
+                await client.set_topics(sorted(partitions))
+                isolation = ISOLATION_LEVELS[str(settings.get("isolation_level", "read_uncommitted"))]
+                return await read_tails(client, isolation, {tp: (oldest[tp], upcoming[tp]) for tp in tps})
+            finally:
+                await close_quietly(client, "close")
+
+        names = ", ".join(partitions)
+        what = f"reading the offsets of Kafka topic(s) {names}"
+        try:
+            oldest, upcoming = await bounded(read(), self.settings, what, SamzaError)
         finally:
             await close_quietly(consumer)
+        # The newest offset is the last record a consumer delivers: not a transaction marker, nor (under
+        # read_committed) an aborted or not yet committed record (see .tail).
+        ends = await bounded(tails(oldest, upcoming), self.settings, what, SamzaError)
         result: dict[str, dict[int, SSPMetadata]] = {topic: {} for topic in partitions}
         for tp in tps:
-            start, end = oldest[tp], upcoming[tp]
-            if start < end:
-                meta = SSPMetadata(str(start), str(end - 1), str(end))
+            start, tail = oldest[tp], ends[tp]
+            if start < tail.end and tail.newest is not None:
+                meta = SSPMetadata(str(start), str(tail.newest), str(tail.end))
             else:
-                meta = SSPMetadata(None, None, str(max(start, end)))
+                meta = SSPMetadata(None, None, str(max(start, tail.end)))
             result[tp.topic][tp.partition] = meta
         return result
 

@@ -9,9 +9,10 @@ Keys (``<s>`` is the system name, ``<t>`` a stream/topic):
   ``fetch_max_wait_ms``); values are converted to the setting's type. A name aiokafka does not know is a
   ConfigError. Settings samza_nb owns (serializers, auto commit, the loop) are refused; ``group.id`` is
   ignored (Samza owns the partition assignment; there is no consumer group), as are the other
-  consumer-group settings; ``isolation.level`` must stay read_uncommitted. The consumer uses the
-  connection settings and fetch.max.wait.ms, fetch.min.bytes, fetch.max.bytes, max.partition.fetch.bytes,
-  check.crcs, retry.backoff.ms and auto.offset.reset (earliest, latest or none).
+  consumer-group settings. The consumer uses the connection settings and fetch.max.wait.ms, fetch.min.bytes,
+  fetch.max.bytes, max.partition.fetch.bytes, check.crcs, retry.backoff.ms, auto.offset.reset (earliest,
+  latest or none) and isolation.level (read_uncommitted, the default, or read_committed: records of aborted
+  transactions are skipped and nothing past the last stable offset is read; see :mod:`.transactions`).
 - ``systems.<s>.samza.broker.timeout.ms`` (default 30000): how long the broker may stay unreachable or
   silent (connecting at start, fetching, delivering at a flush, reading metadata) before the operation
   fails with an error naming the broker.
@@ -38,6 +39,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from samza_nb.config.key_spec import parse_bool, parse_int
 from samza_nb.errors import ConfigError
+from samza_nb.systems.kafka.transactions import ISOLATION_LEVELS
 from samza_nb.systems.serdes import Serde, StreamSerdes
 
 if TYPE_CHECKING:
@@ -142,6 +144,15 @@ def _client_settings(
     return settings, bootstrap
 
 
+def _isolation_level(system: str, raw: Any) -> str:
+    """``systems.<s>.consumer.isolation.level`` checked: read_uncommitted (the default) or read_committed."""
+    value = str(raw).strip().lower()
+    if value not in ISOLATION_LEVELS:
+        key = f"systems.{system}.consumer.isolation.level"
+        raise ConfigError(f"{key}={raw!r} is not valid: expected {' or '.join(ISOLATION_LEVELS)}", key=key)
+    return value
+
+
 @dataclass
 class KafkaSystemConfig:
     """Everything a Kafka system's admin, consumer and producer need, checked once at construction."""
@@ -177,10 +188,8 @@ class KafkaSystemConfig:
             host, sep, port = server.rpartition(":")
             if not sep or not host or not port.isdigit():
                 raise ConfigError(f"{key}={bootstrap!r}: {server!r} is not host:port", key=key)
-        isolation = consumer.get("isolation_level", "read_uncommitted")
-        if isolation != "read_uncommitted":
-            key = f"systems.{system}.consumer.isolation.level"
-            raise ConfigError(f"{key}={isolation!r}: only read_uncommitted is supported", key=key)
+        if "isolation_level" in consumer:
+            consumer["isolation_level"] = _isolation_level(system, consumer["isolation_level"])
         consumer.setdefault("auto_offset_reset", "earliest")
         producer.setdefault("acks", "all")
         timeout_key = f"systems.{system}.samza.broker.timeout.ms"

@@ -33,6 +33,11 @@ from aiokafka.record.memory_records import MemoryRecords
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import SystemConsumersError
 from samza_nb.systems.kafka.clients import describe
+from samza_nb.systems.kafka.transactions import (
+    ISOLATION_LEVELS,
+    BatchFilter,
+    fetched_partition,
+)
 
 if TYPE_CHECKING:
     from samza_nb.systems.kafka.config import KafkaSystemConfig
@@ -45,7 +50,6 @@ SHORT_WAIT_MS: Final[int] = 20
 """Longest a fetch waits for new data while another partition of the same broker has a full buffer."""
 EARLIEST: Final[int] = -2
 LATEST: Final[int] = -1
-_READ_UNCOMMITTED: Final[int] = 0
 _RETRIABLE: Final[tuple[type[BaseException], ...]] = (
     kafka_errors.NotLeaderForPartitionError,
     kafka_errors.UnknownTopicOrPartitionError,
@@ -113,6 +117,7 @@ class Fetcher:
         self.check_crcs = bool(options.get("check_crcs", True))
         self.backoff_s = int(options.get("retry_backoff_ms", 100)) / 1000.0
         self.reset = str(options.get("auto_offset_reset", "earliest"))
+        self.isolation_level = ISOLATION_LEVELS[str(options.get("isolation_level", "read_uncommitted"))]
         self.data = asyncio.Event()
         self.failure: BaseException | None = None
         self._wake = asyncio.Event()
@@ -199,7 +204,7 @@ class Fetcher:
                     (part.tp.partition, part.position, self.partition_bytes)
                 )
             request = FetchRequest(
-                max_wait_ms, self.min_bytes, self.max_bytes, _READ_UNCOMMITTED, list(by_topic.items())
+                max_wait_ms, self.min_bytes, self.max_bytes, self.isolation_level, list(by_topic.items())
             )
             try:
                 response = await self.client.send(node, request)
@@ -230,11 +235,13 @@ class Fetcher:
                     part.highwater = highwater
                     part.last_ok = now
                     part.last_error = None
-                    log_start = rest[1] if version >= 5 else 0
-                    if part.position > highwater or part.position < log_start:
+                    fetched = fetched_partition(version, rest)
+                    if part.position > highwater or part.position < fetched.log_start:
                         # Kafka answers OFFSET_OUT_OF_RANGE here; Tansu answers with no records.
                         await self._reset(part)
-                    elif self._parse(part, rest[-1]):
+                    elif self._parse(
+                        part, fetched.records, self._filter(part, fetched.aborted, fetched.last_stable)
+                    ):
                         got_data = True
                 elif error is kafka_errors.OffsetOutOfRangeError:
                     await self._reset(part)
@@ -249,8 +256,16 @@ class Fetcher:
         if got_data:
             self.data.set()
 
-    def _parse(self, part: PartitionState, data: bytes) -> bool:
-        """Append the records at or after the partition's position to its buffer; True if any."""
+    def _filter(
+        self, part: PartitionState, aborted: tuple[tuple[int, int], ...], last_stable: int | None
+    ) -> BatchFilter:
+        """The transaction filter of one partition's response (:mod:`.transactions`)."""
+        return BatchFilter(self.isolation_level, aborted, last_stable, str(part.ssp))
+
+    def _parse(self, part: PartitionState, data: bytes, keep: BatchFilter) -> bool:
+        """Append the delivered records at or after the partition's position to its buffer (control batches
+        and, under read_committed, aborted transactions are skipped; nothing at or after the last stable
+        offset is read); True if any."""
         records = MemoryRecords(data)
         start = position = part.position
         out = part.buffer
@@ -260,7 +275,9 @@ class Fetcher:
             batch = records.next_batch()
             if self.check_crcs and not batch.validate_crc():
                 raise SystemConsumersError(f"{ssp}: corrupt record batch (CRC mismatch) at offset {position}")
-            if not batch.is_control_batch:
+            if keep.beyond_stable(batch):
+                break
+            if keep.delivers(batch):
                 if plain:
                     out += [
                         envelope(
@@ -318,7 +335,7 @@ class Fetcher:
         if leader is None or leader < 0:
             self.client.force_metadata_update()
             return
-        request = OffsetRequest(-1, _READ_UNCOMMITTED, [(part.tp.topic, [(part.tp.partition, timestamp)])])
+        request = OffsetRequest(-1, self.isolation_level, [(part.tp.topic, [(part.tp.partition, timestamp)])])
         try:
             response = await self.client.send(leader, request)
         except kafka_errors.KafkaError as exc:
