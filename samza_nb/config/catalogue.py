@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from samza_nb.config.grouper_names import GROUPER_CHOICES
 from samza_nb.config.key_spec import KeySpec
 from samza_nb.config.spark_keys import SPARK_KEYS
 
@@ -34,8 +35,10 @@ KEYS: tuple[KeySpec, ...] = (
         "job.systemstreampartition.grouper.factory",
         "group-by-partition",
         "choice",
-        "How input partitions are grouped into tasks.",
-        choices=("group-by-partition", "group-by-ssp"),
+        "How input partitions are grouped into tasks (or Samza's class names, "
+        "org.apache.samza.container.grouper.stream.GroupByPartitionFactory and "
+        "...GroupBySystemStreamPartitionFactory).",
+        choices=GROUPER_CHOICES,
     ),
     KeySpec(
         "task.broadcast.inputs",
