@@ -295,6 +295,24 @@ KEYS: tuple[KeySpec, ...] = (
         "Checkpoint manager factory; the default keeps checkpoints in a DuckDB file.",
     ),
     KeySpec("task.checkpoint.system", None, "str", "System holding the checkpoint topic."),
+    KeySpec(
+        "task.checkpoint.write.versions",
+        "1,2",
+        "list",
+        "Kafka and log checkpoints: Samza checkpoint versions written at each commit, in order (1, 2).",
+    ),
+    KeySpec(
+        "task.checkpoint.read.versions",
+        "1",
+        "list",
+        "Kafka and log checkpoints: versions read at start, preferred first (1, 2).",
+    ),
+    KeySpec(
+        "task.live.checkpoint.max.age",
+        "600000",
+        "int>=0",
+        "Kafka checkpoints: a less preferred version written this many ms after the held one wins.",
+    ),
     KeySpec("systems.<system>.samza.factory", None, "class", "System factory of <system>."),
     KeySpec(
         "systems.<system>.samza.offset.default",
