@@ -16,6 +16,9 @@ class Checkpoint:
     ``offsets`` maps each input :class:`SystemStreamPartition` to the offset (a string) of the last message
     the task processed and released there; a restart resumes at the message after it. ``changelog_offsets``
     maps a store name to the offset of its changelog that the store's contents correspond to.
+    ``changelog_ssps`` maps a store name to its changelog's partition (the task's), where that offset lives:
+    Samza's checkpoint format keys a store's offset by it. It says where, not how far: it is not part of a
+    checkpoint's equality (a checkpoint manager that keeps no SSPs reads back an equal checkpoint).
 
     Promises: both mappings are read-only copies of what was given (later changes to the caller's dicts do
     not leak in), iterate in sorted key order, and never contain the end-of-stream offset (end-of-stream is
@@ -23,15 +26,17 @@ class Checkpoint:
     and picklable. Invalid keys or values raise :class:`CheckpointError` naming them.
     """
 
-    __slots__ = ("_changelog_offsets", "_offsets")
+    __slots__ = ("_changelog_offsets", "_changelog_ssps", "_offsets")
 
     _offsets: Mapping[SystemStreamPartition, str]
     _changelog_offsets: Mapping[str, str]
+    _changelog_ssps: Mapping[str, SystemStreamPartition]
 
     def __init__(
         self,
         offsets: Mapping[SystemStreamPartition, str] | None = None,
         changelog_offsets: Mapping[str, str] | None = None,
+        changelog_ssps: Mapping[str, SystemStreamPartition] | None = None,
     ) -> None:
         checked: dict[SystemStreamPartition, str] = {}
         for ssp, offset in (offsets or {}).items():
@@ -51,6 +56,14 @@ class Checkpoint:
                 raise CheckpointError(f"changelog offsets must be keyed by store name, got {store!r}")
             _check_offset(f"store {store!r}", offset)
             stores[store] = offset
+        ssps: dict[str, SystemStreamPartition] = {}
+        for store, ssp in (changelog_ssps or {}).items():
+            if not isinstance(store, str) or not store or not isinstance(ssp, SystemStreamPartition):
+                raise CheckpointError(
+                    f"changelog SSPs must map store names to SystemStreamPartitions, got {store!r}: {ssp!r}"
+                )
+            ssps[store] = ssp
+        object.__setattr__(self, "_changelog_ssps", MappingProxyType(dict(sorted(ssps.items()))))
         object.__setattr__(self, "_offsets", MappingProxyType(dict(sorted(checked.items()))))
         object.__setattr__(self, "_changelog_offsets", MappingProxyType(dict(sorted(stores.items()))))
 
@@ -63,6 +76,11 @@ class Checkpoint:
     def changelog_offsets(self) -> Mapping[str, str]:
         """Read-only map: store name → changelog offset matching the store's committed contents."""
         return self._changelog_offsets
+
+    @property
+    def changelog_ssps(self) -> Mapping[str, SystemStreamPartition]:
+        """Read-only map: store name → its changelog's partition (empty when not known)."""
+        return self._changelog_ssps
 
     def __setattr__(self, name: str, value: Any) -> NoReturn:
         raise AttributeError(f"Checkpoint is immutable; cannot set {name!r}")
@@ -87,8 +105,13 @@ class Checkpoint:
             text += f", changelog_offsets={dict(self._changelog_offsets)!r}"
         return text + ")"
 
-    def __reduce__(self) -> tuple[type[Checkpoint], tuple[dict[SystemStreamPartition, str], dict[str, str]]]:
-        return (Checkpoint, (dict(self._offsets), dict(self._changelog_offsets)))
+    def __reduce__(
+        self,
+    ) -> tuple[
+        type[Checkpoint],
+        tuple[dict[SystemStreamPartition, str], dict[str, str], dict[str, SystemStreamPartition]],
+    ]:
+        return (Checkpoint, (dict(self._offsets), dict(self._changelog_offsets), dict(self._changelog_ssps)))
 
     def __copy__(self) -> Checkpoint:
         return self

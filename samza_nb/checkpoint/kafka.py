@@ -6,10 +6,11 @@
 ``cleanup.policy=compact``, created at start when missing (replication ``task.checkpoint.replication.factor``,
 default the system's ``default.stream.replication.factor``).
 
-Messages are Samza's checkpoint key/value JSON (:mod:`samza_nb.checkpoint.stream_format`). At start the
-whole topic is read, up to the high watermark the fetch reports, and the last value per key wins (a null
-value deletes it), so it is right whether or not the broker compacts. Checkpoints of another grouper are
-ignored (their task names mean other partitions).
+Messages are Samza's checkpoint messages byte for byte (:mod:`samza_nb.checkpoint.stream_format`: v1
+and/or v2 as ``task.checkpoint.write.versions`` and ``task.checkpoint.read.versions`` say), so a Java Samza
+job's checkpoint topic is read and samza_nb's is readable by Samza. At start the whole topic is read, up to
+the high watermark the fetch reports, and per task the last message of the preferred version wins (a null
+value deletes it), so it is right whether or not the broker compacts.
 """
 
 from __future__ import annotations
@@ -19,15 +20,7 @@ from typing import TYPE_CHECKING, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from samza_nb.checkpoint.checkpoint import Checkpoint
-from samza_nb.checkpoint.stream_format import (
-    DEFAULT_GROUPER,
-    GROUPER_KEY,
-    StreamCheckpointManager,
-    checkpoint_topic,
-    decode_checkpoint,
-    encode_checkpoint,
-    encode_key,
-)
+from samza_nb.checkpoint.stream_format import CheckpointFormat, StreamCheckpointManager, checkpoint_topic
 from samza_nb.errors import CheckpointError, ConfigError, SamzaError
 from samza_nb.systems.kafka.admin import KafkaSystemAdmin, check_topic_name
 from samza_nb.systems.kafka.clients import bounded, close_quietly
@@ -62,13 +55,16 @@ class KafkaCheckpointManager(StreamCheckpointManager):
     """
 
     def __init__(
-        self, settings: KafkaSystemConfig, topic: str, grouper: str, replication_factor: int | None = None
+        self,
+        settings: KafkaSystemConfig,
+        topic: str,
+        checkpoint_format: CheckpointFormat,
+        replication_factor: int | None = None,
     ) -> None:
         self.settings = settings
         self.topic = topic
-        self.grouper = grouper
         self._replication = replication_factor
-        super().__init__(topic, grouper)
+        super().__init__(topic, checkpoint_format)
         self._producer: AIOKafkaProducer | None = None
         self._state = "new"
 
@@ -119,18 +115,22 @@ class KafkaCheckpointManager(StreamCheckpointManager):
             while await consumer.position(tp) < end:
                 batches = await consumer.getmany(tp, timeout_ms=200)
                 for record in batches.get(tp, ()):
-                    self._table.apply(record.key, record.value, record.offset)
+                    self._table.apply(record.key, record.value, record.offset, record.timestamp)
         finally:
             await close_quietly(consumer)
 
     async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
-        """Write ``checkpoint`` as the task's latest; returns once acknowledged."""
+        """Write ``checkpoint`` as the task's latest (one message per write version, in order); returns
+        once all are acknowledged."""
         producer = self._require_started("write_checkpoint")
-        key, value = self._message(task_name, checkpoint)
+        messages = self._messages(task_name, checkpoint)
 
         async def deliver() -> None:
-            future = await producer.send(self.topic, value, key=key, partition=0)
-            await future
+            futures = [
+                await producer.send(self.topic, value, key=key, partition=0) for key, value in messages
+            ]
+            for future in futures:
+                await future
 
         await bounded(
             deliver(),
@@ -138,7 +138,7 @@ class KafkaCheckpointManager(StreamCheckpointManager):
             f"writing the checkpoint of task {task_name!r} to topic {self.topic!r}",
             CheckpointError,
         )
-        self._table.checkpoints[task_name] = checkpoint
+        self._table.wrote(task_name, checkpoint)
 
     async def stop(self) -> None:
         """Disconnect. Idempotent."""
@@ -189,8 +189,8 @@ class KafkaCheckpointManagerFactory:
                 raise ConfigError(
                     f"{CHECKPOINT_REPLICATION_KEY} must be >= 1", key=CHECKPOINT_REPLICATION_KEY
                 )
-        grouper = config.get_str(GROUPER_KEY, DEFAULT_GROUPER) or DEFAULT_GROUPER
-        return KafkaCheckpointManager(settings, topic, grouper, replication)
+        checkpoint_format = CheckpointFormat.from_config(config)
+        return KafkaCheckpointManager(settings, topic, checkpoint_format, replication)
 
 
 __all__ = [
@@ -200,7 +200,4 @@ __all__ = [
     "KafkaCheckpointManagerFactory",
     "checkpoint_system",
     "checkpoint_topic",
-    "decode_checkpoint",
-    "encode_checkpoint",
-    "encode_key",
 ]

@@ -6,8 +6,10 @@
 directory is ``systems.<name>.log.dir`` (default ``<job.logged.store.base.dir>/log``).
 
 The stream is ``__samza_checkpoint_ver_1_for_<job.name>_<job.id>`` (``_`` → ``-``), one partition, with
-Samza's checkpoint key/value JSON (:mod:`samza_nb.checkpoint.stream_format`). ``start`` reads it all and the
-last value per task wins; ``write_checkpoint`` appends and fsyncs before it returns. Appends are safe from
+Samza's checkpoint messages byte for byte, as the Kafka checkpoint topic
+(:mod:`samza_nb.checkpoint.stream_format`). ``start`` reads it all and per task the last message of the
+preferred version wins (the log keeps no timestamps: the live checkpoint max age plays no part);
+``write_checkpoint`` appends and fsyncs before it returns. Appends are safe from
 several processes at once (each container writes its own tasks' checkpoints).
 """
 
@@ -17,12 +19,7 @@ import asyncio
 from typing import TYPE_CHECKING, Final
 
 from samza_nb.checkpoint.checkpoint import Checkpoint
-from samza_nb.checkpoint.stream_format import (
-    DEFAULT_GROUPER,
-    GROUPER_KEY,
-    StreamCheckpointManager,
-    checkpoint_topic,
-)
+from samza_nb.checkpoint.stream_format import CheckpointFormat, StreamCheckpointManager, checkpoint_topic
 from samza_nb.config.system_defaults import default_system, log_directory
 from samza_nb.errors import CheckpointError, ConfigError, SamzaError
 
@@ -39,8 +36,8 @@ class LogCheckpointManager(StreamCheckpointManager):
     """Reads and writes the task checkpoints of one job on a durable log stream (see the module
     docstring). Failures of the log (a damaged file, a full disk) raise CheckpointError naming it."""
 
-    def __init__(self, directory: Path, stream: str, grouper: str) -> None:
-        super().__init__(stream, grouper)
+    def __init__(self, directory: Path, stream: str, checkpoint_format: CheckpointFormat) -> None:
+        super().__init__(stream, checkpoint_format)
         self.directory = directory
         self.stream = stream
         self._log: DurableLog | None = None
@@ -71,12 +68,13 @@ class LogCheckpointManager(StreamCheckpointManager):
         self._log = log
 
     async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
-        """Append ``checkpoint`` as the task's latest; durable (fsync) when this returns."""
+        """Append ``checkpoint`` as the task's latest (one message per write version, in order); durable
+        (fsync) when this returns."""
         log = self._require_started("write_checkpoint")
-        key, value = self._message(task_name, checkpoint)
+        messages = self._messages(task_name, checkpoint)
 
         def write() -> None:
-            log.append(self.stream, 0, [value], [key])
+            log.append(self.stream, 0, [value for _, value in messages], [key for key, _ in messages])
             log.flush()
 
         try:
@@ -85,7 +83,7 @@ class LogCheckpointManager(StreamCheckpointManager):
             raise CheckpointError(
                 f"writing the checkpoint of task {task_name!r} to {self.stream!r} in {self.directory}: {exc}"
             ) from exc
-        self._table.checkpoints[task_name] = checkpoint
+        self._table.wrote(task_name, checkpoint)
 
     async def stop(self) -> None:
         """Close the log. Idempotent."""
@@ -128,8 +126,8 @@ class LogCheckpointManagerFactory:
             raise ConfigError(
                 f"job.name/job.id make an illegal checkpoint stream: {exc}", key="job.name"
             ) from None
-        grouper = config.get_str(GROUPER_KEY, DEFAULT_GROUPER) or DEFAULT_GROUPER
-        return LogCheckpointManager(log_directory(config, system), stream, grouper)
+        checkpoint_format = CheckpointFormat.from_config(config)
+        return LogCheckpointManager(log_directory(config, system), stream, checkpoint_format)
 
 
 __all__ = ["CHECKPOINT_SYSTEM_KEY", "LogCheckpointManager", "LogCheckpointManagerFactory"]

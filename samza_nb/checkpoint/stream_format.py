@@ -1,29 +1,69 @@
-"""Checkpoints as messages of a checkpoint stream, as Samza keeps them (Kafka topic or durable log).
+"""Checkpoints as messages of a checkpoint stream, as Apache Samza keeps them (Kafka topic or durable log).
 
 The stream is ``__samza_checkpoint_ver_1_for_<job.name>_<job.id>`` (``_`` → ``-`` in name and id), one
-partition. One message per task checkpoint. Key: compact JSON
-``{"systemstreampartition-grouper-factory": <grouper>, "taskName": <task>, "type": "checkpoint"}``.
-Value: compact JSON map, Samza's layout: ``"SystemStreamPartition [<system>, <stream>, <partition>]"`` →
-``{"system", "stream", "partition", "offset"}`` per input, and ``"store <name>"`` → ``{"store", "offset"}``
-per store changelog. Reading the stream from its start, the last value per key wins (a null value deletes
-it); checkpoints of another grouper are ignored (their task names mean other partitions).
+partition, holding Samza's messages byte for byte (:mod:`samza_nb.checkpoint.samza_serdes`): so a Java
+Samza job and samza_nb can take over each other's checkpoint topic.
+
+Writing: each checkpoint is written once per version of ``task.checkpoint.write.versions`` (default
+``1,2``, as Samza), v1 first. The key names the grouper by Samza's factory class name. A store's changelog
+offset is keyed by its changelog's SSP (v1: an entry ``"<checkpointId>:<offset>"``; v2: a Kafka state
+checkpoint marker), so a checkpoint with a changelog offset must carry its store's changelog SSP.
+
+Reading, from the stream's start: only key types of the versions in ``task.checkpoint.read.versions``
+(default ``1``, as Samza) count. Per task, a later message replaces the one held when its version has at
+least the held one's priority (earlier in the list), or when it was written more than
+``task.live.checkpoint.max.age`` ms (default 600000) after it (when the stream keeps timestamps); a null
+value deletes. A v1 entry whose stream is a configured store's changelog is that store's offset; every
+other entry is an input offset. Checkpoints of another grouper are skipped with a warning (their task
+names mean other partitions); a grouper's short name (samza_nb before it wrote Samza's format) and class
+name are the same grouper, and the ``"store <name>"`` entries samza_nb wrote then are read as that store's
+changelog offset (migration: the next commit writes Samza's format). A value that cannot be parsed is a
+CheckpointError naming the stream, the offset and the task: never a silent restart from
+``offset.default``.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any, Final
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
 
-from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.api.streams import SystemStream, SystemStreamPartition
 from samza_nb.checkpoint.checkpoint import Checkpoint
-from samza_nb.errors import CheckpointError
+from samza_nb.checkpoint.samza_serdes import (
+    KAFKA_STATE_BACKEND,
+    KEY_TYPE_VERSIONS,
+    VERSION_KEY_TYPES,
+    CheckpointKey,
+    decode_changelog_offset,
+    decode_marker,
+    decode_v1,
+    decode_v2,
+    encode_v1,
+    encode_v2,
+    new_checkpoint_id,
+)
+from samza_nb.config.grouper_names import (
+    DEFAULT_GROUPER,
+    GROUPER_KEY,
+    grouper_class_name,
+    short_grouper_name,
+)
+from samza_nb.config.stores import changelog_stream, configured_store_names
+from samza_nb.errors import CheckpointError, ConfigError
+
+if TYPE_CHECKING:
+    from samza_nb.config.config import Config
 
 log = logging.getLogger(__name__)
 
-GROUPER_KEY: Final[str] = "job.systemstreampartition.grouper.factory"
-DEFAULT_GROUPER: Final[str] = "group-by-partition"
-CHECKPOINT_TYPE: Final[str] = "checkpoint"
+WRITE_VERSIONS_KEY: Final[str] = "task.checkpoint.write.versions"
+READ_VERSIONS_KEY: Final[str] = "task.checkpoint.read.versions"
+MAX_AGE_KEY: Final[str] = "task.live.checkpoint.max.age"
+DEFAULT_WRITE_VERSIONS: Final[tuple[int, ...]] = (1, 2)
+DEFAULT_READ_VERSIONS: Final[tuple[int, ...]] = (1,)
+DEFAULT_MAX_AGE_MS: Final[int] = 600_000
 
 
 def checkpoint_topic(job_name: str, job_id: str) -> str:
@@ -31,90 +71,197 @@ def checkpoint_topic(job_name: str, job_id: str) -> str:
     return f"__samza_checkpoint_ver_1_for_{job_name.replace('_', '-')}_{job_id.replace('_', '-')}"
 
 
-def encode_key(task_name: str, grouper: str) -> bytes:
-    """The message key of ``task_name``'s checkpoint."""
-    key = {"systemstreampartition-grouper-factory": grouper, "taskName": task_name, "type": CHECKPOINT_TYPE}
-    return json.dumps(key, separators=(",", ":"), sort_keys=True).encode("utf-8")
+def _versions(config: Config, key: str, default: tuple[int, ...]) -> tuple[int, ...]:
+    raw = config.get_str(key)
+    if raw is None:
+        return default
+    items = [item.strip() for item in raw.split(",") if item.strip()]
+    if not items or any(item not in ("1", "2") for item in items) or len(set(items)) != len(items):
+        raise ConfigError(
+            f"{key}={raw!r} is not valid: expected checkpoint versions 1 and/or 2, comma-separated "
+            "(each once)",
+            key=key,
+        )
+    return tuple(int(item) for item in items)
 
 
-def encode_checkpoint(checkpoint: Checkpoint) -> bytes:
-    """The message value of ``checkpoint``."""
-    value: dict[str, dict[str, str]] = {}
-    for ssp, offset in checkpoint.offsets.items():
-        value[f"SystemStreamPartition [{ssp.system}, {ssp.stream}, {ssp.partition}]"] = {
-            "system": ssp.system,
-            "stream": ssp.stream,
-            "partition": str(ssp.partition),
-            "offset": offset,
+@dataclass(frozen=True)
+class CheckpointFormat:
+    """How a job's checkpoints are written and read (see the module docstring): the grouper's class name,
+    the versions written and read (in priority order), the live checkpoint max age, and each store's
+    changelog stream (store → stream)."""
+
+    grouper: str = grouper_class_name(DEFAULT_GROUPER)
+    write_versions: tuple[int, ...] = DEFAULT_WRITE_VERSIONS
+    read_versions: tuple[int, ...] = DEFAULT_READ_VERSIONS
+    max_age_ms: int = DEFAULT_MAX_AGE_MS
+    changelogs: Mapping[str, SystemStream] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: Config) -> CheckpointFormat:
+        """The format ``config`` asks for; a ConfigError naming the first bad key."""
+        changelogs = {}
+        for store in configured_store_names(config):
+            stream = changelog_stream(config, store)
+            if stream is not None:
+                changelogs[store] = stream
+        max_age = config.get_int(MAX_AGE_KEY, DEFAULT_MAX_AGE_MS)
+        if max_age < 0:
+            raise ConfigError(f"{MAX_AGE_KEY} must be >= 0", key=MAX_AGE_KEY)
+        return cls(
+            grouper=grouper_class_name(config.get_str(GROUPER_KEY)),
+            write_versions=_versions(config, WRITE_VERSIONS_KEY, DEFAULT_WRITE_VERSIONS),
+            read_versions=_versions(config, READ_VERSIONS_KEY, DEFAULT_READ_VERSIONS),
+            max_age_ms=max_age,
+            changelogs=changelogs,
+        )
+
+    def encode(self, task_name: str, checkpoint: Checkpoint) -> list[tuple[bytes, bytes]]:
+        """The messages (key, value) of a write of ``checkpoint``, one per write version; a CheckpointError
+        when a store's changelog offset comes without its changelog SSP."""
+        lost = sorted(set(checkpoint.changelog_offsets) - set(checkpoint.changelog_ssps))
+        if lost:
+            raise CheckpointError(
+                f"checkpoint of task {task_name!r}: store {lost[0]!r} has a changelog offset but no "
+                "changelog SSP (Samza's checkpoint format keys a store's offset by its changelog's SSP)"
+            )
+        stores = {
+            store: (ssp, checkpoint.changelog_offsets.get(store))
+            for store, ssp in checkpoint.changelog_ssps.items()
         }
-    for store, offset in checkpoint.changelog_offsets.items():
-        value[f"store {store}"] = {"store": store, "offset": offset}
-    return json.dumps(value, separators=(",", ":"), sort_keys=True).encode("utf-8")
+        checkpoint_id = new_checkpoint_id()
+        messages = []
+        for version in self.write_versions:
+            key = CheckpointKey(VERSION_KEY_TYPES[version], task_name, self.grouper).encode()
+            if version == 1:
+                changelogs = dict(stores.values())
+                value = encode_v1(checkpoint.offsets, changelogs, checkpoint_id)
+            else:
+                value = encode_v2(checkpoint_id, checkpoint.offsets, stores)
+            messages.append((key, value))
+        return messages
 
-
-def decode_checkpoint(data: bytes, where: str) -> Checkpoint:
-    """The checkpoint in a message value; a CheckpointError naming ``where`` when it is not one."""
-    try:
-        value = json.loads(data)
-        if not isinstance(value, dict):
-            raise ValueError("not a JSON object")
+    def decode(self, key: CheckpointKey, data: bytes) -> Checkpoint:
+        """The checkpoint in a value under ``key``; ValueError saying what is wrong when it is not one."""
         offsets: dict[SystemStreamPartition, str] = {}
         stores: dict[str, str] = {}
-        for entry in value.values():
-            if "store" in entry:
-                stores[str(entry["store"])] = str(entry["offset"])
-            else:
-                ssp = SystemStreamPartition(
-                    str(entry["system"]), str(entry["stream"]), int(entry["partition"])
-                )
-                offsets[ssp] = str(entry["offset"])
-        return Checkpoint(offsets, stores)
-    except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
-        raise CheckpointError(f"{where}: not a samza_nb checkpoint: {exc!r}") from None
+        ssps: dict[str, SystemStreamPartition] = {}
+        if KEY_TYPE_VERSIONS[key.type] == 1:
+            by_stream = {(s.system, s.stream): store for store, s in self.changelogs.items()}
+            entries, legacy = decode_v1(data)
+            for ssp, offset in entries.items():
+                store = by_stream.get((ssp.system, ssp.stream))
+                if store is not None:
+                    ssps[store] = ssp
+                    changelog_offset = None if offset is None else decode_changelog_offset(offset)[1]
+                    if changelog_offset is not None:
+                        stores[store] = changelog_offset
+                elif offset is not None:
+                    offsets[ssp] = offset
+            stores.update(legacy)
+        else:
+            value = decode_v2(data)
+            offsets.update(value.inputs)
+            for backend, markers in value.markers.items():
+                if backend != KAFKA_STATE_BACKEND:
+                    log.warning(
+                        "task %s: the state of stores %s is checkpointed by state backend %s, which "
+                        "samza_nb does not restore from (only Kafka changelogs)",
+                        key.task_name,
+                        ", ".join(sorted(markers)),
+                        backend,
+                    )
+                    continue
+                for store, marker in markers.items():
+                    ssp, changelog_offset = decode_marker(marker)
+                    ssps[store] = ssp
+                    if changelog_offset is not None:
+                        stores[store] = changelog_offset
+        try:
+            return Checkpoint(offsets, stores, ssps)
+        except CheckpointError as exc:
+            raise ValueError(str(exc)) from None
 
 
-def decode_key(data: bytes | None) -> dict[str, Any] | None:
-    """The key as a dict, or None when it is not a checkpoint key of this format."""
-    if data is None:
-        return None
-    try:
-        key = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return key if isinstance(key, dict) else None
+@dataclass
+class _Held:
+    checkpoint: Checkpoint | None
+    version: int
+    timestamp: int | None
 
 
 class CheckpointTable:
     """The task checkpoints of a checkpoint stream, built by applying its messages in order."""
 
-    def __init__(self, stream: str, grouper: str) -> None:
+    def __init__(self, stream: str, checkpoint_format: CheckpointFormat) -> None:
         self.stream = stream
-        self.grouper = grouper
-        self.checkpoints: dict[str, Checkpoint] = {}
+        self.format = checkpoint_format
+        self._short_grouper = short_grouper_name(checkpoint_format.grouper)
+        self._held: dict[str, _Held] = {}
 
-    def apply(self, raw_key: bytes | None, raw_value: bytes | None, offset: int) -> None:
-        """Apply the message at ``offset``: the task's checkpoint becomes its value (None deletes it).
-        Messages that are not checkpoints are skipped; another grouper's are skipped with a warning; a
-        value that is not a checkpoint is a CheckpointError naming the stream and offset."""
-        key = decode_key(raw_key)
-        if key is None or key.get("type") != CHECKPOINT_TYPE or not isinstance(key.get("taskName"), str):
+    @property
+    def checkpoints(self) -> dict[str, Checkpoint]:
+        """Task → its checkpoint (tasks whose last message deleted it are absent)."""
+        return {task: h.checkpoint for task, h in self._held.items() if h.checkpoint is not None}
+
+    def wrote(self, task_name: str, checkpoint: Checkpoint) -> None:
+        """Record that ``checkpoint`` was just written as the task's latest."""
+        version = next((v for v in self.format.write_versions if v in self.format.read_versions), 1)
+        self._held[task_name] = _Held(checkpoint, version, None)
+
+    def apply(
+        self, raw_key: bytes | None, raw_value: bytes | None, offset: int, timestamp: int | None = None
+    ) -> None:
+        """Apply the message at ``offset`` (written at ``timestamp`` ms, when known). Messages that are not
+        checkpoints, or of versions not read, are skipped; another grouper's with a warning; a value
+        that is not a checkpoint is a CheckpointError naming the stream, offset and task."""
+        key = CheckpointKey.decode(raw_key)
+        if key is None:
             return
-        grouper = key.get("systemstreampartition-grouper-factory")
-        task = key["taskName"]
-        if grouper != self.grouper:
+        task = key.task_name
+        version = KEY_TYPE_VERSIONS.get(key.type)
+        if version is None:
+            log.warning(
+                "message at offset %d of %s has unknown checkpoint key type %r (task %r): ignored",
+                offset,
+                self.stream,
+                key.type,
+                task,
+            )
+            return
+        if short_grouper_name(key.grouper) != self._short_grouper:
             log.warning(
                 "checkpoint of task %r at offset %d of %s was written with grouper %r, not %r: ignored",
                 task,
                 offset,
                 self.stream,
-                grouper,
-                self.grouper,
+                key.grouper,
+                self.format.grouper,
             )
             return
-        if raw_value is None:
-            self.checkpoints.pop(task, None)
-        else:
-            self.checkpoints[task] = decode_checkpoint(raw_value, f"{self.stream} offset {offset}")
+        if version not in self.format.read_versions or not self._overrides(task, version, timestamp):
+            return
+        checkpoint = None
+        if raw_value is not None:
+            try:
+                checkpoint = self.format.decode(key, raw_value)
+            except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
+                raise CheckpointError(
+                    f"{self.stream} offset {offset}: the {key.type} value of task {task!r} is not a "
+                    f"Samza checkpoint: {exc}"
+                ) from None
+        self._held[task] = _Held(checkpoint, version, timestamp)
+
+    def _overrides(self, task: str, version: int, timestamp: int | None) -> bool:
+        held = self._held.get(task)
+        if held is None:
+            return True
+        priority = self.format.read_versions
+        if priority.index(version) <= priority.index(held.version):
+            return True
+        if timestamp is None or held.timestamp is None:
+            return False
+        return timestamp - held.timestamp > self.format.max_age_ms
 
 
 class StreamCheckpointManager:
@@ -122,10 +269,11 @@ class StreamCheckpointManager:
     started, stopped), the encoding of a write and the table of each task's last checkpoint. A subclass
     reads the stream into ``_table`` in ``start`` and implements ``_require_started``."""
 
-    def __init__(self, stream: str, grouper: str) -> None:
-        self.grouper = grouper
+    def __init__(self, stream: str, checkpoint_format: CheckpointFormat) -> None:
+        self.format = checkpoint_format
+        self.grouper = checkpoint_format.grouper
         self._tasks: list[str] = []
-        self._table = CheckpointTable(stream, grouper)
+        self._table = CheckpointTable(stream, checkpoint_format)
         self._state = "new"
 
     def register(self, task_name: str) -> None:
@@ -151,24 +299,26 @@ class StreamCheckpointManager:
         self._require_started("read_last_checkpoint")
         return self._table.checkpoints.get(task_name)
 
-    def _message(self, task_name: str, checkpoint: Checkpoint) -> tuple[bytes, bytes]:
-        """The key and value of a write of ``checkpoint``; a CheckpointError when it is not one."""
+    def _messages(self, task_name: str, checkpoint: Checkpoint) -> list[tuple[bytes, bytes]]:
+        """The keys and values of a write of ``checkpoint``; a CheckpointError when it is not one."""
         if not isinstance(checkpoint, Checkpoint):
             raise CheckpointError(
                 f"write_checkpoint of task {task_name!r} needs a Checkpoint, got {checkpoint!r}"
             )
-        return encode_key(task_name, self.grouper), encode_checkpoint(checkpoint)
+        return self.format.encode(task_name, checkpoint)
 
 
 __all__ = [
-    "CHECKPOINT_TYPE",
     "DEFAULT_GROUPER",
+    "DEFAULT_MAX_AGE_MS",
+    "DEFAULT_READ_VERSIONS",
+    "DEFAULT_WRITE_VERSIONS",
     "GROUPER_KEY",
+    "MAX_AGE_KEY",
+    "READ_VERSIONS_KEY",
+    "WRITE_VERSIONS_KEY",
+    "CheckpointFormat",
     "CheckpointTable",
     "StreamCheckpointManager",
     "checkpoint_topic",
-    "decode_checkpoint",
-    "decode_key",
-    "encode_checkpoint",
-    "encode_key",
 ]

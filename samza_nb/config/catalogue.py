@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from samza_nb.config.grouper_names import GROUPER_CHOICES
 from samza_nb.config.key_spec import KeySpec
 from samza_nb.config.spark_keys import SPARK_KEYS
 
@@ -34,8 +35,10 @@ KEYS: tuple[KeySpec, ...] = (
         "job.systemstreampartition.grouper.factory",
         "group-by-partition",
         "choice",
-        "How input partitions are grouped into tasks.",
-        choices=("group-by-partition", "group-by-ssp"),
+        "How input partitions are grouped into tasks (or Samza's class names, "
+        "org.apache.samza.container.grouper.stream.GroupByPartitionFactory and "
+        "...GroupBySystemStreamPartitionFactory).",
+        choices=GROUPER_CHOICES,
     ),
     KeySpec(
         "task.broadcast.inputs",
@@ -292,6 +295,24 @@ KEYS: tuple[KeySpec, ...] = (
         "Checkpoint manager factory; the default keeps checkpoints in a DuckDB file.",
     ),
     KeySpec("task.checkpoint.system", None, "str", "System holding the checkpoint topic."),
+    KeySpec(
+        "task.checkpoint.write.versions",
+        "1,2",
+        "list",
+        "Kafka and log checkpoints: Samza checkpoint versions written at each commit, in order (1, 2).",
+    ),
+    KeySpec(
+        "task.checkpoint.read.versions",
+        "1",
+        "list",
+        "Kafka and log checkpoints: versions read at start, preferred first (1, 2).",
+    ),
+    KeySpec(
+        "task.live.checkpoint.max.age",
+        "600000",
+        "int>=0",
+        "Kafka checkpoints: a less preferred version written this many ms after the held one wins.",
+    ),
     KeySpec("systems.<system>.samza.factory", None, "class", "System factory of <system>."),
     KeySpec(
         "systems.<system>.samza.offset.default",

@@ -41,11 +41,13 @@ def parse_list(raw: str) -> list[str]:
 
 
 def parse_choice(key: str, raw: str, choices: tuple[str, ...]) -> str:
-    """``raw`` (case-insensitive) if it is one of ``choices``, or a ConfigError listing them."""
+    """The one of ``choices`` that ``raw`` names (case-insensitive; spelled as in ``choices``), or a
+    ConfigError listing them."""
     text = raw.strip().lower()
-    if text not in choices:
-        raise ConfigError(f"{key}={raw!r} is not valid: expected one of {', '.join(choices)}", key=key)
-    return text
+    for choice in choices:
+        if choice.lower() == text:
+            return choice
+    raise ConfigError(f"{key}={raw!r} is not valid: expected one of {', '.join(choices)}", key=key)
 
 
 @dataclass(frozen=True)

@@ -333,8 +333,10 @@ class SamzaContainer:
         for producer in self._producers.values():
             await producer.flush(ti.name)
         changelog_offsets = await storage.commit(ti.name, offsets) if storage is not None else {}
+        changelog_ssps = storage.changelog_ssps(ti.name) if storage is not None else {}
         assert self._checkpoints is not None
-        await self._checkpoints.write_checkpoint(ti.name, Checkpoint(offsets, changelog_offsets))
+        checkpoint = Checkpoint(offsets, changelog_offsets, changelog_ssps)
+        await self._checkpoints.write_checkpoint(ti.name, checkpoint)
         if self.bus.active:
             self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
 

@@ -6,7 +6,7 @@ from collections.abc import Collection, Mapping
 
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
-from samza_nb.coordinator.grouper import DEFAULT_GROUPER, GROUPER_KEY
+from samza_nb.config.grouper_names import DEFAULT_GROUPER, GROUPER_KEY, short_grouper_name
 from samza_nb.errors import ConfigError
 
 
@@ -39,8 +39,9 @@ def refuse_incompatible_change(
         return
     job = f"job {config.job_name()!r} is stateful (stores: {', '.join(stores)})"
     reset = "or start it afresh under a new job.id (its state starts empty)"
-    before = (previous_config.get(GROUPER_KEY) or DEFAULT_GROUPER).strip().lower()
-    now = (config.get_str(GROUPER_KEY, DEFAULT_GROUPER) or DEFAULT_GROUPER).strip().lower()
+    # The short and the class name of one grouper are no change.
+    before = short_grouper_name(previous_config.get(GROUPER_KEY)) or previous_config.get(GROUPER_KEY)
+    now = short_grouper_name(config.get_str(GROUPER_KEY, DEFAULT_GROUPER)) or DEFAULT_GROUPER
     if previous_config and before != now:
         raise JobChangeRefused(
             f"{GROUPER_KEY} changed from {before!r} to {now!r}, but {job}: a new grouper would mix the state "

@@ -3,6 +3,9 @@
 - ``group-by-partition`` (the default): task ``Partition <n>`` reads partition n of every input.
 - ``group-by-ssp``: one task per input partition, ``SystemStreamPartition [<system>, <stream>, <n>]``.
 
+Samza's factory class names (``org.apache.samza.container.grouper.stream.GroupByPartitionFactory``,
+``…GroupBySystemStreamPartitionFactory``) name the same groupers (:mod:`samza_nb.config.grouper_names`).
+
 Broadcast inputs (``task.broadcast.inputs``: ``<system>.<stream>#<n>`` or ``<system>.<stream>#[<n>-<m>]``,
 comma-separated) are read by every task: both groupers leave them out of the grouping and add them to each
 task, so no task is made of broadcast partitions alone (as Samza).
@@ -15,11 +18,10 @@ from collections.abc import Iterable, Mapping
 from typing import Final, Protocol
 
 from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.config.grouper_names import DEFAULT_GROUPER, GROUPER_KEY, canonical_grouper
 from samza_nb.errors import ConfigError
 
-GROUPER_KEY: Final[str] = "job.systemstreampartition.grouper.factory"
 BROADCAST_KEY: Final[str] = "task.broadcast.inputs"
-DEFAULT_GROUPER: Final[str] = "group-by-partition"
 
 _PARTITION = re.compile(r"^\d+$")
 _RANGE = re.compile(r"^\[(\d+)-(\d+)\]$")
@@ -109,15 +111,8 @@ def _partition_bounds(text: str) -> tuple[int, int] | None:
 
 def grouper_for(config: Mapping[str, str]) -> SSPGrouper:
     """The grouper ``job.systemstreampartition.grouper.factory`` names (default group-by-partition), with
-    the broadcast partitions of ``task.broadcast.inputs``."""
-    name = (config.get(GROUPER_KEY) or DEFAULT_GROUPER).strip().lower()
-    try:
-        cls = GROUPERS[name]
-    except KeyError:
-        raise ConfigError(
-            f"{GROUPER_KEY}={name!r} is not valid: expected one of {', '.join(GROUPERS)}",
-            key=GROUPER_KEY,
-        ) from None
+    the broadcast partitions of ``task.broadcast.inputs``; Samza's factory class names are accepted."""
+    cls = GROUPERS[canonical_grouper(config.get(GROUPER_KEY))]
     grouper: SSPGrouper = cls(parse_broadcast_inputs(config))
     return grouper
 

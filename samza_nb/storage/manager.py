@@ -184,6 +184,12 @@ class StorageManager:
             for store in storage.stores.values():
                 store.flush()
 
+    def changelog_ssps(self, task_name: str) -> dict[str, SystemStreamPartition]:
+        """Store → the changelog partition of ``task_name``'s store (stores with a changelog only): where a
+        checkpoint's changelog offsets live (Samza's checkpoints key them by it)."""
+        storage = self._storage.get(task_name)
+        return dict(storage.changelogs) if storage is not None else {}
+
     async def commit(self, task_name: str, offsets: Mapping[SystemStreamPartition, str]) -> dict[str, str]:
         """After :meth:`flush` and the producers' flush: write the stores' pending writes and ``offsets``
         in one transaction. Returns the changelog offsets the state reflects (for the checkpoint)."""

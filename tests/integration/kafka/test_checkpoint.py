@@ -10,16 +10,28 @@ import pytest
 
 from samza_nb import Config, SystemStreamPartition
 from samza_nb.checkpoint import Checkpoint, load_checkpoint_manager
-from samza_nb.checkpoint.kafka import KafkaCheckpointManager, checkpoint_topic, encode_key
+from samza_nb.checkpoint.kafka import KafkaCheckpointManager, checkpoint_topic
+from samza_nb.checkpoint.samza_serdes import CheckpointKey
 from samza_nb.errors import CheckpointError, ConfigError
 from samza_nb.runtime.dev_broker import DevBroker
 from samza_nb.systems.kafka import KafkaSystemFactory
 
 from .helpers import kafka_config, produce, read_topic
 
+GBP = "org.apache.samza.container.grouper.stream.GroupByPartitionFactory"
+COUNTS = SystemStreamPartition("kafka", "counts-changelog", 1)
+
 
 def job_config(bootstrap: str, job: str, **extra: str) -> Config:
-    return Config(kafka_config(bootstrap, **{"job.name": job, **extra}))
+    stores = {
+        "stores.counts.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+        "stores.counts.changelog": "kafka.counts-changelog",
+    }
+    return Config(kafka_config(bootstrap, **{"job.name": job, **stores, **extra}))
+
+
+def encode_key(task: str, grouper: str = GBP) -> bytes:
+    return CheckpointKey("checkpoint", task, grouper).encode()
 
 
 def manager(config: Config, *tasks: str) -> KafkaCheckpointManager:
@@ -44,7 +56,9 @@ def test_checkpoints_survive_managers_and_the_last_write_per_task_wins(kafka_bro
         await first.start()
         assert await first.read_last_checkpoint("Partition 0") is None
         await first.write_checkpoint("Partition 0", Checkpoint({a: "3"}))
-        await first.write_checkpoint("Partition 1", Checkpoint({b: "9"}, {"counts": "41"}))
+        await first.write_checkpoint(
+            "Partition 1", Checkpoint({b: "9"}, {"counts": "41"}, {"counts": COUNTS})
+        )
         await first.write_checkpoint("Partition 0", Checkpoint({a: "12"}))
         assert await first.read_last_checkpoint("Partition 0") == Checkpoint({a: "12"})
         await first.stop()
@@ -65,10 +79,11 @@ def test_checkpoints_survive_managers_and_the_last_write_per_task_wins(kafka_bro
     assert p9 is None
     topic = checkpoint_topic(job, "7")
     held = asyncio.run(read_topic(kafka_broker.bootstrap_servers, topic, 1))[0]
-    assert len(held) == 3  # one message per checkpoint written
-    key, value = held[-1]
+    assert len(held) == 6  # per checkpoint written, a v1 and a v2 message (task.checkpoint.write.versions)
+    key, value = held[-2]
+    assert json.loads(held[-1][0])["type"] == "checkpoint-v2"
     assert json.loads(key) == {
-        "systemstreampartition-grouper-factory": "group-by-partition",
+        "systemstreampartition-grouper-factory": GBP,
         "taskName": "Partition 0",
         "type": "checkpoint",
     }
@@ -104,7 +119,7 @@ def test_tombstones_and_other_groupers_and_foreign_keys(kafka_broker: DevBroker)
         await other.start()
         await other.write_checkpoint("Partition 0", Checkpoint({a: "99"}))
         await other.stop()
-        tombstone_key = encode_key("Partition 1", "group-by-partition")
+        tombstone_key = encode_key("Partition 1")
         await produce(bootstrap, topic, [None, b"ignored"], keys=[tombstone_key, b"not json"])
         again = manager(config, "Partition 0", "Partition 1")
         await again.start()

@@ -16,12 +16,24 @@ from samza_nb import Config, SystemStreamPartition
 from samza_nb.checkpoint.base import load_checkpoint_manager
 from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.log import LogCheckpointManager, LogCheckpointManagerFactory
-from samza_nb.checkpoint.stream_format import decode_checkpoint, encode_checkpoint, encode_key
+from samza_nb.checkpoint.samza_serdes import CheckpointKey, decode_v1
+from samza_nb.checkpoint.stream_format import CheckpointFormat
 from samza_nb.errors import CheckpointError, ConfigError
 from samza_nb.systems.log import DurableLog
 
 ROOT = Path(__file__).parents[3]
 STREAM = "__samza_checkpoint_ver_1_for_my-job_1"
+GBP = "org.apache.samza.container.grouper.stream.GroupByPartitionFactory"
+CHANGELOG = SystemStreamPartition("kafka", "counts-changelog", 0)
+
+
+def encode_key(task: str, grouper: str = GBP, kind: str = "checkpoint") -> bytes:
+    return CheckpointKey(kind, task, grouper).encode()
+
+
+def encode_checkpoint(cp: Checkpoint) -> bytes:
+    """The v1 value of ``cp`` (the first message samza_nb writes per checkpoint)."""
+    return CheckpointFormat().encode("t", cp)[0][1]
 
 
 def job_config(tmp_path: Path, **extra: str) -> Config:
@@ -30,6 +42,8 @@ def job_config(tmp_path: Path, **extra: str) -> Config:
             "job.name": "my_job",
             "job.logged.store.base.dir": str(tmp_path),
             "task.checkpoint.factory": "samza_nb.checkpoint.log.LogCheckpointManagerFactory",
+            "stores.counts.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+            "stores.counts.changelog": "kafka.counts-changelog",
             **extra,
         }
     )
@@ -37,7 +51,9 @@ def job_config(tmp_path: Path, **extra: str) -> Config:
 
 def checkpoint(offset: str, store: str | None = None) -> Checkpoint:
     ssp = SystemStreamPartition("kafka", "in", 0)
-    return Checkpoint({ssp: offset}, {"counts": store} if store else {})
+    return Checkpoint(
+        {ssp: offset}, {"counts": store} if store else {}, {"counts": CHANGELOG} if store else {}
+    )
 
 
 def manager(tmp_path: Path, *tasks: str) -> LogCheckpointManager:
@@ -72,23 +88,23 @@ def test_checkpoints_are_written_durably_and_the_last_per_task_wins(tmp_path: Pa
     asyncio.run(second())
     with DurableLog(tmp_path / "log") as log:  # Samza's format, in the log directory
         records = list(log.read(STREAM, 0))
-    assert [key for _, key, _ in records] == [
-        encode_key("Partition 0", "group-by-partition"),
-        encode_key("Partition 1", "group-by-partition"),
-        encode_key("Partition 0", "group-by-partition"),
+    assert [key for _, key, _ in records] == [  # v1 and v2 per checkpoint, as Samza
+        encode_key(task, kind=kind)
+        for task in ("Partition 0", "Partition 1", "Partition 0")
+        for kind in ("checkpoint", "checkpoint-v2")
     ]
-    assert records[1][2] == encode_checkpoint(checkpoint("7", "3"))
-    assert decode_checkpoint(records[1][2], "x") == checkpoint("7", "3")
-    assert b'"SystemStreamPartition [kafka, in, 0]"' in records[1][2]
+    offsets, legacy = decode_v1(records[2][2])
+    assert legacy == {}
+    assert offsets[SystemStreamPartition("kafka", "in", 0)] == "7"
+    assert offsets[CHANGELOG] is not None and offsets[CHANGELOG].endswith(":3")
+    assert b'"SystemStreamPartition [kafka, in, 0]"' in records[2][2]
 
 
 def test_a_tombstone_deletes_and_another_groupers_checkpoints_are_ignored(tmp_path: Path) -> None:
     with DurableLog(tmp_path / "log") as log:
         log.create_stream(STREAM, 1)
-        log.send(
-            STREAM, encode_checkpoint(checkpoint("5")), key=encode_key("Partition 0", "group-by-partition")
-        )
-        log.send(STREAM, None, key=encode_key("Partition 0", "group-by-partition"))
+        log.send(STREAM, encode_checkpoint(checkpoint("5")), key=encode_key("Partition 0"))
+        log.send(STREAM, None, key=encode_key("Partition 0"))
         log.send(STREAM, encode_checkpoint(checkpoint("9")), key=encode_key("Partition 1", "other"))
         log.send(STREAM, b"not json", key=b"not a checkpoint key")
 
@@ -105,9 +121,11 @@ def test_a_tombstone_deletes_and_another_groupers_checkpoints_are_ignored(tmp_pa
 def test_a_damaged_checkpoint_value_is_an_error_naming_stream_and_offset(tmp_path: Path) -> None:
     with DurableLog(tmp_path / "log") as log:
         log.create_stream(STREAM, 1)
-        log.send(STREAM, b"{}", key=encode_key("Partition 0", "group-by-partition"))
-        log.send(STREAM, b"[1]", key=encode_key("Partition 0", "group-by-partition"))
-    with pytest.raises(CheckpointError, match=f"{STREAM} offset 1: not a samza_nb checkpoint"):
+        log.send(STREAM, b"{}", key=encode_key("Partition 0"))
+        log.send(STREAM, b"[1]", key=encode_key("Partition 0"))
+    with pytest.raises(
+        CheckpointError, match=f"{STREAM} offset 1: the checkpoint value of task 'Partition 0' is not a"
+    ):
         asyncio.run(manager(tmp_path, "Partition 0").start())
 
 
@@ -172,4 +190,4 @@ def test_two_processes_write_checkpoints_of_their_own_tasks(tmp_path: Path) -> N
     }
     with DurableLog(tmp_path / "log") as log:
         records = list(log.read(STREAM, 0))
-    assert [offset for offset, _, _ in records] == list(range(300))
+    assert [offset for offset, _, _ in records] == list(range(600))  # v1 and v2 of each
