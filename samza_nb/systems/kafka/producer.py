@@ -7,6 +7,10 @@
 - ``envelope.timestamp`` (event time, ms >= 0) becomes the record's timestamp, which the consumer hands
   out as the envelope's ``timestamp`` (with the topic's default ``message.timestamp.type=CreateTime``; a
   topic set to ``LogAppendTime`` replaces it with the broker's time); without one, the send time.
+- ``envelope.headers`` become the record's headers (names str, values bytes or None; anything else raises
+  in ``send``); a message without headers costs nothing more.
+- ``systems.<s>.producer.compression.type``: none, gzip, snappy, lz4 or zstd (the kafka extra installs
+  every codec); another value is a ConfigError naming the key.
 - Partition: ``envelope.partition`` if given (it must exist); else ``partition_key`` (or, by aiokafka,
   ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else aiokafka picks one.
 - A topic written for the first time that does not exist is created with
@@ -24,11 +28,12 @@ import asyncio
 import contextlib
 import threading
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from aiokafka import AIOKafkaProducer
 
-from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.errors import ConfigError, SamzaError, SystemProducerError
+from samza_nb.systems.headers import checked_headers
 from samza_nb.systems.kafka.admin import check_topic_name
 from samza_nb.systems.kafka.clients import bounded, close_quietly, describe
 from samza_nb.systems.partitioner import murmur2
@@ -40,9 +45,20 @@ if TYPE_CHECKING:
     from samza_nb.systems.serdes import Serde
 
 _PRUNE_AT = 8192
+CODECS: Final[tuple[str, ...]] = ("gzip", "snappy", "lz4", "zstd")
+"""The values of ``compression.type`` aiokafka accepts (every one installed by the kafka extra)."""
 # A queued message: (source, topic, key bytes, value bytes, explicit partition, partition-key hash,
-# event time in ms or None).
-_Item = tuple[str, str, bytes | None, bytes | None, int | None, int | None, int | None]
+# event time in ms or None, headers as aiokafka takes them or None).
+_Item = tuple[
+    str,
+    str,
+    bytes | None,
+    bytes | None,
+    int | None,
+    int | None,
+    int | None,
+    list[tuple[str, bytes | None]] | None,
+]
 
 
 class KafkaSystemProducer:
@@ -72,9 +88,11 @@ class KafkaSystemProducer:
         if self._producer is not None or self._stopped:
             raise SystemProducerError(f"the Kafka producer of system {self.settings.system!r} started twice")
         options = dict(self.settings.producer_settings)
+        if str(options.get("compression_type", "")).lower() in ("none", ""):  # Kafka's name for no codec
+            options.pop("compression_type", None)
         # Undeliverable batches expire within the broker timeout, so flush and stop stay bounded.
         options.setdefault("request_timeout_ms", max(int(self.settings.broker_timeout_s * 1000), 1000))
-        producer = AIOKafkaProducer(bootstrap_servers=self.settings.bootstrap_servers, **options)
+        producer = self._client(options)
         try:
             await bounded(
                 producer.start(),
@@ -91,6 +109,26 @@ class KafkaSystemProducer:
         self._wakeup = asyncio.Event()
         self._drained = asyncio.Event()
         self._sender = asyncio.create_task(self._send_loop(), name=f"kafka-producer-{self.settings.system}")
+
+    def _client(self, options: dict[str, Any]) -> AIOKafkaProducer:
+        """aiokafka's producer; a compression.type it refuses, or whose library is missing, is a ConfigError
+        naming the key (aiokafka raises a bare ValueError or RuntimeError)."""
+        try:
+            return AIOKafkaProducer(bootstrap_servers=self.settings.bootstrap_servers, **options)
+        except (ValueError, RuntimeError) as exc:
+            codec = options.get("compression_type")
+            if codec is None or "ompression" not in str(exc):
+                raise
+            key = f"systems.{self.settings.system}.producer.compression.type"
+            if isinstance(exc, ValueError):
+                raise ConfigError(
+                    f"{key}={codec!r}: expected none or one of {', '.join(CODECS)}", key=key
+                ) from None
+            raise ConfigError(
+                f"{key}={codec!r}: {exc} (the kafka extra installs every codec: "
+                "pip install 'samza_nb[kafka]')",
+                key=key,
+            ) from None
 
     async def stop(self) -> None:
         """Flush, then disconnect (always); raises the flush's error, if any. Idempotent."""
@@ -157,7 +195,9 @@ class KafkaSystemProducer:
                 f"message to {envelope.system_stream}: timestamp {timestamp!r} is not a Kafka timestamp "
                 "(an int of ms since the epoch, >= 0)"
             )
-        self._queue.append((source, stream, key, value, partition, key_hash, timestamp))
+        headers = envelope.headers
+        kafka_headers = list(checked_headers(headers, envelope.system_stream)) if headers else None
+        self._queue.append((source, stream, key, value, partition, key_hash, timestamp, kafka_headers))
         if threading.get_ident() == self._loop_thread:
             assert self._wakeup is not None
             self._wakeup.set()
@@ -197,7 +237,7 @@ class KafkaSystemProducer:
                 drained.set()
 
     async def _hand_over(self, item: _Item) -> None:
-        _source, stream, key, value, partition, key_hash, timestamp = item
+        _source, stream, key, value, partition, key_hash, timestamp, headers = item
         count = self._partitions.get(stream)
         if count is None:
             count = await self._admin.ensure_topic(
@@ -211,7 +251,7 @@ class KafkaSystemProducer:
             raise SystemProducerError(f"partition {partition} does not exist (partitions 0..{count - 1})")
         assert self._producer is not None
         future = await self._producer.send(
-            stream, value, key=key, partition=partition, timestamp_ms=timestamp
+            stream, value, key=key, partition=partition, timestamp_ms=timestamp, headers=headers
         )
         in_flight = self._in_flight
         in_flight.append((future, stream))
