@@ -8,8 +8,9 @@ from typing import Any, ClassVar, Final
 END_OF_STREAM_OFFSET: Final[str] = "END_OF_STREAM"
 """The offset of the end-of-stream envelope that follows the last message of a bounded partition."""
 
-Headers = tuple[tuple[str, bytes], ...]
-"""Record headers as Kafka carries them: ``(name, value)`` pairs in order (names may repeat); () = none."""
+Headers = tuple[tuple[str, bytes | None], ...]
+"""Record headers as Kafka carries them: ``(name, value)`` pairs in order (names may repeat); () = none. A
+value is None where Kafka carries a null header value (Java's ``Header.value()`` may be null)."""
 
 NO_HEADERS: Final[Headers] = ()
 

@@ -3,7 +3,9 @@
 One line per flushed record, in offset order per partition: ``partition offset key value``. A key or value
 that is UTF-8 text without control characters is printed as it is; other text is printed as a quoted
 Python string; bytes that are not UTF-8 as ``0x`` + hex; a missing key as ``-``, a None value (a
-tombstone) as ``(tombstone)``.
+tombstone) as ``(tombstone)``. A record with headers has them after the value, each as ``name=value`` (name
+and value printed as keys are; a None value as ``(null)``) behind ``headers:``, e.g.
+``0 5 k v headers: trace=abc bin=0xff01``.
 """
 
 from __future__ import annotations
@@ -71,8 +73,14 @@ def log_dump_command(args: argparse.Namespace, out: TextIO | None = None) -> int
                 )
             numbers = range(count) if args.partition is None else [args.partition]
             for number in numbers:
-                for offset, key, value in log.read(args.stream, number, args.start):
-                    print(number, offset, readable(key, "-"), readable(value, "(tombstone)"), file=stdout)
+                for offset, key, value, headers in log.read_records(args.stream, number, args.start):
+                    line = f"{number} {offset} {readable(key, '-')} {readable(value, '(tombstone)')}"
+                    if headers:
+                        line += " headers: " + " ".join(
+                            f"{readable(name.encode(), '-')}={readable(item, '(null)')}"
+                            for name, item in headers
+                        )
+                    print(line, file=stdout)
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return EXIT_OK
     except SamzaError as exc:

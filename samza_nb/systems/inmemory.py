@@ -2,8 +2,9 @@
 
 Streams live in an :class:`InMemoryBroker` named by ``systems.<name>.inmemory.namespace`` (default: the
 system's name), so a notebook or a test can put messages on a stream from Python and a job can read them.
-Offsets are "0", "1", … per partition. Values pass through unchanged, as Python objects. A partition that
-was ended (``end_stream``) is bounded: after its last message consumers read an end-of-stream envelope.
+Offsets are "0", "1", … per partition. Values pass through unchanged, as Python objects, with their
+headers (``(name, bytes)`` pairs). A partition that was ended (``end_stream``) is bounded: after its last
+message consumers read an end-of-stream envelope.
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ class InMemorySystemProducer:
             partition=envelope.partition,
             timestamp=envelope.timestamp,
             partition_key=envelope.partition_key,
+            headers=envelope.headers,
         )
 
     def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:

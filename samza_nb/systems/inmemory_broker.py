@@ -15,11 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.api.streams import (
+    NO_HEADERS,
+    Headers,
     IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
     SystemStreamPartition,
 )
 from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.systems.headers import checked_headers
 
 if TYPE_CHECKING:
     pass
@@ -29,6 +32,7 @@ _partition_of = operator.attrgetter("partition")
 _key_of = operator.attrgetter("key")
 _message_of = operator.attrgetter("message")
 _timestamp_of = operator.attrgetter("timestamp")
+_headers_of = operator.attrgetter("headers")
 _system_stream_of = operator.attrgetter("system_stream")
 
 
@@ -55,11 +59,12 @@ class _Partition:
     timestamps (``keys``/``messages``/``timestamps``, the offsets after ``sent``'s) and every read
     builds their envelopes anew: a job's output and intermediate streams cost what their values cost,
     and the envelopes live only as long as their reader keeps them (a partition keeping them all would
-    make each full garbage collection walk every message the stream ever had). Used under the broker's
-    lock.
+    make each full garbage collection walk every message the stream ever had). Headers of those are kept
+    apart (``headers``: index in ``messages`` → headers, only for messages that have some), so a stream
+    without headers costs nothing for them. Used under the broker's lock.
     """
 
-    __slots__ = ("ended", "keys", "messages", "sent", "ssp", "timestamps")
+    __slots__ = ("ended", "headers", "keys", "messages", "sent", "ssp", "timestamps")
 
     def __init__(self, ssp: SystemStreamPartition) -> None:
         self.ssp = ssp
@@ -67,19 +72,31 @@ class _Partition:
         self.keys: list[Any] = []
         self.messages: list[Any] = []
         self.timestamps: list[int | None] = []
+        self.headers: dict[int, Headers] = {}
         self.ended = False
 
-    def append(self, offset: str, key: Any, message: Any, timestamp: int | None) -> None:
+    def append(
+        self, offset: str, key: Any, message: Any, timestamp: int | None, headers: Headers = NO_HEADERS
+    ) -> None:
         """Append one message (``offset`` is its offset: ``len(self)`` as a string)."""
         if self.messages:
+            if headers:
+                self.headers[len(self.messages)] = headers
             self.keys.append(key)
             self.messages.append(message)
             self.timestamps.append(timestamp)
         else:
-            self.sent.append(IncomingMessageEnvelope(self.ssp, offset, key, message, timestamp))
+            self.sent.append(IncomingMessageEnvelope(self.ssp, offset, key, message, timestamp, headers))
 
-    def extend(self, batch: Sequence[OutgoingMessageEnvelope]) -> None:
-        """Append the messages of ``batch`` (in order)."""
+    def extend(self, batch: Sequence[OutgoingMessageEnvelope], headers: Mapping[int, Headers]) -> None:
+        """Append the messages of ``batch`` (in order); ``headers``: the checked headers of those of them
+        that have some, by ``id`` of the envelope (empty when none has)."""
+        if headers:
+            first = len(self.messages)
+            for index, envelope in enumerate(batch, first):
+                found = headers.get(id(envelope))
+                if found:
+                    self.headers[index] = found
         self.keys.extend(map(_key_of, batch))
         self.messages.extend(map(_message_of, batch))
         self.timestamps.extend(map(_timestamp_of, batch))
@@ -96,6 +113,7 @@ class _Partition:
         first = max(start - kept, 0)
         last = end - kept
         envelopes = sent[start:] if start < kept else []
+        at = len(envelopes)
         envelopes.extend(
             map(
                 IncomingMessageEnvelope,
@@ -106,6 +124,12 @@ class _Partition:
                 self.timestamps[first:last],
             )
         )
+        headers = self.headers
+        if headers:
+            for index in range(first, last):
+                found = headers.get(index)
+                if found:
+                    envelopes[at + index - first].headers = found
         return envelopes
 
     def values(self) -> list[Any]:
@@ -220,10 +244,14 @@ class InMemoryBroker:
         partition: int | None = None,
         timestamp: int | None = None,
         partition_key: Any = None,
+        headers: Headers = NO_HEADERS,
     ) -> str:
         """Append a message; returns its offset. Partition: ``partition``, else the stable hash of
-        ``partition_key`` or ``key``, else round robin."""
+        ``partition_key`` or ``key``, else round robin. ``headers``: ``(name, value)`` pairs, name a str
+        and value bytes or None (else a SystemProducerError naming the stream)."""
         parts = self._partitions(stream)
+        if headers:
+            headers = checked_headers(headers, f"{self.system}.{stream}")
         if partition is None:
             pkey = partition_key if partition_key is not None else key
             if pkey is not None:
@@ -239,7 +267,7 @@ class InMemoryBroker:
                 raise SystemProducerError(f"{part.ssp} has ended; no message can follow its end-of-stream")
             number = len(part)
             offset = self._offsets(number, number + 1)[0]
-            part.append(offset, key, message, timestamp)
+            part.append(offset, key, message, timestamp, headers)
             waiters = self._waiters
             if waiters:
                 self._waiters = []
@@ -255,6 +283,7 @@ class InMemoryBroker:
             (self._partitions(stream), self._place(stream, envelopes))
             for stream, envelopes in streams.items()
         ]
+        headers = self._checked_headers(streams)
         with self._lock:
             for parts, by_partition in placed:
                 for number in by_partition:
@@ -264,12 +293,26 @@ class InMemoryBroker:
                         )
             for parts, by_partition in placed:
                 for number, batch in by_partition.items():
-                    parts[number].extend(batch)
+                    parts[number].extend(batch, headers)
             waiters = self._waiters
             if waiters:
                 self._waiters = []
         if waiters:
             self._notify(waiters)
+
+    def _checked_headers(
+        self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]]
+    ) -> dict[int, Headers]:
+        """The checked headers of the envelopes that have some, by ``id`` of the envelope (one pass at C
+        speed finds there are none)."""
+        result: dict[int, Headers] = {}
+        for stream, envelopes in streams.items():
+            if any(map(_headers_of, envelopes)):
+                where = f"{self.system}.{stream}"
+                for envelope in envelopes:
+                    if envelope.headers:
+                        result[id(envelope)] = checked_headers(envelope.headers, where)
+        return result
 
     def _place(
         self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope]

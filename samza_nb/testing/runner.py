@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from samza_nb.api.streams import SystemStream, SystemStreamPartition
+from samza_nb.api.streams import NO_HEADERS, Headers, SystemStream, SystemStreamPartition
 from samza_nb.api.task_factory import task_factory
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.config import Config
@@ -34,11 +34,12 @@ STATE_DIR_KEY = "job.logged.store.base.dir"
 
 @dataclass(frozen=True)
 class Message:
-    """An input message with an optional key and event timestamp (ms)."""
+    """An input message with an optional key, event timestamp (ms) and headers (``(name, bytes)`` pairs)."""
 
     value: Any
     key: Any = None
     timestamp: int | None = None
+    headers: Headers = NO_HEADERS
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,12 @@ class TestRunner:
             for item in items:
                 if isinstance(item, Message):
                     broker.send(
-                        stream, item.value, key=item.key, partition=partition, timestamp=item.timestamp
+                        stream,
+                        item.value,
+                        key=item.key,
+                        partition=partition,
+                        timestamp=item.timestamp,
+                        headers=item.headers,
                     )
                 elif isinstance(item, Watermark):
                     broker.send(stream, WatermarkMessage(timestamp=item.timestamp), partition=partition)

@@ -30,7 +30,7 @@ from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.protocol.offset import OffsetRequest
 from aiokafka.record.memory_records import MemoryRecords
 
-from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+from samza_nb.api.streams import NO_HEADERS, IncomingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import SystemConsumersError
 from samza_nb.systems.kafka.clients import describe
 from samza_nb.systems.kafka.transactions import (
@@ -268,9 +268,7 @@ class Fetcher:
         offset is read); True if any."""
         records = MemoryRecords(data)
         start = position = part.position
-        out = part.buffer
-        ssp, envelope = part.ssp, IncomingMessageEnvelope
-        plain = part.key_decode is None and part.msg_decode is None
+        ssp = part.ssp
         while records.has_next():
             batch = records.next_batch()
             if self.check_crcs and not batch.validate_crc():
@@ -278,24 +276,38 @@ class Fetcher:
             if keep.beyond_stable(batch):
                 break
             if keep.delivers(batch):
-                if plain:
-                    out += [
-                        envelope(
-                            ssp,
-                            str(r.offset),
-                            r.key,
-                            r.value,
-                            ts if (ts := r.timestamp) is not None and ts >= 0 else None,
-                        )
-                        for r in batch
-                        if r.offset >= start
-                    ]
-                else:
-                    out += self._decoded(part, batch, start)
+                try:
+                    self._unpack(part, batch, start)
+                except kafka_errors.UnsupportedCodecError as exc:
+                    raise SystemConsumersError(
+                        f"{ssp}: the record batch at offset {position} is compressed with a codec whose "
+                        f"library is missing ({exc}); the kafka extra installs every codec: "
+                        "pip install 'samza_nb[kafka]'"
+                    ) from None
             position = batch.next_offset
         if position > part.position:
             part.position = position
-        return bool(out)
+        return bool(part.buffer)
+
+    def _unpack(self, part: PartitionState, batch: Any, start: int) -> None:
+        """Append the records of ``batch`` at or after offset ``start`` to the partition's buffer as
+        envelopes: offset, key, value, timestamp and headers (the shared empty tuple when none)."""
+        if part.key_decode is None and part.msg_decode is None:
+            ssp, envelope = part.ssp, IncomingMessageEnvelope
+            part.buffer += [
+                envelope(
+                    ssp,
+                    str(r.offset),
+                    r.key,
+                    r.value,
+                    ts if (ts := r.timestamp) is not None and ts >= 0 else None,
+                    tuple(h) if (h := r.headers) else NO_HEADERS,
+                )
+                for r in batch
+                if r.offset >= start
+            ]
+        else:
+            part.buffer += self._decoded(part, batch, start)
 
     @staticmethod
     def _decoded(part: PartitionState, batch: Any, start: int) -> list[IncomingMessageEnvelope]:
@@ -316,9 +328,15 @@ class Fetcher:
                     f"(systems.{ssp.system}.samza.key.serde/msg.serde or the stream's): {exc}"
                 ) from exc
             ts = r.timestamp
+            headers = r.headers
             envelopes.append(
                 IncomingMessageEnvelope(
-                    ssp, str(r.offset), key, value, ts if ts is not None and ts >= 0 else None
+                    ssp,
+                    str(r.offset),
+                    key,
+                    value,
+                    ts if ts is not None and ts >= 0 else None,
+                    tuple(headers) if headers else NO_HEADERS,
                 )
             )
         return envelopes

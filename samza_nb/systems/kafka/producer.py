@@ -9,6 +9,10 @@
 - ``envelope.timestamp`` (event time, ms >= 0) becomes the record's timestamp, which the consumer hands
   out as the envelope's ``timestamp`` (with the topic's default ``message.timestamp.type=CreateTime``; a
   topic set to ``LogAppendTime`` replaces it with the broker's time); without one, the send time.
+- ``envelope.headers`` become the record's headers (names str, values bytes or None; anything else raises
+  in ``send``); a message without headers costs nothing more.
+- ``systems.<s>.producer.compression.type``: none, gzip, snappy, lz4 or zstd (the kafka extra installs
+  every codec); another value is a ConfigError naming the key.
 - Partition: ``envelope.partition`` if given (it must exist); else ``partition_key`` (or, by aiokafka,
   ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else one partition for
   all such messages of a run, the next partition for the next run (Kafka's sticky partitioning).
@@ -30,23 +34,26 @@ from collections import deque
 from collections.abc import Sequence
 from itertools import chain
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from aiokafka import AIOKafkaProducer
 
 from samza_nb.api.streams import Headers
-from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.errors import ConfigError, SamzaError, SystemProducerError
+from samza_nb.systems.headers import checked_headers
 from samza_nb.systems.kafka.admin import check_topic_name
 from samza_nb.systems.kafka.clients import bounded, close_quietly, describe
 from samza_nb.systems.partitioner import murmur2
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStream
+    from samza_nb.api.streams import OutgoingMessageEnvelope
     from samza_nb.systems.kafka.admin import KafkaSystemAdmin
     from samza_nb.systems.kafka.config import KafkaSystemConfig
     from samza_nb.systems.serdes import Serde
 
-_NO_HEADERS: list[tuple[str, bytes]] = []  # read, never changed, by aiokafka's batch builder
+CODECS: Final[tuple[str, ...]] = ("gzip", "snappy", "lz4", "zstd")
+"""The values of ``compression.type`` aiokafka accepts (every one installed by the kafka extra)."""
+_NO_HEADERS: list[tuple[str, bytes | None]] = []  # read, never changed, by aiokafka's batch builder
 _PRUNE_AT = 256  # batches in flight before the delivered ones are checked and forgotten
 # A queued message: (topic, key bytes, value bytes, explicit partition, partition-key hash, event time in ms
 # or None, headers).
@@ -83,7 +90,9 @@ class KafkaSystemProducer:
         options = dict(self.settings.producer_settings)
         # Undeliverable batches expire within the broker timeout, so flush and stop stay bounded.
         options.setdefault("request_timeout_ms", max(int(self.settings.broker_timeout_s * 1000), 1000))
-        producer = AIOKafkaProducer(bootstrap_servers=self.settings.bootstrap_servers, **options)
+        if str(options.get("compression_type", "")).lower() in ("none", ""):  # Kafka's name for no codec
+            options.pop("compression_type", None)
+        producer = self._client(options)
         try:
             await bounded(
                 producer.start(),
@@ -100,6 +109,26 @@ class KafkaSystemProducer:
         self._wakeup = asyncio.Event()
         self._drained = asyncio.Event()
         self._sender = asyncio.create_task(self._send_loop(), name=f"kafka-producer-{self.settings.system}")
+
+    def _client(self, options: dict[str, Any]) -> AIOKafkaProducer:
+        """aiokafka's producer; a compression.type it refuses, or whose library is missing, is a ConfigError
+        naming the key (aiokafka raises a bare ValueError or RuntimeError)."""
+        try:
+            return AIOKafkaProducer(bootstrap_servers=self.settings.bootstrap_servers, **options)
+        except (ValueError, RuntimeError) as exc:
+            codec = options.get("compression_type")
+            if codec is None or "ompression" not in str(exc):
+                raise
+            key = f"systems.{self.settings.system}.producer.compression.type"
+            if isinstance(exc, ValueError):
+                raise ConfigError(
+                    f"{key}={codec!r}: expected none or one of {', '.join(CODECS)}", key=key
+                ) from None
+            raise ConfigError(
+                f"{key}={codec!r}: {exc} (the kafka extra installs every codec: "
+                "pip install 'samza_nb[kafka]')",
+                key=key,
+            ) from None
 
     async def stop(self) -> None:
         """Flush, then disconnect (always); raises the flush's error, if any. Idempotent."""
@@ -189,7 +218,7 @@ class KafkaSystemProducer:
                 )
             headers = envelope.headers
             if headers:
-                check_headers(headers, system_stream)
+                headers = checked_headers(headers, system_stream)
             append((stream, key_bytes, value, partition, key_hash, timestamp, headers))
         return items
 
@@ -351,24 +380,4 @@ class KafkaSystemProducer:
             raise self._failure
 
 
-def check_headers(headers: Any, system_stream: SystemStream) -> None:
-    """SystemProducerError naming the stream unless ``headers`` is a tuple or list of ``(str, bytes)``
-    pairs (Kafka's record headers: a UTF-8 name and a byte value)."""
-    if isinstance(headers, tuple | list):
-        for header in headers:
-            if not (
-                isinstance(header, tuple)
-                and len(header) == 2
-                and isinstance(header[0], str)
-                and isinstance(header[1], bytes)
-            ):
-                break
-        else:
-            return
-        detail = f"header {header!r} is not a (str, bytes) pair"
-    else:
-        detail = f"headers {headers!r} are not a tuple of (str, bytes) pairs"
-    raise SystemProducerError(f"message to {system_stream}: {detail}")
-
-
-__all__ = ["KafkaSystemProducer", "check_headers"]
+__all__ = ["CODECS", "KafkaSystemProducer"]

@@ -18,6 +18,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
+from samza_nb.api.streams import NO_HEADERS, Headers
 from samza_nb.errors import SamzaError
 from samza_nb.systems.log.format import Batch, as_bytes, encode_headers
 from samza_nb.systems.log.partition import PartitionLog
@@ -160,12 +161,13 @@ class DurableLog:
         value: Any,
         key: Any = None,
         partition: int | None = None,
-        headers: Iterable[tuple[str, bytes]] = (),
+        headers: Iterable[tuple[str, bytes | None]] = (),
         timestamp: int | None = None,
     ) -> tuple[int, int]:
-        """Append one record (``timestamp``: its event time in ms, or None); returns ``(partition,
-        offset)``. Partition: ``partition``, else Kafka's murmur2 of the key, else round robin. Visible to
-        readers after the next :meth:`flush`."""
+        """Append one record (``timestamp``: its event time in ms, or None; ``headers``: ``(name, value)``
+        pairs, value bytes, str as UTF-8, or None); returns ``(partition, offset)``. Partition:
+        ``partition``, else Kafka's murmur2 of the key, else round robin. Visible to readers after the next
+        :meth:`flush`."""
         what = f"a message to durable log stream {stream!r}"
         key_bytes = as_bytes(key, f"the key of {what}")
         number = self._place(stream, key_bytes, partition)
@@ -181,16 +183,26 @@ class DurableLog:
         return number, offset
 
     def send_batch(
-        self, stream: str, records: Iterable[Record], timestamps: Sequence[int | None] | None = None
+        self,
+        stream: str,
+        records: Iterable[Record],
+        timestamps: Sequence[int | None] | None = None,
+        headers: Sequence[Headers] | None = None,
     ) -> None:
         """Append ``records`` (``(key, value, partition or None)`` each, placed as :meth:`send` places
         them), in order per partition, with one write per partition. ``timestamps``: each record's event
-        time (ms, or None), or None when no record has one."""
+        time (ms, or None), or None when no record has one; ``headers``: each record's headers (``()``
+        for none), or None when no record has any."""
         items = records if isinstance(records, Sequence) else list(records)
         if not items:
             return
         if timestamps is not None and len(timestamps) != len(items):
             raise ValueError(f"{len(timestamps)} timestamps for {len(items)} records")
+        encoded: list[bytes] | None = None
+        if headers is not None:
+            if len(headers) != len(items):
+                raise ValueError(f"{len(headers)} headers for {len(items)} records")
+            encoded = [encode_headers(h) if h else b"" for h in headers]
         keys = list(map(_first, items))
         values = list(map(_second, items))
         numbers = list(map(_third, items))
@@ -198,47 +210,53 @@ class DurableLog:
         no_keys = keys.count(None) == len(keys)
         if numbers.count(None) == len(numbers):
             if no_keys:
-                self._round_robin_batch(stream, values, count, timestamps)
+                self._round_robin_batch(stream, values, count, timestamps, encoded)
                 return
             numbers = [
                 self._place(stream, as_bytes(key, f"a key of stream {stream!r}"), None) for key in keys
             ]
-        stamps: Iterable[int | None] = repeat(None) if timestamps is None else timestamps
-        by_partition: dict[int, tuple[list[Any], list[Any], list[int | None]]] = {}
-        for key, value, number, stamp in zip(keys, values, numbers, stamps, strict=False):
+        # Each partition's records by their index (one append per record), then each column picked at C
+        # speed: a column that no record has (timestamps, headers) costs nothing.
+        groups: dict[int, list[int]] = {}
+        for index, number in enumerate(numbers):
             if number is None:
-                number = self._place(stream, as_bytes(key, f"a key of stream {stream!r}"), None)
-            lists = by_partition.get(number)
-            if lists is None:
+                number = self._place(stream, as_bytes(keys[index], f"a key of stream {stream!r}"), None)
+            group = groups.get(number)
+            if group is None:
                 self._partition(stream, number)  # a partition that does not exist raises, naming it
-                lists = by_partition[number] = ([], [], [])
-            lists[0].append(key)
-            lists[1].append(value)
-            lists[2].append(stamp)
-        for number, (part_keys, part_values, part_stamps) in by_partition.items():
+                group = groups[number] = []
+            group.append(index)
+        for number, indices in groups.items():
             self.append(
                 stream,
                 number,
-                part_values,
-                None if no_keys else part_keys,
-                timestamps=None if timestamps is None else part_stamps,
+                _pick(values, indices),
+                None if no_keys else _pick(keys, indices),
+                None if encoded is None else _column(_pick(encoded, indices)),
+                None if timestamps is None else _pick(timestamps, indices),
             )
 
     def _round_robin_batch(
-        self, stream: str, values: Sequence[Any], count: int, timestamps: Sequence[int | None] | None
+        self,
+        stream: str,
+        values: Sequence[Any],
+        count: int,
+        timestamps: Sequence[int | None] | None,
+        headers: Sequence[bytes] | None,
     ) -> None:
         with self._lock:
             start = self._round_robin.get(stream, 0)
             self._round_robin[stream] = (start + len(values)) % count
         if count == 1:
-            self.append(stream, 0, values, timestamps=timestamps)
+            self.append(stream, 0, values, None, _column(headers), timestamps)
             return
         for number in range(count):
             first = (number - start) % count
             chunk = values[first::count]
             if chunk:
                 stamps = None if timestamps is None else timestamps[first::count]
-                self.append(stream, number, chunk, timestamps=stamps)
+                heads = None if headers is None else _column(headers[first::count])
+                self.append(stream, number, chunk, None, heads, stamps)
 
     def _place(self, stream: str, key: bytes | None, partition: int | None) -> int:
         count = self.partitions(stream)
@@ -293,6 +311,15 @@ class DurableLog:
         # No generator frame per record: C iterators chained over the batches' records.
         return chain.from_iterable(map(_records, repeat(begin), batches))
 
+    def read_records(
+        self, stream: str, partition: int, start: str | int = "0"
+    ) -> Iterator[tuple[int, Any, Any, Headers]]:
+        """:meth:`read` with each record's headers: ``(offset, key, value, headers)``, headers ``()`` for
+        a record without any."""
+        begin = parse_integer_offset(f"durable log stream {stream!r}", str(start), LOG_OFFSET)
+        batches = self.batches(stream, partition, begin)
+        return chain.from_iterable(map(_records_with_headers, repeat(begin), batches))
+
     def batches(self, stream: str, partition: int, start: int = 0) -> Iterator[Batch]:
         """The flushed batches of one partition from the one holding offset ``start`` (which may begin
         before it), each checked against its CRC: damage is a SamzaError naming file and offset."""
@@ -346,6 +373,28 @@ def _records(begin: int, batch: Batch) -> Iterator[tuple[int, Any, Any]]:
     offsets = range(batch.base + skip, batch.base + len(values))
     keys: Iterable[Any] = repeat(None) if batch.keys is None else islice(batch.keys, skip, None)
     return zip(offsets, keys, islice(values, skip, None) if skip else values, strict=False)
+
+
+def _records_with_headers(begin: int, batch: Batch) -> Iterator[tuple[int, Any, Any, Headers]]:
+    """``(offset, key, value, headers)`` of the records of ``batch`` from offset ``begin``."""
+    skip = max(begin - batch.base, 0)
+    headers: Iterable[Headers] = (
+        repeat(NO_HEADERS) if batch.headers is None else islice(batch.headers, skip, None)
+    )
+    return (
+        (offset, key, value, head)
+        for (offset, key, value), head in zip(_records(begin, batch), headers, strict=False)
+    )
+
+
+def _pick(column: Sequence[Any], indices: list[int]) -> list[Any]:
+    """The items of ``column`` at ``indices``, in that order."""
+    return list(map(column.__getitem__, indices))
+
+
+def _column(headers: Sequence[bytes] | None) -> Sequence[bytes] | None:
+    """A batch's encoded headers column, or None when no record of it has headers."""
+    return headers if headers is not None and any(headers) else None
 
 
 __all__ = ["LOG_OFFSET", "DurableLog", "Record", "check_stream_name"]

@@ -30,7 +30,10 @@ Columns make both directions cheap in Python: a batch is encoded with one ``b"".
 one array of lengths, and decoded by slicing the body at the running sums of the lengths.
 
 A record's headers (``(name, value)`` pairs) are encoded per record as u16 count, then per header
-u16 name length, UTF-8 name, u32 value length, value.
+u16 name length, UTF-8 name, u32 value length, value; a None value (Kafka's null header value) has length
+0xFFFFFFFF and no bytes. A record without headers in a batch with a headers column has an empty entry
+(length 0). Both were added after files existed; neither occurs in those (a value of 4 GiB cannot, and
+their header entries were never empty), so they read as they always did.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from samza_nb.api.streams import NO_HEADERS, Headers
 from samza_nb.errors import SamzaError
 
 MAGIC: Final = b"SNL1"
@@ -63,7 +67,8 @@ _HEADER_COUNT = struct.Struct("<H")
 _NAME_LEN = struct.Struct("<H")
 _VALUE_LEN = struct.Struct("<I")
 
-Headers = tuple[tuple[str, bytes], ...]
+_NULL_VALUE: Final = 0xFFFFFFFF
+"""The value length of a None header value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,22 +186,29 @@ def _is_stamp(value: object) -> bool:
     return isinstance(value, int) and NO_TIMESTAMP < value < 2**63
 
 
-def encode_headers(headers: Iterable[tuple[str, bytes]]) -> bytes:
-    """One record's headers in the batch's header column encoding."""
+def encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
+    """One record's headers in the batch's header column encoding (empty for none)."""
     items = tuple(headers)
+    if not items:
+        return b""
     parts = [_HEADER_COUNT.pack(len(items))]
     for name, value in items:
         raw_name = name.encode("utf-8")
-        raw_value = as_bytes(value, f"header {name!r}") or b""
-        parts += [_NAME_LEN.pack(len(raw_name)), raw_name, _VALUE_LEN.pack(len(raw_value)), raw_value]
+        raw_value = as_bytes(value, f"header {name!r}")
+        if raw_value is None:
+            parts += [_NAME_LEN.pack(len(raw_name)), raw_name, _VALUE_LEN.pack(_NULL_VALUE)]
+        else:
+            parts += [_NAME_LEN.pack(len(raw_name)), raw_name, _VALUE_LEN.pack(len(raw_value)), raw_value]
     return b"".join(parts)
 
 
 def decode_headers(data: bytes) -> Headers:
-    """The headers encoded by :func:`encode_headers`."""
+    """The headers encoded by :func:`encode_headers` (the shared empty tuple for none)."""
+    if not data:
+        return NO_HEADERS
     (count,) = _HEADER_COUNT.unpack_from(data, 0)
     pos = _HEADER_COUNT.size
-    result = []
+    result: list[tuple[str, bytes | None]] = []
     for _ in range(count):
         (name_len,) = _NAME_LEN.unpack_from(data, pos)
         pos += _NAME_LEN.size
@@ -204,8 +216,11 @@ def decode_headers(data: bytes) -> Headers:
         pos += name_len
         (value_len,) = _VALUE_LEN.unpack_from(data, pos)
         pos += _VALUE_LEN.size
-        result.append((name, data[pos : pos + value_len]))
-        pos += value_len
+        if value_len == _NULL_VALUE:
+            result.append((name, None))
+        else:
+            result.append((name, data[pos : pos + value_len]))
+            pos += value_len
     return tuple(result)
 
 

@@ -8,7 +8,8 @@ this one when no factory is configured for it.
 - Messages are bytes. Without a serde the producer stores bytes unchanged and str as UTF-8 (a None
   message is a tombstone, a None key no key) and refuses anything else, naming the stream; the consumer
   hands out the stored bytes as key and message, with the sent envelope's ``timestamp`` (event time, ms)
-  as the timestamp, or the append time (ms) for a message sent without one. The serdes
+  as the timestamp, or the append time (ms) for a message sent without one, and the sent envelope's
+  ``headers`` (``(name, bytes or None)`` pairs; other values are refused naming the stream). The serdes
   of Kafka apply here too (:mod:`samza_nb.systems.serdes`: ``systems.<name>.samza.key.serde`` /
   ``samza.msg.serde``, per stream ``systems.<name>.streams.<stream>.samza.*.serde``; store changelogs stay
   bytes): values are serialized when the producer writes them and deserialized by the consumer.
@@ -29,9 +30,15 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
-from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
+from samza_nb.api.streams import (
+    Headers,
+    IncomingMessageEnvelope,
+    OutgoingMessageEnvelope,
+    SystemStreamPartition,
+)
 from samza_nb.config.system_defaults import log_directory
 from samza_nb.errors import SamzaError, SystemConsumersError, SystemProducerError
+from samza_nb.systems.headers import checked_headers
 from samza_nb.systems.log.durable_log import LOG_OFFSET, DurableLog, Record
 from samza_nb.systems.log.format import as_bytes
 from samza_nb.systems.log.wake import FlushWaiter
@@ -43,6 +50,7 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
 
 _timestamp_of = attrgetter("timestamp")
+_headers_of = attrgetter("headers")
 
 Decoder = Callable[[bytes], Any]
 """A serde's ``from_bytes``."""
@@ -175,11 +183,14 @@ class LogSystemConsumer:
                     stamps = [appended if ts is None else ts for ts in islice(column, skip, None)]
                 else:
                     stamps = islice(column, skip, None) if skip else column
-            envelopes.extend(
-                map(
-                    IncomingMessageEnvelope, repeat(ssp), map(str, range(position, end)), keys, values, stamps
+            offsets = map(str, range(position, end))
+            if batch.headers is None:
+                envelopes.extend(map(IncomingMessageEnvelope, repeat(ssp), offsets, keys, values, stamps))
+            else:
+                headers = islice(batch.headers, skip, None)
+                envelopes.extend(
+                    map(IncomingMessageEnvelope, repeat(ssp), offsets, keys, values, stamps, headers)
                 )
-            )
             position = end
             if len(envelopes) >= self.MAX_POLL_BATCH:
                 break
@@ -275,9 +286,16 @@ class LogSystemProducer:
                     count = self.log.partitions(stream)
                     partition = 0 if count == 1 else key_partition(raw, count)
                 records.append((key, message, partition))
-            stamps = _timestamps(pending, len(by_stream) > 1)
+            several = len(by_stream) > 1
+            stamps = _timestamps(pending, several)
+            headers = _headers(pending, several, self.system)
             for stream, records in by_stream.items():
-                self.log.send_batch(stream, records, None if stamps is None else stamps[stream])
+                self.log.send_batch(
+                    stream,
+                    records,
+                    None if stamps is None else stamps[stream],
+                    None if headers is None else headers[stream],
+                )
         except SamzaError as exc:
             raise SystemProducerError(f"system {self.system!r}: {exc}") from exc
         self._pending = []
@@ -320,6 +338,21 @@ def _timestamps(
     by_stream: dict[str, list[int | None]] = {}
     for envelope, stamp in zip(envelopes, stamps, strict=True):
         by_stream.setdefault(envelope.system_stream.stream, []).append(stamp)
+    return by_stream
+
+
+def _headers(
+    envelopes: Sequence[OutgoingMessageEnvelope], several_streams: bool, system: str
+) -> Mapping[str, list[Headers]] | None:
+    """The checked headers of ``envelopes`` by stream, in order; None when none has any (checked in C)."""
+    if not any(map(_headers_of, envelopes)):
+        return None
+    by_stream: dict[str, list[Headers]] = {}
+    for envelope in envelopes:
+        headers = envelope.headers
+        if headers:
+            headers = checked_headers(headers, envelope.system_stream)
+        by_stream.setdefault(envelope.system_stream.stream, []).append(headers)
     return by_stream
 
 

@@ -72,7 +72,8 @@ def test_send_batch_is_all_or_nothing(kafka_broker: DevBroker, topic: str) -> No
                     ]
                 )
             with pytest.raises(
-                SystemProducerError, match=r"header \('h', 'not bytes'\) is not a \(str, bytes\) pair"
+                SystemProducerError,
+                match=r"header 'h' has a str value \('not bytes'\); header values are bytes",
             ):
                 producer.send_batch([OutgoingMessageEnvelope(out, b"a", headers=(("h", "not bytes"),))])  # type: ignore[arg-type]
             producer.send_batch([OutgoingMessageEnvelope(out, b"after")])

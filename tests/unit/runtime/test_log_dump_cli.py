@@ -58,3 +58,15 @@ def test_a_missing_directory_is_an_error_and_is_not_created(
     assert main(["log-dump", str(tmp_path / "none"), "s"]) == 1
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "none").exists()
+
+
+def test_headers_follow_the_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with DurableLog(tmp_path) as log:
+        log.create_stream("s", 1)
+        log.send("s", b"v", key=b"k", headers=[("trace", b"abc"), ("bin", b"\xff\x01"), ("null", None)])
+        log.send("s", b"w")
+    assert main(["log-dump", str(tmp_path), "s"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "0 0 k v headers: trace=abc bin=0xff01 null=(null)",
+        "0 1 - w",
+    ]

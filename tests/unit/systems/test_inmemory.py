@@ -5,13 +5,16 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
+from typing import Any
 
 import pytest
 
 from samza_nb import Config, OutgoingMessageEnvelope, SamzaError, SystemStream, SystemStreamPartition
 from samza_nb.api.metadata import SSPMetadata
+from samza_nb.api.streams import NO_HEADERS
 from samza_nb.errors import SystemProducerError
 from samza_nb.systems.inmemory import InMemoryBroker, InMemorySystemFactory, stable_partition
+from samza_nb.testing import Message, TestRunner
 
 
 @pytest.fixture
@@ -234,3 +237,83 @@ def test_event_time_travels_with_the_message(system: tuple[InMemoryBroker, Confi
     got = asyncio.run(read())
     assert got[ssps[0]] == [("a", 1_700_000_000_123), ("b", None)]
     assert got[ssps[1]] == [("a", 5), ("b", None), ("c", 7)]
+
+
+HEADERS = (("trace", b"t1"), ("trace", b"t2"), ("null", None))
+
+
+def _headers_read(config: Config, ssp: SystemStreamPartition) -> list[tuple[str, object]]:
+    consumer = InMemorySystemFactory().get_consumer("mem", config)
+    consumer.register(ssp, "0")
+
+    async def scenario() -> list[tuple[str, object]]:
+        await consumer.start()
+        batch = (await consumer.poll([ssp], 0)).get(ssp, [])
+        return [(e.message, e.headers) for e in batch if not e.is_end_of_stream]
+
+    return asyncio.run(scenario())
+
+
+def test_headers_travel_with_single_and_batched_sends(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, config = system
+    broker.create_stream("s", 2)
+    broker.send("s", "one", partition=0, headers=HEADERS)
+    broker.send("s", "two", partition=0)
+    producer = InMemorySystemFactory().get_producer("mem", config)
+    stream = SystemStream("mem", "s")
+    producer.send_batch(
+        [
+            OutgoingMessageEnvelope(stream, "b0", partition=0),
+            OutgoingMessageEnvelope(stream, "b1", partition=1, headers=(("p", b"1"),)),
+            OutgoingMessageEnvelope(stream, "b2", partition=0, headers=(("k", bytearray(b"v")),)),
+            OutgoingMessageEnvelope(stream, "b3", partition=0),
+        ]
+    )
+    producer.send("t", OutgoingMessageEnvelope(stream, "b4", partition=0, headers=(("last", b""),)))
+    p0, p1 = SystemStreamPartition("mem", "s", 0), SystemStreamPartition("mem", "s", 1)
+    assert _headers_read(config, p0) == [
+        ("one", HEADERS),
+        ("two", ()),
+        ("b0", ()),
+        ("b2", (("k", b"v"),)),
+        ("b3", ()),
+        ("b4", (("last", b""),)),
+    ]
+    assert _headers_read(config, p1) == [("b1", (("p", b"1"),))]
+    envelopes, _ = broker.envelopes(p0, 3, 1)  # a read from the middle of the batched messages
+    assert envelopes[0].headers == (("k", b"v"),)
+    assert all(e.headers is NO_HEADERS for e in broker.envelopes(p0, 0)[0] if not e.headers)
+
+
+def test_a_batch_with_bad_headers_appends_nothing(system: tuple[InMemoryBroker, Config]) -> None:
+    broker, config = system
+    broker.create_stream("s")
+    producer = InMemorySystemFactory().get_producer("mem", config)
+    stream = SystemStream("mem", "s")
+    good = OutgoingMessageEnvelope(stream, "good", headers=(("a", b"1"),))
+    bad = OutgoingMessageEnvelope(stream, "bad", headers=(("a", "text"),))
+    with pytest.raises(SystemProducerError, match=r"message to mem\.s: header 'a' has a str value"):
+        producer.send_batch([good, bad])
+    with pytest.raises(SystemProducerError, match=r"message to mem\.s: header 'a' has a str value"):
+        producer.send("t", bad)
+    assert broker.read("s") == {0: []}
+
+
+class CopyHeaders:
+    """Sends each message on with the headers it came with plus one naming its offset."""
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        headers = (*envelope.headers, ("from-offset", envelope.offset.encode()))
+        collector.send(
+            OutgoingMessageEnvelope(SystemStream("test", "out"), envelope.message, headers=headers)
+        )
+
+
+def test_headers_round_trip_through_a_job() -> None:
+    runner = (
+        TestRunner.of(CopyHeaders).add_input("in", [Message("a", headers=HEADERS), "b"]).add_output("out")
+    )
+    result = runner.run(timeout=10)
+    assert result.output("out") == {0: ["a", "b"]}
+    envelopes, _ = runner.broker.envelopes(SystemStreamPartition("test", "out", 0), 0)
+    assert [e.headers for e in envelopes] == [(*HEADERS, ("from-offset", b"0")), (("from-offset", b"1"),)]
