@@ -21,6 +21,12 @@ def checked_headers(headers: Any, where: object) -> Headers:
                 raise SystemProducerError(
                     f"message to {where}: header name {name!r} is a {type(name).__name__}, not a str"
                 )
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SystemProducerError(
+                    f"message to {where}: header name {name!r} is not valid text (it cannot be UTF-8)"
+                ) from None
             if value is not None and type(value) is not bytes:
                 if not isinstance(value, (bytes, bytearray, memoryview)):
                     raise SystemProducerError(

@@ -62,6 +62,8 @@ _OWNED: Final[dict[str, str]] = {
     "transactional_id": "transactions are not supported",
 }
 _IGNORED: Final[frozenset[str]] = frozenset({"group_id", "zookeeper_connect"})
+DEFAULT_PRODUCER_BATCH_BYTES: Final[int] = 1_000_000
+"""``systems.<s>.producer.max.batch.size`` unless set: the most bytes of one record batch per partition."""
 _OFFSET_RESET_ALIASES: Final[dict[str, str]] = {"largest": "latest", "smallest": "earliest"}
 
 
@@ -192,6 +194,9 @@ class KafkaSystemConfig:
             consumer["isolation_level"] = _isolation_level(system, consumer["isolation_level"])
         consumer.setdefault("auto_offset_reset", "earliest")
         producer.setdefault("acks", "all")
+        # aiokafka has one produce request in flight per broker, so the batch size bounds throughput:
+        # librdkafka's default (1,000,000 bytes), not aiokafka's 16 KB.
+        producer.setdefault("max_batch_size", DEFAULT_PRODUCER_BATCH_BYTES)
         timeout_key = f"systems.{system}.samza.broker.timeout.ms"
         timeout_ms = parse_int(timeout_key, config.get_str(timeout_key, str(DEFAULT_BROKER_TIMEOUT_MS)), 1)
         default_prefix = f"systems.{system}.default.stream."

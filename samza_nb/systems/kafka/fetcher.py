@@ -50,7 +50,7 @@ SHORT_WAIT_MS: Final[int] = 20
 """Longest a fetch waits for new data while another partition of the same broker has a full buffer."""
 EARLIEST: Final[int] = -2
 LATEST: Final[int] = -1
-_RETRIABLE: Final[tuple[type[BaseException], ...]] = (
+RETRIABLE: Final[tuple[type[BaseException], ...]] = (
     kafka_errors.NotLeaderForPartitionError,
     kafka_errors.UnknownTopicOrPartitionError,
     kafka_errors.LeaderNotAvailableError,
@@ -58,6 +58,7 @@ _RETRIABLE: Final[tuple[type[BaseException], ...]] = (
     kafka_errors.KafkaStorageError,
     kafka_errors.RequestTimedOutError,
 )
+"""Fetch errors that a metadata refresh and another try may cure (a leader moved, a replica lagging)."""
 
 
 class PartitionState:
@@ -245,7 +246,7 @@ class Fetcher:
                         got_data = True
                 elif error is kafka_errors.OffsetOutOfRangeError:
                     await self._reset(part)
-                elif issubclass(error, _RETRIABLE):
+                elif issubclass(error, RETRIABLE):
                     part.last_error = error.__name__
                     self.client.force_metadata_update()
                 else:
@@ -294,6 +295,7 @@ class Fetcher:
         envelopes: offset, key, value, timestamp and headers (the shared empty tuple when none)."""
         if part.key_decode is None and part.msg_decode is None:
             ssp, envelope = part.ssp, IncomingMessageEnvelope
+            records = batch if batch.base_offset >= start else [r for r in batch if r.offset >= start]
             part.buffer += [
                 envelope(
                     ssp,
@@ -303,8 +305,7 @@ class Fetcher:
                     ts if (ts := r.timestamp) is not None and ts >= 0 else None,
                     tuple(h) if (h := r.headers) else NO_HEADERS,
                 )
-                for r in batch
-                if r.offset >= start
+                for r in records
             ]
         else:
             part.buffer += self._decoded(part, batch, start)

@@ -14,8 +14,11 @@
 - ``systems.<s>.producer.compression.type``: none, gzip, snappy, lz4 or zstd (the kafka extra installs
   every codec); another value is a ConfigError naming the key.
 - Partition: ``envelope.partition`` if given (it must exist); else ``partition_key`` (or, by aiokafka,
-  ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else one partition for
-  all such messages of a run, the next partition for the next run (Kafka's sticky partitioning).
+  ``key``) hashed with Kafka's murmur2 (the same partition as a Java producer); else one partition until
+  a batch fills or the run ends, then the next (Kafka's sticky partitioning). Partition counts follow
+  aiokafka's metadata, so a topic given more partitions is used whole.
+- A record larger than ``systems.<s>.producer.max.request.size`` (default 1 MiB), a serde that returns
+  something other than bytes, or a header that is not ``(str, bytes or None)`` raises in ``send``.
 - A topic written for the first time that does not exist is created with
   ``systems.<s>.streams.<t>.partitions`` partitions (default 1), never left to broker auto-creation.
 - ``flush`` (the container calls it before every checkpoint) waits for every message queued so far, of
@@ -38,26 +41,20 @@ from typing import TYPE_CHECKING, Any, Final
 
 from aiokafka import AIOKafkaProducer
 
-from samza_nb.api.streams import Headers
 from samza_nb.errors import ConfigError, SamzaError, SystemProducerError
-from samza_nb.systems.headers import checked_headers
-from samza_nb.systems.kafka.admin import check_topic_name
 from samza_nb.systems.kafka.clients import bounded, close_quietly, describe
+from samza_nb.systems.kafka.outgoing import Item, OutgoingRecords
 from samza_nb.systems.partitioner import murmur2
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import OutgoingMessageEnvelope
     from samza_nb.systems.kafka.admin import KafkaSystemAdmin
     from samza_nb.systems.kafka.config import KafkaSystemConfig
-    from samza_nb.systems.serdes import Serde
 
 CODECS: Final[tuple[str, ...]] = ("gzip", "snappy", "lz4", "zstd")
 """The values of ``compression.type`` aiokafka accepts (every one installed by the kafka extra)."""
 _NO_HEADERS: list[tuple[str, bytes | None]] = []  # read, never changed, by aiokafka's batch builder
 _PRUNE_AT = 256  # batches in flight before the delivered ones are checked and forgotten
-# A queued message: (topic, key bytes, value bytes, explicit partition, partition-key hash, event time in ms
-# or None, headers).
-_Item = tuple[str, bytes | None, bytes | None, int | None, int | None, int | None, Headers]
 
 
 class KafkaSystemProducer:
@@ -67,9 +64,9 @@ class KafkaSystemProducer:
         self.settings = settings
         self._admin = admin
         self._producer: AIOKafkaProducer | None = None
-        self._queue: deque[list[_Item]] = deque()  # runs of items, one per send_batch, in send order
-        self._serdes: dict[str, tuple[Serde, Serde]] = {}
+        self._queue: deque[list[Item]] = deque()  # runs of items, one per send_batch, in send order
         self._partitions: dict[str, int] = {}
+        self._records = OutgoingRecords(settings, self._partitions)
         self._in_flight: list[tuple[asyncio.Future[Any], str]] = []
         self._failure: SystemProducerError | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -81,6 +78,7 @@ class KafkaSystemProducer:
         self._sender: asyncio.Task[None] | None = None
         self._stopped = False
         self._keyless_turn = 0
+        self._prune_at = _PRUNE_AT
 
     # -- lifecycle ------------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -168,7 +166,7 @@ class KafkaSystemProducer:
         if self._producer is None:
             state = "stopped" if self._stopped else "not started"
             raise SystemProducerError(f"the Kafka producer of system {self.settings.system!r} is {state}")
-        self._queue.append(self._serialize(envelopes))
+        self._queue.append(self._records.serialize(envelopes))
         if threading.get_ident() == self._loop_thread:
             assert self._wakeup is not None
             self._wakeup.set()
@@ -176,57 +174,6 @@ class KafkaSystemProducer:
             self._wake_pending = True
             assert self._loop is not None and self._wakeup is not None
             self._loop.call_soon_threadsafe(self._wakeup.set)
-
-    def _serialize(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> list[_Item]:
-        """The queue items of ``envelopes`` (serialized, partition key hashed, checked); one loop with its
-        lookups in locals, since it runs for every message."""
-        items: list[_Item] = []
-        append = items.append
-        serdes_of, counts = self._serdes, self._partitions
-        for envelope in envelopes:
-            system_stream = envelope.system_stream
-            stream = system_stream.stream
-            serdes = serdes_of.get(stream)
-            if serdes is None:
-                serdes = self._stream_serdes(stream)
-            key_serde, msg_serde = serdes
-            key, message, partition = envelope.key, envelope.message, envelope.partition
-            key_hash = None
-            try:
-                key_bytes = None if key is None else key_serde.to_bytes(key)
-                value = None if message is None else msg_serde.to_bytes(message)
-                if partition is None and envelope.partition_key is not None:
-                    key_hash = murmur2(key_serde.to_bytes(envelope.partition_key)) & 0x7FFFFFFF
-            except SamzaError as exc:
-                raise SystemProducerError(f"message to {system_stream}: {exc}") from None
-            if key_bytes is None and value is None:
-                raise SystemProducerError(
-                    f"message to {system_stream}: Kafka needs a key or a value (both are None)"
-                )
-            if partition is not None:
-                count = counts.get(stream)
-                if type(partition) is not int or partition < 0 or (count is not None and partition >= count):
-                    raise SystemProducerError(
-                        f"message to {system_stream}: partition {partition!r} does not exist"
-                        + (f" (the topic has partitions 0..{count - 1})" if count else "")
-                    )
-            timestamp = envelope.timestamp
-            if timestamp is not None and (type(timestamp) is not int or not 0 <= timestamp < 2**63):
-                raise SystemProducerError(
-                    f"message to {system_stream}: timestamp {timestamp!r} is not a Kafka timestamp "
-                    "(an int of ms since the epoch, >= 0)"
-                )
-            headers = envelope.headers
-            if headers:
-                headers = checked_headers(headers, system_stream)
-            append((stream, key_bytes, value, partition, key_hash, timestamp, headers))
-        return items
-
-    def _stream_serdes(self, stream: str) -> tuple[Serde, Serde]:
-        check_topic_name(stream, self.settings.system)
-        serdes = (self.settings.key_serde(stream), self.settings.msg_serde(stream))
-        self._serdes[stream] = serdes
-        return serdes
 
     async def _send_loop(self) -> None:
         """Hand queued messages to aiokafka, in order, a run at a time: each run (everything queued when the
@@ -244,21 +191,37 @@ class KafkaSystemProducer:
                     # popleft, not list + clear: other threads may append meanwhile.
                     runs = [queue.popleft() for _ in range(len(queue))]
                     if self._failure is None:
-                        await self._hand_over(runs[0] if len(runs) == 1 else list(chain.from_iterable(runs)))
+                        run = runs[0] if len(runs) == 1 else list(chain.from_iterable(runs))
+                        try:
+                            await self._hand_over(run)
+                        except asyncio.CancelledError:
+                            raise
+                        except Exception as exc:  # never lost: this run and what follows fail the flush
+                            self._fail(run[0][0], exc)
             finally:
                 self._busy = False
                 drained.set()
 
-    async def _hand_over(self, run: list[_Item]) -> None:
+    async def _hand_over(self, run: list[Item]) -> None:
         """Group ``run`` by partition (keeping each partition's order) and submit one batch per partition
         (more when one fills); a failure is recorded against the topic it concerns.
 
         Partition: the message's own; else its partition key's (or key's) murmur2 hash, as Kafka's default
-        partitioner; else, for a message with neither, one partition per run and topic, the next one the
-        next run (Kafka's sticky partitioning)."""
+        partitioner; else, for a message with neither, one partition until a batch fills or the run ends,
+        then the next one (Kafka's sticky partitioning)."""
         counts = self._partitions
-        for stream in set(map(itemgetter(0), run)).difference(counts):  # topics written the first time
-            try:
+        producer = self._producer
+        assert producer is not None
+        cluster = producer.client.cluster
+        for stream in set(map(itemgetter(0), run)):
+            if stream in counts:
+                # aiokafka's metadata (refreshed every metadata.max.age.ms): a topic given more partitions
+                # is used whole, as a Kafka producer would
+                live = cluster.partitions_for_topic(stream)
+                if live:
+                    counts[stream] = len(live)
+                continue
+            try:  # a topic written the first time
                 counts[stream] = await self._admin.ensure_topic(
                     stream, self.settings.partitions_for(stream), self.settings.topic_configs, exact=False
                 )
@@ -267,21 +230,24 @@ class KafkaSystemProducer:
             except Exception as exc:
                 self._fail(stream, exc)
                 return
-        producer = self._producer
-        assert producer is not None
         # One pass: each message is appended to its partition's open batch; a full batch waits in `full`
         # (in fill order) and all are submitted after the pass, so each partition's order is kept.
-        open_batches: dict[tuple[str, int], Any] = {}
+        open_batches: dict[str, dict[int, Any]] = {}  # stream -> partition -> its open batch
         full: list[tuple[Any, str, int]] = []
         keyless: dict[str, int] = {}
         for stream, key, value, partition, key_hash, timestamp, tupled in run:
             count = counts[stream]
+            batches = open_batches.get(stream)
+            if batches is None:
+                batches = open_batches[stream] = {}
+            sticky = False
             if partition is None:
                 if key_hash is None and key is not None:
                     key_hash = murmur2(key) & 0x7FFFFFFF
                 if key_hash is not None:
                     partition = key_hash % count
                 else:
+                    sticky = True
                     partition = keyless.get(stream)
                     if partition is None:
                         partition = keyless[stream] = self._keyless_turn % count
@@ -292,16 +258,22 @@ class KafkaSystemProducer:
                 )
                 self._fail(stream, error)
                 return
-            where = (stream, partition)
-            batch = open_batches.get(where)
+            batch = batches.get(partition)
             if batch is None:
-                batch = open_batches[where] = producer.create_batch()
+                batch = batches[partition] = producer.create_batch()
             headers = list(tupled) if tupled else _NO_HEADERS  # aiokafka's builder takes a list
             if batch.append(key=key, value=value, timestamp=timestamp, headers=headers) is None:  # full
                 full.append((batch, stream, partition))
-                batch = open_batches[where] = producer.create_batch()
+                batch = batches[partition] = producer.create_batch()
                 batch.append(key=key, value=value, timestamp=timestamp, headers=headers)  # empty: takes any
-        full.extend((batch, stream, partition) for (stream, partition), batch in open_batches.items())
+                if sticky:  # a batch filled: the next messages without key go to the next partition
+                    keyless[stream] = self._keyless_turn % count
+                    self._keyless_turn += 1
+        full.extend(
+            (batch, stream, partition)
+            for stream, batches in open_batches.items()
+            for partition, batch in batches.items()
+        )
         for batch, stream, partition in full:
             try:
                 await self._send_batch(batch, stream, partition)
@@ -316,7 +288,7 @@ class KafkaSystemProducer:
         future = await self._producer.send_batch(batch, stream, partition=partition)
         in_flight = self._in_flight
         in_flight.append((future, stream))
-        if len(in_flight) >= _PRUNE_AT:
+        if len(in_flight) >= self._prune_at:
             self._prune()
 
     def _prune(self) -> None:
@@ -328,6 +300,20 @@ class KafkaSystemProducer:
             else:
                 pending.append((future, stream))
         self._in_flight = pending
+        # Next time when twice as many wait (many partitions can have many batches undelivered at once):
+        # each batch is then scanned a bounded number of times.
+        self._prune_at = max(_PRUNE_AT, 2 * len(pending))
+
+    def _check_sender(self) -> None:
+        """SystemProducerError when the sender task has ended, which only a bug can cause: what it had
+        not handed over would otherwise never be delivered and flush would wait forever."""
+        sender = self._sender
+        if sender is not None and sender.done() and not self._stopped:
+            error = None if sender.cancelled() else sender.exception()
+            raise SystemProducerError(
+                f"the Kafka producer of system {self.settings.system!r} stopped sending: "
+                + (describe(error) if error is not None else "its sender was cancelled")
+            )
 
     def _check(self, future: asyncio.Future[Any], stream: str) -> None:
         if future.cancelled():
@@ -364,9 +350,11 @@ class KafkaSystemProducer:
         drained = self._drained
         assert drained is not None and self._wakeup is not None
         while self._queue or self._busy:
+            self._check_sender()
             drained.clear()
             self._wakeup.set()
             await drained.wait()
+        self._check_sender()
         in_flight, self._in_flight = self._in_flight, []
         if in_flight:
             try:

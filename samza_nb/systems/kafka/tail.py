@@ -12,6 +12,7 @@ record, then windows 16 times wider, back to the log start.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -22,11 +23,14 @@ from aiokafka.protocol.fetch import FetchRequest
 from aiokafka.record.memory_records import MemoryRecords
 
 from samza_nb.errors import SamzaError
+from samza_nb.systems.kafka.fetcher import RETRIABLE
 from samza_nb.systems.kafka.transactions import READ_COMMITTED, BatchFilter, fetched_partition
 
 _FIRST_WINDOW: Final[int] = 1
 _WIDEN: Final[int] = 16
 _PARTITION_BYTES: Final[int] = 1 << 20
+_TRIES: Final[int] = 5  # per partition, for errors a metadata refresh may cure
+_RETRY_BACKOFF_S: Final[float] = 0.1
 _MAX_WAIT_MS: Final[int] = 10  # Tansu answers a Fetch with max_wait 0 with no partitions at all
 
 
@@ -43,8 +47,10 @@ class Tail:
 async def read_tails(
     client: AIOKafkaClient, isolation_level: int, spans: Mapping[TopicPartition, tuple[int, int]]
 ) -> dict[TopicPartition, Tail]:
-    """For each partition with ``(log start, high watermark)`` in ``spans``, its :class:`Tail`; a Kafka
-    error other than a retriable one is a SamzaError naming the partition."""
+    """For each partition with ``(log start, high watermark)`` in ``spans``, its :class:`Tail`. A retriable
+    Kafka error (a leader moved) is retried after a metadata refresh, a window whose start retention
+    removed starts at the new log start, up to a few tries; any other error, or one that persists, is a
+    SamzaError naming the partition."""
     result: dict[TopicPartition, Tail] = {}
     ends = {tp: end for tp, (_start, end) in spans.items()}
     window = _FIRST_WINDOW
@@ -76,7 +82,9 @@ async def _scan(
     the last delivered offset of each."""
     positions = dict(starts)
     found: dict[TopicPartition, int | None] = {}
+    tries: dict[TopicPartition, int] = {}
     while positions:
+        retry = False
         by_node: dict[int, list[TopicPartition]] = {}
         for tp in positions:
             leader = client.cluster.leader_for_partition(tp)
@@ -100,15 +108,31 @@ async def _scan(
                         continue
                     unanswered.discard(tp)
                     error = kafka_errors.for_code(error_code)
-                    if error is not kafka_errors.NoError:
+                    if error is kafka_errors.NoError:
+                        _advance(tp, response.API_VERSION, rest, isolation_level, positions, ends, found)
+                        continue
+                    log_start = rest[1] if response.API_VERSION >= 5 and rest[1] >= 0 else None
+                    tries[tp] = tries.get(tp, 0) + 1
+                    if tries[tp] < _TRIES and issubclass(error, RETRIABLE):
+                        retry = True  # a leader moved: fresh metadata, then again
+                    elif (
+                        tries[tp] < _TRIES
+                        and error is kafka_errors.OffsetOutOfRangeError
+                        and log_start is not None
+                        and log_start > positions[tp]
+                    ):
+                        positions[tp] = log_start  # retention removed the window's start meanwhile
+                    else:
                         raise SamzaError(
                             f"reading the tail of Kafka partition {topic}-{partition} at offset "
                             f"{positions[tp]} failed: {error.__name__}"
                         )
-                    _advance(tp, response.API_VERSION, rest, isolation_level, positions, ends, found)
             if unanswered:  # never silently: an unread tail would make the partition look empty
                 names = ", ".join(f"{tp.topic}-{tp.partition}" for tp in sorted(unanswered))
                 raise SamzaError(f"reading the tail of Kafka partition(s) {names}: the broker did not answer")
+        if retry:
+            await client.force_metadata_update()
+            await asyncio.sleep(_RETRY_BACKOFF_S)
     return found
 
 

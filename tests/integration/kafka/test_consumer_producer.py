@@ -340,7 +340,12 @@ def test_bad_settings_are_config_errors_naming_the_key() -> None:
         ),
     )
     assert settings.consumer_settings == {"auto_offset_reset": "latest"}
-    assert settings.producer_settings == {"linger_ms": 7, "acks": 1}
+    # A record batch of up to 1,000,000 bytes per partition (librdkafka's default) unless configured.
+    assert settings.producer_settings == {"linger_ms": 7, "acks": 1, "max_batch_size": 1_000_000}
+    small = KafkaSystemFactory.settings(
+        "kafka", config_for("h:1", **{"systems.kafka.producer.max.batch.size": "16384"})
+    )
+    assert small.producer_settings["max_batch_size"] == 16384
 
 
 @pytest.mark.parametrize("reset", ["earliest", "none"])

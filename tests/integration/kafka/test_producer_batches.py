@@ -109,3 +109,49 @@ def test_messages_without_key_or_partition_stick_to_one_partition_per_run(
     runs = {partition: {value.split(b"-")[0] for _, value in records} for partition, records in held.items()}
     assert sorted(map(len, runs.values())) == [1, 1, 1], runs  # each partition holds exactly one run
     assert sum(len(records) for records in held.values()) == 30
+
+
+class TextSerde:
+    """A user serde with a bug: it returns str, not bytes."""
+
+    def to_bytes(self, obj: Any) -> Any:
+        return str(obj)
+
+    def from_bytes(self, data: bytes) -> Any:
+        return data.decode()
+
+
+def test_what_the_broker_would_refuse_raises_in_send(kafka_broker: DevBroker, topic: str) -> None:
+    """A serde returning str, a record over max.request.size and a header name that is not UTF-8 raise in
+    the sending task, naming the stream; nothing is lost silently and the producer stays usable."""
+    bootstrap = kafka_broker.bootstrap_servers
+    out = SystemStream("kafka", topic)
+    config = Config(
+        {
+            "systems.kafka.bootstrap.servers": bootstrap,
+            f"systems.kafka.streams.{topic}.samza.key.serde": f"{__name__}.TextSerde",
+        }
+    )
+
+    async def scenario() -> dict[int, list[tuple[Any, Any]]]:
+        await create_topic(bootstrap, topic, 1)
+        producer = KafkaSystemFactory().get_producer("kafka", config)
+        await producer.start()
+        try:
+            with pytest.raises(
+                SystemProducerError, match=rf"{topic}: serde TextSerde returned a str, not bytes"
+            ):
+                producer.send("t", OutgoingMessageEnvelope(out, b"v", key="k"))
+            with pytest.raises(
+                SystemProducerError, match=r"3145\d+ bytes as a record, more than .*max.request.size"
+            ):
+                producer.send("t", OutgoingMessageEnvelope(out, b"x" * 3 * 1024 * 1024))
+            with pytest.raises(SystemProducerError, match="header name '\\\\ud800' is not valid text"):
+                producer.send("t", OutgoingMessageEnvelope(out, b"v", headers=(("\ud800", b"x"),)))
+            producer.send("t", OutgoingMessageEnvelope(out, b"after"))
+            await producer.flush("t")
+        finally:
+            await producer.stop()
+        return await read_topic(bootstrap, topic, 1)
+
+    assert asyncio.run(scenario()) == {0: [(None, b"after")]}
