@@ -35,6 +35,7 @@ from samza_nb.errors import SystemConsumersError
 from samza_nb.systems.kafka.clients import describe
 from samza_nb.systems.kafka.transactions import (
     ISOLATION_LEVELS,
+    READ_UNCOMMITTED,
     BatchFilter,
     fetched_partition,
 )
@@ -119,6 +120,11 @@ class Fetcher:
         self.backoff_s = int(options.get("retry_backoff_ms", 100)) / 1000.0
         self.reset = str(options.get("auto_offset_reset", "earliest"))
         self.isolation_level = ISOLATION_LEVELS[str(options.get("isolation_level", "read_uncommitted"))]
+        # read_uncommitted filters nothing per response (control batches only): one shared filter, and the
+        # response's fields read without building a FetchedPartition per partition per response.
+        self._uncommitted = (
+            BatchFilter(READ_UNCOMMITTED) if self.isolation_level == READ_UNCOMMITTED else None
+        )
         self.data = asyncio.Event()
         self.failure: BaseException | None = None
         self._wake = asyncio.Event()
@@ -236,13 +242,18 @@ class Fetcher:
                     part.highwater = highwater
                     part.last_ok = now
                     part.last_error = None
-                    fetched = fetched_partition(version, rest)
-                    if part.position > highwater or part.position < fetched.log_start:
+                    keep = self._uncommitted
+                    if keep is None:
+                        fetched = fetched_partition(version, rest)
+                        log_start, records = fetched.log_start, fetched.records
+                        keep = self._filter(part, fetched.aborted, fetched.last_stable)
+                    else:
+                        log_start = rest[1] if version >= 5 else 0
+                        records = rest[-1] or b""
+                    if part.position > highwater or part.position < log_start:
                         # Kafka answers OFFSET_OUT_OF_RANGE here; Tansu answers with no records.
                         await self._reset(part)
-                    elif self._parse(
-                        part, fetched.records, self._filter(part, fetched.aborted, fetched.last_stable)
-                    ):
+                    elif self._parse(part, records, keep):
                         got_data = True
                 elif error is kafka_errors.OffsetOutOfRangeError:
                     await self._reset(part)
