@@ -51,13 +51,17 @@ class OutgoingRecords:
         # Below half the request size, key and value fit whatever the other is (headers are checked
         # exactly): a message pays two len() calls, not a size estimate.
         size_limit = self._max_request_size // 2 - 1024
+        last_stream: object = None
         for envelope in envelopes:
             system_stream = envelope.system_stream
-            stream = system_stream.stream
-            serdes = serdes_of.get(stream)
-            if serdes is None:
-                serdes = self._stream_serdes(stream)
-            key_serde, msg_serde, key_raw, msg_raw = serdes
+            if system_stream is not last_stream:  # a run usually goes to one stream object: looked up once
+                last_stream = system_stream
+                stream = system_stream.stream
+                serdes = serdes_of.get(stream)
+                if serdes is None:
+                    serdes = self._stream_serdes(stream)
+                key_serde, msg_serde, key_raw, msg_raw = serdes
+                count = counts.get(stream)
             key, message, partition = envelope.key, envelope.message, envelope.partition
             key_hash = None
             try:
@@ -74,13 +78,13 @@ class OutgoingRecords:
                 raise SystemProducerError(
                     f"message to {system_stream}: Kafka needs a key or a value (both are None)"
                 )
-            if partition is not None:
-                count = counts.get(stream)
-                if type(partition) is not int or partition < 0 or (count is not None and partition >= count):
-                    raise SystemProducerError(
-                        f"message to {system_stream}: partition {partition!r} does not exist"
-                        + (f" (the topic has partitions 0..{count - 1})" if count else "")
-                    )
+            if partition is not None and (
+                type(partition) is not int or partition < 0 or (count is not None and partition >= count)
+            ):
+                raise SystemProducerError(
+                    f"message to {system_stream}: partition {partition!r} does not exist"
+                    + (f" (the topic has partitions 0..{count - 1})" if count else "")
+                )
             timestamp = envelope.timestamp
             if timestamp is not None and (type(timestamp) is not int or not 0 <= timestamp < 2**63):
                 raise SystemProducerError(
