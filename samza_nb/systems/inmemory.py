@@ -21,7 +21,8 @@ from samza_nb.api.streams import (
     SystemStreamPartition,
 )
 from samza_nb.errors import SamzaError, SystemConsumersError
-from samza_nb.systems.inmemory_broker import InMemoryBroker, stable_partition
+from samza_nb.systems.inmemory_broker import InMemoryBroker
+from samza_nb.systems.inmemory_partition import stable_partition
 from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
 
 if TYPE_CHECKING:
