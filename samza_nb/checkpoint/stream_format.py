@@ -25,6 +25,7 @@ CheckpointError naming the stream, the offset and the task: never a silent resta
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -149,14 +150,30 @@ class CheckpointFormat:
         if KEY_TYPE_VERSIONS[key.type] == 1:
             by_stream = {(s.system, s.stream): store for store, s in self.changelogs.items()}
             entries, legacy = decode_v1(data)
+            on_stream = Counter(
+                (ssp.system, ssp.stream) for ssp in entries if (ssp.system, ssp.stream) in by_stream
+            )
             for ssp, offset in entries.items():
                 store = by_stream.get((ssp.system, ssp.stream))
                 if store is not None:
-                    ssps[store] = ssp
-                    changelog_offset = None if offset is None else decode_changelog_offset(offset)[1]
-                    if changelog_offset is not None:
-                        stores[store] = changelog_offset
-                elif offset is not None:
+                    # The store's entry says "<checkpointId>:<offset>". A task may also read another
+                    # partition of its changelog stream: among several entries on the stream, one with a
+                    # plain offset is an input; a lone entry must be the store's (else: an error).
+                    try:
+                        changelog_offset = None if offset is None else decode_changelog_offset(offset)[1]
+                    except ValueError:
+                        if on_stream[(ssp.system, ssp.stream)] == 1:
+                            raise
+                        store = None
+                    else:
+                        if store in ssps:
+                            raise ValueError(
+                                f"store {store!r} has two changelog entries ({ssps[store]} and {ssp})"
+                            )
+                        ssps[store] = ssp
+                        if changelog_offset is not None:
+                            stores[store] = changelog_offset
+                if store is None and offset is not None:
                     offsets[ssp] = offset
             stores.update(legacy)
         else:
@@ -198,6 +215,13 @@ class CheckpointTable:
         self.format = checkpoint_format
         self._short_grouper = short_grouper_name(checkpoint_format.grouper)
         self._held: dict[str, _Held] = {}
+        self.unread: dict[str, set[int]] = {}
+        """Task → the checkpoint versions it has on the stream that are not read (not in
+        ``task.checkpoint.read.versions``)."""
+        self.stale_keys: dict[str, set[bytes]] = {}
+        """Task → keys of its checkpoints written in another spelling (samza_nb's format before Samza's:
+        the short grouper name): deleted (tombstoned) at the task's next write, so that compaction drops
+        them and Samza, which would refuse their grouper, never reads them."""
 
     @property
     def checkpoints(self) -> dict[str, Checkpoint]:
@@ -205,9 +229,10 @@ class CheckpointTable:
         return {task: h.checkpoint for task, h in self._held.items() if h.checkpoint is not None}
 
     def wrote(self, task_name: str, checkpoint: Checkpoint) -> None:
-        """Record that ``checkpoint`` was just written as the task's latest."""
+        """Record that ``checkpoint`` was just written as the task's latest (and its stale keys deleted)."""
         version = next((v for v in self.format.write_versions if v in self.format.read_versions), 1)
         self._held[task_name] = _Held(checkpoint, version, None)
+        self.stale_keys.pop(task_name, None)
 
     def apply(
         self, raw_key: bytes | None, raw_value: bytes | None, offset: int, timestamp: int | None = None
@@ -239,7 +264,16 @@ class CheckpointTable:
                 self.format.grouper,
             )
             return
-        if version not in self.format.read_versions or not self._overrides(task, version, timestamp):
+        if raw_key is not None and raw_key != CheckpointKey(key.type, task, self.format.grouper).encode():
+            stale = self.stale_keys.setdefault(task, set())
+            if raw_value is None:
+                stale.discard(raw_key)  # already deleted
+            else:
+                stale.add(raw_key)
+        if version not in self.format.read_versions:
+            self.unread.setdefault(task, set()).add(version)
+            return
+        if not self._overrides(task, version, timestamp):
             return
         checkpoint = None
         if raw_value is not None:
@@ -297,15 +331,29 @@ class StreamCheckpointManager:
     async def read_last_checkpoint(self, task_name: str) -> Checkpoint | None:
         """The last checkpoint of ``task_name`` on the stream (as read at start, or written since)."""
         self._require_started("read_last_checkpoint")
-        return self._table.checkpoints.get(task_name)
+        found = self._table.checkpoints.get(task_name)
+        unread = self._table.unread.get(task_name)
+        if found is None and unread:
+            log.warning(
+                "task %r has checkpoints of version %s only, which %s = %s does not read: it starts "
+                "from its inputs' offset.default",
+                task_name,
+                ",".join(map(str, sorted(unread))),
+                READ_VERSIONS_KEY,
+                ",".join(map(str, self.format.read_versions)),
+            )
+        return found
 
-    def _messages(self, task_name: str, checkpoint: Checkpoint) -> list[tuple[bytes, bytes]]:
-        """The keys and values of a write of ``checkpoint``; a CheckpointError when it is not one."""
+    def _messages(self, task_name: str, checkpoint: Checkpoint) -> list[tuple[bytes, bytes | None]]:
+        """The keys and values of a write of ``checkpoint``, then a tombstone (None) for each stale key of
+        the task (see :attr:`CheckpointTable.stale_keys`); a CheckpointError when it is not a checkpoint."""
         if not isinstance(checkpoint, Checkpoint):
             raise CheckpointError(
                 f"write_checkpoint of task {task_name!r} needs a Checkpoint, got {checkpoint!r}"
             )
-        return self.format.encode(task_name, checkpoint)
+        messages: list[tuple[bytes, bytes | None]] = list(self.format.encode(task_name, checkpoint))
+        messages += [(key, None) for key in sorted(self._table.stale_keys.get(task_name, ()))]
+        return messages
 
 
 __all__ = [

@@ -196,7 +196,10 @@ class StorageManager:
         storage = self._storage.get(task_name)
         if storage is None:
             return {}
-        changelog_offsets = dict(storage.checkpoint.changelog_offsets) if storage.checkpoint else {}
+        # Only the stores the job has now: an offset of a store removed from the config (or named only by a
+        # checkpoint taken over from another job) is left out, not carried forward.
+        previous = storage.checkpoint.changelog_offsets if storage.checkpoint else {}
+        changelog_offsets = {name: offset for name, offset in previous.items() if name in storage.changelogs}
         for name, ssp in storage.changelogs.items():
             metadata = (await self._admins[ssp.system].get_metadata([ssp.stream]))[ssp.stream][ssp.partition]
             if metadata.newest is not None:

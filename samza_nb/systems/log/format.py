@@ -68,6 +68,7 @@ _NAME_LEN = struct.Struct("<H")
 _VALUE_LEN = struct.Struct("<I")
 
 _NULL_VALUE: Final = 0xFFFFFFFF
+_MAX_HEADERS: Final = 0xFFFF  # the most headers per record, and the longest name in bytes (2-byte fields)
 """The value length of a None header value."""
 
 
@@ -191,9 +192,19 @@ def encode_headers(headers: Iterable[tuple[str, bytes | None]]) -> bytes:
     items = tuple(headers)
     if not items:
         return b""
+    if len(items) > _MAX_HEADERS:
+        raise SamzaError(f"{len(items)} headers on one record: the durable log holds at most {_MAX_HEADERS}")
     parts = [_HEADER_COUNT.pack(len(items))]
     for name, value in items:
-        raw_name = name.encode("utf-8")
+        try:
+            raw_name = name.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SamzaError(f"header name {name!r} is not valid text (it cannot be UTF-8)") from None
+        if len(raw_name) > _MAX_HEADERS:
+            raise SamzaError(
+                f"header name {name[:40]!r}... is {len(raw_name)} bytes: the durable log holds names of at "
+                f"most {_MAX_HEADERS} bytes"
+            )
         raw_value = as_bytes(value, f"header {name!r}")
         if raw_value is None:
             parts += [_NAME_LEN.pack(len(raw_name)), raw_name, _VALUE_LEN.pack(_NULL_VALUE)]

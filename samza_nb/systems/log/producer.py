@@ -102,12 +102,15 @@ class LogSystemProducer:
             stamps = _timestamps(pending, several)
             headers = _headers(pending, several, self.system)
             for stream, records in by_stream.items():
-                self.log.send_batch(
-                    stream,
-                    records,
-                    None if stamps is None else stamps[stream],
-                    None if headers is None else headers[stream],
-                )
+                try:
+                    self.log.send_batch(
+                        stream,
+                        records,
+                        None if stamps is None else stamps[stream],
+                        None if headers is None else headers[stream],
+                    )
+                except SamzaError as exc:
+                    raise SamzaError(f"stream {stream!r}: {exc}") from exc
         except SamzaError as exc:
             raise SystemProducerError(f"system {self.system!r}: {exc}") from exc
         self._pending = []

@@ -4,6 +4,7 @@ processes writing at once."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -191,3 +192,63 @@ def test_two_processes_write_checkpoints_of_their_own_tasks(tmp_path: Path) -> N
     with DurableLog(tmp_path / "log") as log:
         records = list(log.read(STREAM, 0))
     assert [offset for offset, _, _ in records] == list(range(600))  # v1 and v2 of each
+
+
+def test_checkpoints_in_samza_nbs_old_spelling_are_deleted_once_rewritten(tmp_path: Path) -> None:
+    """A checkpoint samza_nb wrote before it wrote Samza's format (short grouper name) is read, and the
+    task's next write deletes it (a tombstone under its key): compaction then drops it, and Samza, which
+    refuses a checkpoint of another grouper, never meets it."""
+    old_key = (
+        b'{"systemstreampartition-grouper-factory":"group-by-partition",'
+        b'"taskName":"Partition 0","type":"checkpoint"}'
+    )
+    old_value = (
+        b'{"SystemStreamPartition [kafka, in, 0]":{"offset":"5","partition":"0",'
+        b'"stream":"in","system":"kafka"}}'
+    )
+    with DurableLog(tmp_path / "log") as log:
+        log.create_stream(STREAM, 1)
+        log.append(STREAM, 0, [old_value], [old_key])
+        log.flush()
+
+    async def migrate() -> None:
+        m = manager(tmp_path, "Partition 0")
+        await m.start()
+        assert await m.read_last_checkpoint("Partition 0") == checkpoint("5")
+        await m.write_checkpoint("Partition 0", checkpoint("6"))
+        await m.write_checkpoint("Partition 0", checkpoint("7"))  # the tombstone is written once
+        await m.stop()
+
+    asyncio.run(migrate())
+    with DurableLog(tmp_path / "log") as log:
+        records = [(key, value) for _, key, value in log.read(STREAM, 0)]
+    assert [key for key, _ in records] == [
+        old_key,
+        encode_key("Partition 0"),
+        encode_key("Partition 0", kind="checkpoint-v2"),
+        old_key,
+        encode_key("Partition 0"),
+        encode_key("Partition 0", kind="checkpoint-v2"),
+    ]
+    assert records[3][1] is None
+
+
+def test_a_task_with_only_unread_versions_says_so(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A topic holding only v2 checkpoints, read with the default read versions (1), gives no checkpoint:
+    not silently."""
+
+    async def scenario() -> None:
+        writer = load_checkpoint_manager(job_config(tmp_path, **{"task.checkpoint.write.versions": "2"}))
+        writer.register("Partition 0")
+        await writer.start()
+        await writer.write_checkpoint("Partition 0", checkpoint("3"))
+        await writer.stop()
+        reader = manager(tmp_path, "Partition 0")
+        await reader.start()
+        with caplog.at_level(logging.WARNING):
+            assert await reader.read_last_checkpoint("Partition 0") is None
+        await reader.stop()
+
+    asyncio.run(scenario())
+    assert "task 'Partition 0' has checkpoints of version 2 only" in caplog.text
+    assert "task.checkpoint.read.versions = 1" in caplog.text

@@ -154,3 +154,26 @@ def test_headers_round_trip_through_a_job_on_the_durable_log(tmp_path: Path) -> 
     with DurableLog(tmp_path / "log") as log:
         out = [(value, headers) for _, _, value, headers in log.read_records("out", 0)]
     assert out == [(b"m0", (*HEADERS, ("from-offset", b"0"))), (b"m1", (("from-offset", b"1"),))]
+
+
+def test_headers_the_log_cannot_hold_are_refused_naming_the_stream(tmp_path: Path) -> None:
+    """More than 65535 headers, a name over 65535 bytes or a name that is not text: a SystemProducerError
+    naming the stream, never a struct or codec error from deep inside."""
+    out = SystemStream("log", "out")
+    bad = [
+        (tuple(("h", b"") for _ in range(70_000)), "stream 'out': 70000 headers on one record"),
+        ((("n" * 70_000, b""),), "stream 'out': header name 'nnnn.* is 70000 bytes"),
+        ((("\ud800", b""),), r"log.out: header name '\\ud800' is not valid text"),
+    ]
+
+    async def refused(headers: Any) -> None:
+        producer = LogSystemFactory().get_producer(
+            "log", Config({"systems.log.log.dir": str(tmp_path / "log")})
+        )
+        await producer.start()
+        producer.send("t", OutgoingMessageEnvelope(out, b"v", headers=headers))
+        await producer.flush("t")
+
+    for headers, message in bad:
+        with pytest.raises(SystemProducerError, match=message):
+            asyncio.run(refused(headers))
