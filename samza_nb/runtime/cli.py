@@ -182,14 +182,14 @@ def run_command(args: argparse.Namespace) -> int:
     setup_logging(args.verbose)
     try:
         config = load_job_config(args.config_path, args.overrides, args.strict)
+        if args.restore_state and not needs_planning(config):
+            restore_state([config])
         if args.runner == "spark":
             from samza_nb.runtime.spark_cli import run_on_spark  # imports pyspark only when asked
 
             return run_on_spark(config, args)
         if needs_planning(config):
             return asyncio.run(_run_application(config, args))
-        if args.restore_state:
-            restore_state([config])
         if config.get_int("job.container.count", 1) > 1:
             return run_containers(config, args)
         task = load_task_factory(config)

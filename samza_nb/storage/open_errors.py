@@ -87,7 +87,7 @@ def open_error(path: str, exc: duckdb.Error) -> CheckpointError:
             f"job database {path} is open for writing in this process (a running job?): read it through "
             f"that connection instead (query_store_on with the job's DuckDB connection): {text}"
         )
-    if "lock" in lowered:
+    if "could not set lock" in lowered or "conflicting lock" in lowered:
         holder = _PID.search(text)
         who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
         stop = f"stop process {holder.group(2)}" if holder else "stop it"
@@ -95,15 +95,30 @@ def open_error(path: str, exc: duckdb.Error) -> CheckpointError:
             f"job database {path} is in use by {who}: DuckDB lets one process write a file. Is the same "
             f"job already running? Wait for it or {stop}, or run this one with another job.id"
         )
+    return damage(path, exc) or CheckpointError(f"job database {path} could not be opened: {text}")
+
+
+def damage(path: str, exc: duckdb.Error) -> UnusableStateFileError | None:
+    """The :class:`UnusableStateFileError` when DuckDB's ``exc`` (from any use of the file at ``path``)
+    says the file is truncated, damaged or not DuckDB; None for any other error."""
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
     if "not a valid duckdb database" in lowered:
         return UnusableStateFileError(
             path, "it is not a DuckDB database (empty, corrupt or a different kind of file)"
         )
     if "could not read enough bytes" in lowered:
         return UnusableStateFileError(path, f"it is truncated ({text})")
-    if "corrupt" in lowered or "checksum" in lowered:
+    if "corrupt database file" in lowered or "does not match stored checksum" in lowered:
         return UnusableStateFileError(path, f"it is damaged ({text})")
-    return CheckpointError(f"job database {path} could not be opened: {text}")
+    return None
+
+
+def use_error(path: str, exc: duckdb.Error, doing: str) -> CheckpointError:
+    """The error for DuckDB's ``exc`` while ``doing`` something with the open file at ``path``: an
+    :class:`UnusableStateFileError` (saying what to do) when the file turned out damaged, else a
+    CheckpointError naming the file and what failed."""
+    return damage(path, exc) or CheckpointError(f"job database {path}: {doing} failed: {exc}")
 
 
 def check_complete(conn: duckdb.DuckDBPyConnection, path: str) -> None:
@@ -136,7 +151,9 @@ __all__ = [
     "UnusableStateFileError",
     "check_complete",
     "companions",
+    "damage",
     "is_state_file",
     "open_error",
     "remedy",
+    "use_error",
 ]

@@ -1,11 +1,12 @@
 """``samza-nb run --restore-state``: move the job's unusable state files aside, so the stores restore from
 their changelogs.
 
-Each task partition's state file (``stores/partition-<n>.duckdb``) is opened and checked as the job would;
-one that cannot be used (truncated, not a DuckDB file, damaged: :class:`UnusableStateFileError`) is
-renamed, with DuckDB's ``.wal`` beside it, to ``<name>.unusable-<UTC time>`` in the same directory: kept
-for inspection, never deleted. The job then finds no state file for that partition and restores every
-store of it from its changelog (and resumes from the checkpoint), as on a new machine.
+Each task partition's state file (``stores/partition-<n>.duckdb``) is opened and checked as the job
+would, then a copy of it is used up: every block read (DuckDB checks their checksums). One that cannot be used
+(truncated, not a DuckDB file, damaged: :class:`UnusableStateFileError`) is renamed, with DuckDB's
+``.wal`` beside it, to ``<name>.unusable-<UTC time>`` in the same directory: kept for inspection, never
+deleted. The job then finds no state file for that partition and restores every store of it from its
+changelog (and resumes from the checkpoint), as on a new machine.
 
 Refused, moving nothing: a store without a changelog (its state exists only in the file: delete the file
 yourself to start it empty), and files that fail for other reasons (in use by a live process, another
@@ -14,14 +15,24 @@ job's): their errors say what to do.
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import duckdb
+
 from samza_nb.errors import CheckpointError
-from samza_nb.storage.job_files import job_identity, state_directory
-from samza_nb.storage.open_errors import RESTORE_STATE_OPTION, UnusableStateFileError, companions
+from samza_nb.storage.job_files import job_identity, quote_ident, state_directory
+from samza_nb.storage.open_errors import (
+    RESTORE_STATE_OPTION,
+    UnusableStateFileError,
+    companions,
+    use_error,
+)
 from samza_nb.storage.settings import changelog_stream, configured_store_names
 from samza_nb.storage.state_file import StateFile
 
@@ -39,8 +50,9 @@ class SetAside:
 
 
 def unusable_state_files(config: Config) -> list[UnusableStateFileError]:
-    """The job's task partition state files that cannot be used, each with why (opens and closes every
-    one). Other errors opening them (in use, another job's) are raised as they are."""
+    """The job's task partition state files that cannot be used, each with why: each is opened as the job
+    would, then a copy of it is used up (see :func:`use_up_a_copy`). Other errors opening them (in use by
+    a live process, another job's) are raised as they are."""
     directory = state_directory(config)
     if not directory.is_dir():
         return []
@@ -50,11 +62,45 @@ def unusable_state_files(config: Config) -> list[UnusableStateFileError]:
         file = StateFile(path, job_name, job_id)
         try:
             file.open()
+            file.close()
+            use_up_a_copy(path)
         except UnusableStateFileError as exc:
             found.append(exc)
         finally:
             file.close()
     return found
+
+
+def use_up_a_copy(path: Path) -> None:
+    """:class:`UnusableStateFileError` (naming ``path``) when some block of the file is damaged or
+    missing. DuckDB checks a block's checksum when it reads it, and reads index blocks only when keys are
+    removed at a commit, so the check works on a copy (with its ``.wal``) in a scratch directory beside the
+    file: every column of every table is read, then every row deleted and committed, then a checkpoint
+    forced. The file itself is only read."""
+    with tempfile.TemporaryDirectory(prefix=".check-", dir=path.parent) as scratch:
+        copy = Path(scratch) / path.name
+        for source in companions(path):
+            shutil.copyfile(source, copy.with_name(source.name))
+        try:
+            conn = duckdb.connect(str(copy))
+        except duckdb.Error as exc:
+            raise use_error(str(path), exc, "opening a copy") from exc
+        try:
+            tables = conn.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+            ).fetchall()
+            for (table,) in tables:
+                name = quote_ident(str(table))
+                conn.execute(f"SELECT max(hash(COLUMNS(*))) FROM {name}").fetchall()
+                conn.execute("BEGIN TRANSACTION")
+                conn.execute(f"DELETE FROM {name}")
+                conn.execute("COMMIT")
+            conn.execute("FORCE CHECKPOINT")
+        except duckdb.Error as exc:
+            raise use_error(str(path), exc, "reading a copy") from exc
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                conn.close()
 
 
 def set_aside_unusable_state(config: Config) -> list[SetAside]:
@@ -102,4 +148,4 @@ def _partition_number(path: Path) -> int:
     return int(digits) if digits.isdigit() else -1
 
 
-__all__ = ["SetAside", "set_aside_unusable_state", "unusable_state_files"]
+__all__ = ["SetAside", "set_aside_unusable_state", "unusable_state_files", "use_up_a_copy"]

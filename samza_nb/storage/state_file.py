@@ -35,7 +35,7 @@ from samza_nb.storage.job_files import (
     now_ms,
     open_database,
 )
-from samza_nb.storage.open_errors import check_complete, open_error
+from samza_nb.storage.open_errors import check_complete, open_error, use_error
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ class StateFile:
         try:
             rows = cur.execute(f"SELECT task_name FROM {TASKS_TABLE}").fetchall()
         except duckdb.Error as exc:
-            raise CheckpointError(f"job database {self._path}: reading its tasks failed: {exc}") from exc
+            raise use_error(self._path, exc, "reading its tasks") from exc
         finally:
             cur.close()
         return {str(row[0]) for row in rows}
@@ -170,9 +170,7 @@ class StateFile:
             finally:
                 cur.rollback()
         except duckdb.Error as exc:
-            raise CheckpointError(
-                f"job database {self._path}: reading the offsets of task {task_name!r} failed: {exc}"
-            ) from exc
+            raise use_error(self._path, exc, f"reading the offsets of task {task_name!r}") from exc
         finally:
             cur.close()
         if known is None:
@@ -203,7 +201,7 @@ class StateFile:
                 try:
                     cur.commit()
                 except duckdb.Error as exc:
-                    raise CheckpointError(f"job database {self._path}: commit failed: {exc}") from exc
+                    raise use_error(self._path, exc, "commit") from exc
             except BaseException:
                 try:
                     # A failed COMMIT has already ended the transaction: a rollback would then fail and
@@ -291,9 +289,7 @@ def write_offsets(
                 ],
             )
     except duckdb.Error as exc:
-        raise CheckpointError(
-            f"job database {path}: writing the offsets of task {task_name!r} failed: {exc}"
-        ) from exc
+        raise use_error(path, exc, f"writing the offsets of task {task_name!r}") from exc
 
 
 __all__ = ["StateFile", "StateTransaction", "TaskOffsets", "write_offsets"]

@@ -9,12 +9,12 @@ import subprocess
 import sys
 import textwrap
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.unit.container.test_state_jobs import store_contents
-from tests.unit.runtime.test_cli import one_error_line
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -52,6 +52,13 @@ def words(start: int, count: int) -> list[str]:
 def add_words(workdir: Path, lines: list[str]) -> None:
     with (workdir / "words.txt").open("a") as file:
         file.writelines(f"{line}\n" for line in lines)
+
+
+def one_error_line(stderr: str) -> str:
+    """The one error line (a warning before it is fine: a commit that failed drops its writes)."""
+    errors = [line for line in stderr.splitlines() if line.startswith("samza-nb: error: ")]
+    assert len(errors) == 1 and "Traceback" not in stderr, stderr
+    return errors[0]
 
 
 def env() -> dict[str, str]:
@@ -99,7 +106,24 @@ def empty(path: Path) -> None:
     path.write_bytes(b"")
 
 
-@pytest.mark.parametrize("damage", [truncate, garbage, empty], ids=["truncated", "not DuckDB", "empty"])
+def flip_block(at: float) -> Callable[[Path], None]:
+    """Flip 64 bytes ``at`` (a fraction) into the file's blocks: DuckDB's block checksum then fails, on
+    open (the first block) or only when the block is first read (a store's data: at the commit)."""
+
+    def flip(path: Path) -> None:
+        data = bytearray(path.read_bytes())
+        start = 12288 + int((len(data) - 12288) * at)
+        data[start : start + 64] = bytes(b ^ 0xFF for b in data[start : start + 64])
+        path.write_bytes(bytes(data))
+
+    return flip
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [truncate, garbage, empty, flip_block(0.001), flip_block(0.2)],
+    ids=["truncated", "not DuckDB", "empty", "damaged first block", "damaged data block"],
+)
 def test_an_unusable_state_file_is_one_line_naming_the_file_and_restore_state_rebuilds_it(
     job: Path, damage: object
 ) -> None:
