@@ -2,8 +2,9 @@
 
 ``samza-nb run --config-path job.properties`` runs the job in this process until its inputs end, a limit is
 reached (``--max-messages``, ``--timeout``) or it is interrupted (Ctrl-C, SIGTERM: a graceful stop that
-commits; a second Ctrl-C forces it). Exit status: 0 done or stopped, 1 the job failed, 2 bad config or usage,
-130 forced stop.
+commits; a second Ctrl-C forces it). ``--restore-state`` first moves the job's unusable state files
+(truncated, not DuckDB, damaged) aside, so their stores restore from the changelogs. Exit status: 0 done
+or stopped, 1 the job failed, 2 bad config or usage, 130 forced stop.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ from samza_nb.runtime.job_group import JobGroup
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.runtime.log_dump_cli import add_log_dump_command
 from samza_nb.runtime.multi_container import MultiContainerRun, run_containers
+from samza_nb.storage.open_errors import RESTORE_STATE_OPTION
+from samza_nb.storage.restore_state import set_aside_unusable_state
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -111,6 +114,12 @@ def add_run_command(commands: Any) -> None:
         action="store_true",
         help="an unknown config key that looks like a typo of a known one is an error, not a warning",
     )
+    run.add_argument(
+        RESTORE_STATE_OPTION,
+        action="store_true",
+        help="first move the job's unusable state files (truncated, not DuckDB, damaged) aside as "
+        "<file>.unusable-<time>, so their stores restore from the changelogs",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
     run.set_defaults(handler=run_command)
@@ -173,6 +182,8 @@ def run_command(args: argparse.Namespace) -> int:
     setup_logging(args.verbose)
     try:
         config = load_job_config(args.config_path, args.overrides, args.strict)
+        if args.restore_state and not needs_planning(config):
+            restore_state([config])
         if args.runner == "spark":
             from samza_nb.runtime.spark_cli import run_on_spark  # imports pyspark only when asked
 
@@ -187,10 +198,22 @@ def run_command(args: argparse.Namespace) -> int:
     return asyncio.run(_run_coordinated([config], task, args))
 
 
+def restore_state(configs: Sequence[Config]) -> None:
+    """``--restore-state``: move each job's unusable state files aside, saying so (one line each)."""
+    for config in configs:
+        for moved in set_aside_unusable_state(config):
+            say(
+                f"{RESTORE_STATE_OPTION}: moved {moved.path} ({moved.reason}) aside to {moved.moved_to}; "
+                "its stores restore from their changelogs"
+            )
+
+
 async def _run_application(config: Config, args: argparse.Namespace) -> int:
     """Plan the application of ``app.class``, then run its jobs (one, or one per stage)."""
     try:
         prepared = await prepare_configured_application(config)
+        if args.restore_state:
+            restore_state(prepared.jobs)
     except Exception as exc:
         return report_error(exc, args.verbose)
     if config.get_int("job.container.count", 1) > 1:

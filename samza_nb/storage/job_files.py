@@ -28,6 +28,7 @@ import duckdb
 
 from samza_nb.config.catalogue import default_of, job_id, job_name
 from samza_nb.errors import CheckpointError, ConfigError
+from samza_nb.storage.open_errors import UnusableStateFileError, open_error
 
 if TYPE_CHECKING:
     from samza_nb.config.config import Config
@@ -147,30 +148,7 @@ def open_database(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConne
     try:
         return duckdb.connect(path, read_only=read_only)
     except duckdb.Error as exc:
-        raise _open_error(path, exc) from exc
-
-
-def _open_error(path: str, exc: duckdb.Error) -> CheckpointError:
-    text = str(exc)
-    lowered = text.lower()
-    if "different configuration" in lowered:
-        # DuckDB shares one database instance per file within a process, so a read-only open of a file this
-        # process has open for writing is refused; the writer's connection can read it.
-        return CheckpointError(
-            f"job database {path} is open for writing in this process (a running job?): read it through "
-            f"that connection instead (query_store_on with the job's DuckDB connection): {text}"
-        )
-    if "lock" in lowered:
-        return CheckpointError(
-            f"job database {path} is in use by another process (DuckDB allows one process per file while "
-            f"it is written; is the same job already running?): {text}"
-        )
-    if "not a valid duckdb database" in lowered:
-        return CheckpointError(
-            f"job database {path} is not a DuckDB database (corrupt or a different kind of file); it is "
-            "neither used nor overwritten. Move it away to start without it."
-        )
-    return CheckpointError(f"job database {path} could not be opened: {text}")
+        raise open_error(path, exc) from exc
 
 
 # -- format --------------------------------------------------------------------------------------------
@@ -261,6 +239,9 @@ def validate(
     try:
         rows = conn.execute(f"SELECT key, value FROM {META_TABLE}").fetchall()
     except duckdb.Error as exc:
+        error = open_error(path, exc)
+        if isinstance(error, UnusableStateFileError):  # a damaged or missing block, not a foreign table
+            raise error from exc
         raise CheckpointError(
             f"job database {path}: table {META_TABLE} is not samza_nb's ({exc}); refusing to use the file"
         ) from exc

@@ -35,6 +35,7 @@ from samza_nb.storage.job_files import (
     now_ms,
     open_database,
 )
+from samza_nb.storage.open_errors import check_complete, open_error, use_error
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,8 @@ class StateFile:
         return conn
 
     def open(self) -> None:
-        """Open (or create) and validate the file; CheckpointError naming the path if it is unusable."""
+        """Open (or create) and validate the file; CheckpointError naming the path if it is unusable
+        (:class:`UnusableStateFileError` when it is truncated, damaged or not a DuckDB file)."""
         with self._lock:
             if self._conn is not None or self._closed:
                 raise CheckpointError(f"job database {self._path} was already opened by this StateFile")
@@ -116,7 +118,12 @@ class StateFile:
                 new_database = self._path == IN_MEMORY or not Path(self._path).exists()
                 conn = open_database(self._path)
             try:
+                if self._given is None and not new_database:
+                    check_complete(conn, self._path)
                 ensure_schema(conn, self._path, self._job_name, self._job_id, new_database=new_database)
+            except duckdb.Error as exc:  # a damaged block read while checking the file
+                conn.close()
+                raise open_error(self._path, exc) from exc
             except BaseException:
                 conn.close()
                 raise
@@ -139,7 +146,7 @@ class StateFile:
         try:
             rows = cur.execute(f"SELECT task_name FROM {TASKS_TABLE}").fetchall()
         except duckdb.Error as exc:
-            raise CheckpointError(f"job database {self._path}: reading its tasks failed: {exc}") from exc
+            raise use_error(self._path, exc, "reading its tasks") from exc
         finally:
             cur.close()
         return {str(row[0]) for row in rows}
@@ -163,9 +170,7 @@ class StateFile:
             finally:
                 cur.rollback()
         except duckdb.Error as exc:
-            raise CheckpointError(
-                f"job database {self._path}: reading the offsets of task {task_name!r} failed: {exc}"
-            ) from exc
+            raise use_error(self._path, exc, f"reading the offsets of task {task_name!r}") from exc
         finally:
             cur.close()
         if known is None:
@@ -196,7 +201,7 @@ class StateFile:
                 try:
                     cur.commit()
                 except duckdb.Error as exc:
-                    raise CheckpointError(f"job database {self._path}: commit failed: {exc}") from exc
+                    raise use_error(self._path, exc, "commit") from exc
             except BaseException:
                 try:
                     # A failed COMMIT has already ended the transaction: a rollback would then fail and
@@ -284,9 +289,7 @@ def write_offsets(
                 ],
             )
     except duckdb.Error as exc:
-        raise CheckpointError(
-            f"job database {path}: writing the offsets of task {task_name!r} failed: {exc}"
-        ) from exc
+        raise use_error(path, exc, f"writing the offsets of task {task_name!r}") from exc
 
 
 __all__ = ["StateFile", "StateTransaction", "TaskOffsets", "write_offsets"]
