@@ -131,3 +131,37 @@ def test_empty_token_refused() -> None:
 )
 def test_is_loopback(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
+
+
+class ModelEndpoints(Endpoints):
+    """Serves the job model of job ``other`` (id 7)."""
+
+    def job_model_json(self) -> bytes:
+        config = {
+            "job.name": "other",
+            "job.id": "7",
+            "task.inputs": "mem.in",
+            "task.class": "tests.unit.coordinator.test_http_reach.NoTask",
+            "systems.mem.samza.factory": "samza_nb.systems.inmemory.InMemorySystemFactory",
+        }
+        return json.dumps(
+            {"config": config, "containers": {"0": {"processor-id": "0", "tasks": {}}}}
+        ).encode()
+
+
+@pytest.mark.parametrize("expected", [("mine", None), (None, "8"), ("mine", "7"), ("other", "8")])
+def test_container_refuses_a_job_model_of_another_job(expected: tuple[str | None, str | None]) -> None:
+    import asyncio
+
+    from samza_nb.runtime.container_cli import ContainerProcess
+
+    endpoints = ModelEndpoints()
+    server = CoordinatorHttpServer(endpoints)
+    try:
+        process = ContainerProcess(server.url, "0", 5.0)
+        process.expected_job = expected
+        with pytest.raises(SamzaError, match="is of job 'other' \\(id '7'\\).*refusing"):
+            asyncio.run(process.run())
+        assert process.container is None  # never started
+    finally:
+        server.stop()
