@@ -90,6 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The stdlib's own errors (a malformed request line, an unknown method) as JSON too."""
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # unparsable request: still answer with a status line
+            self.request_version = "HTTP/1.0"
         try:
             status = HTTPStatus(code)
         except ValueError:
@@ -97,6 +99,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(status, {"error": message or status.phrase})
 
     def _dispatch(self, method: str) -> None:
+        if self.request_version == "HTTP/0.9":  # "GET /path" without a version: no headers, no token
+            self.send_error(HTTPStatus.BAD_REQUEST, "a request line needs an HTTP version (HTTP/1.x)")
+            return
         if not self._authorised():
             self._discard_body()
             self._json(
