@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 import urllib.error
 import urllib.request
@@ -14,6 +15,8 @@ from samza_nb.errors import SamzaError
 REQUEST_TIMEOUT_S = 10.0
 FIRST_PAUSE_S = 0.05
 MAX_PAUSE_S = 1.0
+TOKEN_ENV = "SAMZA_COORDINATOR_TOKEN"
+"""The job's token for a coordinator bound to a non-loopback address (sent as a Bearer token when set)."""
 
 
 class CoordinatorUnreachable(SamzaError):
@@ -61,6 +64,9 @@ def _request(url: str, body: bytes | None, method: str, timeout_s: float = REQUE
     """The response body of a 2xx answer. Not reachable: CoordinatorUnreachable without a cause (worth a
     retry); an HTTP error answer: CoordinatorUnreachable caused by it, naming its error text."""
     headers = {"Content-Type": "application/json"} if body is not None else {}
+    token = os.environ.get(TOKEN_ENV)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
@@ -82,4 +88,4 @@ def _error_text(exc: urllib.error.HTTPError) -> str:
         return exc.reason if isinstance(exc.reason, str) else str(exc.reason)
 
 
-__all__ = ["CoordinatorUnreachable", "fetch_job_model", "send_report"]
+__all__ = ["TOKEN_ENV", "CoordinatorUnreachable", "fetch_job_model", "send_report"]

@@ -5,12 +5,20 @@ last report, ``PUT`` (or ``POST``) ``/containers/<id>/status`` a container's rep
 ``{"ok": true}``, plus ``"stop": true`` once the coordinator asks its containers to stop). Every answer is
 JSON; errors are ``{"error": "..."}`` with 400, 404, 405, 411 or 413, and an unexpected failure is a 500 whose
 body names the error but never carries a traceback.
+
+Who can reach it: it binds 127.0.0.1 unless configured otherwise. Bound to any other address it requires
+the job's token (generated at start unless given, handed to the containers in ``SAMZA_COORDINATOR_TOKEN``)
+in an ``Authorization: Bearer <token>`` header on every request, compared in constant time; a request
+without it, or with another, is answered 401 before anything else is read.
 """
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
 import logging
+import secrets
 import threading
 from collections.abc import Collection, Mapping
 from http import HTTPStatus
@@ -82,6 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """The stdlib's own errors (a malformed request line, an unknown method) as JSON too."""
         self.close_connection = True
+        if self.request_version == "HTTP/0.9":  # unparsable request: still answer with a status line
+            self.request_version = "HTTP/1.0"
         try:
             status = HTTPStatus(code)
         except ValueError:
@@ -89,11 +99,32 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(status, {"error": message or status.phrase})
 
     def _dispatch(self, method: str) -> None:
+        if self.request_version == "HTTP/0.9":  # "GET /path" without a version: no headers, no token
+            self.send_error(HTTPStatus.BAD_REQUEST, "a request line needs an HTTP version (HTTP/1.x)")
+            return
+        if not self._authorised():
+            self._discard_body()
+            self._json(
+                HTTPStatus.UNAUTHORIZED,
+                {"error": "this job coordinator needs its job's token (Authorization: Bearer <token>)"},
+                {"WWW-Authenticate": "Bearer"},
+            )
+            return
         try:
             self._route(method, unquote(urlsplit(self.path).path))
         except Exception as exc:  # never a traceback to the client
             log.exception("job coordinator: %s %s failed", method, self.path)
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(exc).__name__}"})
+
+    def _authorised(self) -> bool:
+        expected = self.server.token
+        if expected is None:
+            return True
+        given = self.headers.get("Authorization", "")
+        scheme, _, value = given.strip().partition(" ")
+        if scheme.lower() != "bearer":
+            return False
+        return hmac.compare_digest(value.strip().encode("utf-8", "replace"), expected.encode())
 
     def _route(self, method: str, path: str) -> None:
         endpoints = self.server.endpoints
@@ -182,12 +213,36 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     endpoints: CoordinatorEndpoints
+    token: str | None
+
+
+def is_loopback(host: str) -> bool:
+    """True when ``host`` is a loopback address or ``localhost`` (only this machine can reach it)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 class CoordinatorHttpServer:
-    """Serves ``endpoints`` on ``host``:``port`` (0 = a free port) from a daemon thread until ``stop``."""
+    """Serves ``endpoints`` on ``host``:``port`` (0 = a free port) from a daemon thread until ``stop``.
 
-    def __init__(self, endpoints: CoordinatorEndpoints, host: str = "127.0.0.1", port: int = 0) -> None:
+    On a loopback ``host`` no token is needed unless ``token`` is given; on any other address every
+    request must carry ``token`` (a fresh random one when None, see :attr:`token`) or gets 401."""
+
+    def __init__(
+        self,
+        endpoints: CoordinatorEndpoints,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+    ) -> None:
+        if token is None and not is_loopback(host):
+            token = secrets.token_urlsafe(32)
+        if token is not None and (not token or not token.isascii() or not token.isprintable()):
+            raise SamzaError("the job coordinator's token must be non-empty printable ASCII")
         try:
             self._server = _Server((host, port), _Handler)
         except OSError as exc:
@@ -195,6 +250,7 @@ class CoordinatorHttpServer:
                 f"the job coordinator cannot listen on {host}:{port}: {exc.strerror or exc}"
             ) from None
         self._server.endpoints = endpoints
+        self._server.token = token
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             args=(SHUTDOWN_POLL_S,),
@@ -210,6 +266,11 @@ class CoordinatorHttpServer:
         text = host.decode() if isinstance(host, bytes) else str(host)
         return f"http://{f'[{text}]' if ':' in text else text}:{port}"
 
+    @property
+    def token(self) -> str | None:
+        """The token every request must carry (None: none needed, the server is loopback-only)."""
+        return self._server.token
+
     def stop(self) -> None:
         """Stop serving and release the port (idempotent)."""
         if self._thread.is_alive():
@@ -218,4 +279,4 @@ class CoordinatorHttpServer:
         self._server.server_close()
 
 
-__all__ = ["MAX_BODY_BYTES", "CoordinatorEndpoints", "CoordinatorHttpServer"]
+__all__ = ["MAX_BODY_BYTES", "CoordinatorEndpoints", "CoordinatorHttpServer", "is_loopback"]

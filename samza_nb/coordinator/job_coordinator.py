@@ -115,6 +115,14 @@ class JobCoordinator:
             raise SamzaError("the job coordinator has not started: it serves no URL yet")
         return self._server.url
 
+    @property
+    def token(self) -> str | None:
+        """The token requests need (after :meth:`start`; None when the service is loopback-only), what
+        containers get in SAMZA_COORDINATOR_TOKEN."""
+        if self._server is None:
+            raise SamzaError("the job coordinator has not started: it has no token yet")
+        return self._server.token
+
     async def start(self) -> None:
         """Bootstrap, compute and persist the job model, and serve it (see the class)."""
         self._loop = asyncio.get_running_loop()

@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 
 URL_ENV = "SAMZA_COORDINATOR_URL"
 ID_ENV = "SAMZA_CONTAINER_ID"
+JOB_NAME_ENV = "SAMZA_JOB_NAME"
+JOB_ID_ENV = "SAMZA_JOB_ID"
+"""The job (``job.name``, ``job.id``) the container belongs to: a served job model of another is refused."""
 FETCH_TIMEOUT_KEY = "cluster-manager.container.coordinator.timeout.ms"
 FETCH_TIMEOUT_S = 30.0
 """How long to wait for the coordinator's job model (before the job's config, which has the key, is known)."""
@@ -75,6 +78,7 @@ def container_command(args: argparse.Namespace) -> int:
     who = f"container {args.container_id}: "
     try:
         process = ContainerProcess(args.coordinator_url, args.container_id, args.connect_timeout)
+        process.expected_job = (os.environ.get(JOB_NAME_ENV) or None, os.environ.get(JOB_ID_ENV) or None)
         return asyncio.run(process.run())
     except Exception as exc:
         return report_error(exc, args.verbose, who)
@@ -94,6 +98,8 @@ class ContainerProcess:
         self._job: asyncio.Future[None] | None = None
         self._lost: str | None = None
         self._unknown = False
+        self.expected_job: tuple[str | None, str | None] = (None, None)
+        """(job.name, job.id) this container belongs to; a job model of another job is refused."""
 
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
@@ -101,6 +107,7 @@ class ContainerProcess:
         self._unknown = self.container_id not in model.containers  # the container's run says so
         try:
             config = Config(model.config).validate()
+            self._refuse_foreign_job(config)
             factory = load_task_factory(config)
         except SamzaError as exc:
             await self._final_report(exc)  # the runner names the container with this error
@@ -134,6 +141,16 @@ class ContainerProcess:
         if error is not None:
             raise error
         return EXIT_OK
+
+    def _refuse_foreign_job(self, config: Config) -> None:
+        """A SamzaError naming both jobs when the served model's job.name or job.id is not this one's."""
+        name, job_id = self.expected_job
+        served = (config.job_name(), config.job_id())
+        if (name is not None and served[0] != name) or (job_id is not None and served[1] != job_id):
+            raise SamzaError(
+                f"the job model at {self.url} is of job {served[0]!r} (id {served[1]!r}), not of this "
+                f"container's job {name!r} (id {job_id!r}); refusing to run it"
+            )
 
     def _on_signal(self, signum: int) -> None:
         self.signals += 1
@@ -213,4 +230,12 @@ class ContainerProcess:
             log.warning("container %s: the final status report failed: %s", self.container_id, exc)
 
 
-__all__ = ["ID_ENV", "URL_ENV", "ContainerProcess", "add_container_command", "container_command"]
+__all__ = [
+    "ID_ENV",
+    "JOB_ID_ENV",
+    "JOB_NAME_ENV",
+    "URL_ENV",
+    "ContainerProcess",
+    "add_container_command",
+    "container_command",
+]

@@ -19,10 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from samza_nb.config import Config
+from samza_nb.coordinator.client import TOKEN_ENV
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.coordinator.status import JobStatus
 from samza_nb.runtime.console import PROG
-from samza_nb.runtime.container_cli import ID_ENV, URL_ENV
+from samza_nb.runtime.container_cli import ID_ENV, JOB_ID_ENV, JOB_NAME_ENV, URL_ENV
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,11 @@ class ContainerProcesses:
             raise
         env = dict(os.environ)
         env[URL_ENV] = self.coordinator.url
+        env.pop(TOKEN_ENV, None)
+        env[JOB_NAME_ENV] = self.coordinator.config.job_name()
+        env[JOB_ID_ENV] = self.coordinator.config.job_id()
+        if self.coordinator.token is not None:
+            env[TOKEN_ENV] = self.coordinator.token
         # The task class is imported from the working directory, as in a run in this process.
         path = (*self.python_path, os.getcwd(), env.get("PYTHONPATH", ""))
         env["PYTHONPATH"] = os.pathsep.join(p for p in path if p)

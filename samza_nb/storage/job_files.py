@@ -28,6 +28,7 @@ import duckdb
 
 from samza_nb.config.catalogue import default_of, job_id, job_name
 from samza_nb.errors import CheckpointError, ConfigError
+from samza_nb.storage.file_modes import drop_world_write
 from samza_nb.storage.open_errors import UnusableStateFileError, open_error
 
 if TYPE_CHECKING:
@@ -146,9 +147,12 @@ def open_database(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConne
             except OSError as exc:
                 raise CheckpointError(f"job database {path}: cannot create its directory: {exc}") from exc
     try:
-        return duckdb.connect(path, read_only=read_only)
+        connection = duckdb.connect(path, read_only=read_only)
     except duckdb.Error as exc:
         raise open_error(path, exc) from exc
+    if path != IN_MEMORY and not read_only:
+        drop_world_write(path)
+    return connection
 
 
 # -- format --------------------------------------------------------------------------------------------
