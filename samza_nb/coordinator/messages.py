@@ -142,7 +142,7 @@ class CoordinatorStreamMessage:
         naming ``where`` (e.g. the stream and offset) and what is wrong."""
         try:
             parsed_key = json.loads(key)
-        except (ValueError, UnicodeDecodeError, TypeError) as exc:
+        except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
             raise SamzaError(f"{where}: the key {key!r:.80} is not JSON: {exc}") from None
         if (
             not isinstance(parsed_key, list)
@@ -160,7 +160,7 @@ class CoordinatorStreamMessage:
             return cls(type_, name, None, version=version)
         try:
             parsed = json.loads(value)
-        except (ValueError, UnicodeDecodeError, TypeError) as exc:
+        except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
             raise SamzaError(
                 f"{where}: the value {value!r:.80} of key {key!r:.80} is not JSON: {exc}"
             ) from None
