@@ -31,11 +31,11 @@ fuzz: Final = settings(
 """The settings of every fuzz property (see the module docstring)."""
 
 
-def parses(parse: Callable[..., _T], *args: Any) -> _T | None:
-    """``parse(*args)``: its value, or None when it raised a SamzaError with a message. Any other exception
+def parses(parse: Callable[..., _T], *args: Any, **kwargs: Any) -> _T | None:
+    """``parse(*args, **kwargs)``: its value, or None when it raised a SamzaError with a message. Any other exception
     (a TypeError, a RecursionError, an IndexError deep inside) propagates and fails the property."""
     try:
-        return parse(*args)
+        return parse(*args, **kwargs)
     except SamzaError as exc:
         assert str(exc).strip(), f"{type(exc).__name__} without a message"
         return None

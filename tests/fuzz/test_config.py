@@ -1,0 +1,96 @@
+"""Config files (``.properties``, TOML), ``--set`` overrides and the typed reading of every catalogued key:
+a Config, or a ConfigError naming what is wrong (unknown keys, bad types, huge values, bytes that are not
+text)."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from samza_nb.checkpoint.stream_format import CheckpointFormat
+from samza_nb.config import Config, load_config, unknown_key_warnings
+from samza_nb.config.catalogue import KEYS
+from samza_nb.config.loaders import parse_properties
+from samza_nb.runtime.cli import load_job_config
+from samza_nb.systems.serdes import serde_for
+from tests.fuzz.budget import fuzz, parses
+from tests.fuzz.strategies import json_values
+
+CATALOGUED = sorted({re.sub(r"<[a-z]+>", "x", spec.pattern) for spec in KEYS})
+"""One concrete key of every catalogued pattern (each placeholder filled with ``x``)."""
+
+odd_values = st.one_of(
+    st.text(max_size=30),
+    st.integers().map(str),
+    st.sampled_from(["9" * 5000, "-1", "1e9", "0x10", " 7 ", "true", "nan", "\x00", "١٢", "²", "a.b.C"]),
+)
+keys = st.one_of(st.sampled_from(CATALOGUED), st.text(min_size=1, max_size=30))
+
+
+def _typed_reads(config: Config) -> None:
+    for key in config:
+        for read in (config.value, config.get_int, config.get_bool, config.get_list, config.require):
+            parses(read, key)
+    parses(unknown_key_warnings, config, strict=True)
+    parses(CheckpointFormat.from_config, config)
+    config.job_name()
+    config.job_id()
+
+
+@fuzz
+@given(text=st.text(max_size=300))
+@example(text="a=1\\")
+@example(text="\\\n=")
+def test_properties_text(text: str) -> None:
+    parses(parse_properties, text, "job.properties")
+
+
+@pytest.mark.parametrize("suffix", [".properties", ".toml"])
+@fuzz
+@given(data=st.one_of(st.binary(max_size=300), st.text(max_size=300).map(str.encode)))
+@example(data=b"job.name=\xff")
+@example(data=b"a = [[[[[[" + b"[" * 5000)
+def test_config_file(suffix: str, data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / f"job{suffix}"
+        path.write_bytes(data)
+        config = parses(load_config, path)
+        if config is not None:
+            _typed_reads(config)
+
+
+@fuzz
+@given(
+    overrides=st.lists(
+        st.one_of(st.text(max_size=40), st.tuples(keys, odd_values).map("=".join)), max_size=5
+    ),
+    strict=st.booleans(),
+)
+def test_set_overrides(overrides: list[str], strict: bool) -> None:
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "job.properties"
+        path.write_text("job.name=fuzz\ntask.class=samza_nb.api.task.StreamTask\n")
+        config = parses(load_job_config, str(path), overrides, strict)
+        if config is not None:
+            _typed_reads(config)
+
+
+@fuzz
+@given(data=st.dictionaries(keys, st.one_of(odd_values, json_values), max_size=6))
+def test_config_values(data: dict[str, object]) -> None:
+    """Configs as TOML or a dict give them: values of any type under known and unknown keys."""
+    config = parses(Config, data)
+    if config is not None and parses(config.validate) is not None:
+        _typed_reads(config)
+
+
+@fuzz
+@given(name=st.one_of(st.text(max_size=20), st.text(max_size=10).map("samza_nb_fuzz_absent.{}".format)))
+def test_serde_names(name: str) -> None:
+    """Serde names from config (dotted ones only under a module that does not exist: no imports run)."""
+    parses(serde_for, name, "systems.kafka.samza.msg.serde")
