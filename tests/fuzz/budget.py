@@ -32,8 +32,8 @@ fuzz: Final = settings(
 
 
 def parses(parse: Callable[..., _T], *args: Any, **kwargs: Any) -> _T | None:
-    """``parse(*args, **kwargs)``: its value, or None when it raised a SamzaError with a message. Any other exception
-    (a TypeError, a RecursionError, an IndexError deep inside) propagates and fails the property."""
+    """``parse(*args, **kwargs)``: its value, or None when it raised a SamzaError with a message. Any other
+    exception (a TypeError, a RecursionError, an IndexError deep inside) propagates and fails the property."""
     try:
         return parse(*args, **kwargs)
     except SamzaError as exc:
