@@ -4,6 +4,7 @@ text)."""
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -16,6 +17,7 @@ from samza_nb.checkpoint.stream_format import CheckpointFormat
 from samza_nb.config import Config, load_config, unknown_key_warnings
 from samza_nb.config.catalogue import KEYS
 from samza_nb.config.loaders import parse_properties
+from samza_nb.operators.plan import ApplicationPlan
 from samza_nb.runtime.cli import load_job_config
 from samza_nb.systems.serdes import serde_for
 from tests.fuzz.budget import fuzz, parses
@@ -94,3 +96,31 @@ def test_config_values(data: dict[str, object]) -> None:
 def test_serde_names(name: str) -> None:
     """Serde names from config (dotted ones only under a module that does not exist: no imports run)."""
     parses(serde_for, name, "systems.kafka.samza.msg.serde")
+
+
+plan_stream = st.fixed_dictionaries(
+    {},
+    optional={
+        name: json_values
+        for name in ("id", "system", "stream", "partitions", "intermediate", "producers", "output")
+    },
+)
+
+
+@fuzz
+@given(
+    text=st.one_of(
+        st.text(max_size=100),
+        st.fixed_dictionaries(
+            {"streams": st.one_of(st.lists(plan_stream, max_size=3), json_values)},
+            optional={"stages": json_values, "stage": json_values},
+        ).map(json.dumps),
+    )
+)
+@example(
+    text='{"streams":[{"id":"a","system":"s","stream":"t","partitions":Infinity}],"stages":[],"stage":null}'
+)
+@example(text="[" * 5000)
+def test_application_plan(text: str) -> None:
+    """``app.plan``: the plan the planner writes into a split application's config."""
+    parses(ApplicationPlan.from_json, text)
