@@ -42,7 +42,14 @@ CONTAINER_ID: Final[str] = "containerId"
 
 
 def _compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate (a byte that was not UTF-8, surrogate-escaped)
+        raise SamzaError(
+            f"coordinator stream message {text[:80]!r}: not text UTF-8 can hold ({exc.reason} at character "
+            f"{exc.start})"
+        ) from None
 
 
 def _now_ms() -> int:
@@ -123,7 +130,8 @@ class CoordinatorStreamMessage:
 
     # -- bytes ----------------------------------------------------------------------------------------
     def encode(self) -> tuple[bytes, bytes | None]:
-        """The message's key and value as compact UTF-8 JSON; the value is None for a delete."""
+        """The message's key and value as compact UTF-8 JSON; the value is None for a delete. A SamzaError
+        when some text of it cannot be UTF-8 (a lone surrogate)."""
         key = _compact([self.version, self.type, self.key])
         if self.values is None:
             return key, None

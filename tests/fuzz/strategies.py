@@ -4,6 +4,7 @@ any shape, with the field names the parsers look for), so that examples get past
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 from hypothesis import strategies as st
@@ -43,6 +44,9 @@ json_bytes = json_values.map(_dump)
 any_bytes = st.one_of(st.binary(max_size=200), json_bytes)
 """Arbitrary bytes or JSON."""
 
+argv_text = st.one_of(st.text(max_size=30), st.binary(max_size=30).map(os.fsdecode))
+"""Text as a command line gives it: bytes that are not UTF-8 arrive as lone surrogates (surrogateescape)."""
+
 
 def nested(depth: int, open_: str = "[", close: str = "]") -> bytes:
     """JSON nested ``depth`` deep: more than the C JSON decoder recurses into."""
@@ -52,4 +56,4 @@ def nested(depth: int, open_: str = "[", close: str = "]") -> bytes:
 DEEP_LIST = nested(5_000)
 DEEP_OBJECT = ('{"a":' * 5_000 + "1" + "}" * 5_000).encode()
 
-__all__ = ["DEEP_LIST", "DEEP_OBJECT", "any_bytes", "json_bytes", "json_values", "nested"]
+__all__ = ["DEEP_LIST", "DEEP_OBJECT", "any_bytes", "argv_text", "json_bytes", "json_values", "nested"]

@@ -17,11 +17,12 @@ from samza_nb.checkpoint.stream_format import CheckpointFormat
 from samza_nb.config import Config, load_config, unknown_key_warnings
 from samza_nb.config.catalogue import KEYS
 from samza_nb.config.loaders import parse_properties
+from samza_nb.coordinator.job_model import JobModel
 from samza_nb.operators.plan import ApplicationPlan
 from samza_nb.runtime.cli import load_job_config
 from samza_nb.systems.serdes import serde_for
 from tests.fuzz.budget import fuzz, parses
-from tests.fuzz.strategies import json_values
+from tests.fuzz.strategies import argv_text, json_values
 
 CATALOGUED = sorted({re.sub(r"<[a-z]+>", "x", spec.pattern) for spec in KEYS})
 """One concrete key of every catalogued pattern (each placeholder filled with ``x``)."""
@@ -69,10 +70,11 @@ def test_config_file(suffix: str, data: bytes) -> None:
 @fuzz
 @given(
     overrides=st.lists(
-        st.one_of(st.text(max_size=40), st.tuples(keys, odd_values).map("=".join)), max_size=5
+        st.one_of(argv_text, st.tuples(keys, st.one_of(odd_values, argv_text)).map("=".join)), max_size=5
     ),
     strict=st.booleans(),
 )
+@example(overrides=["job.name=\udcff"], strict=False)
 def test_set_overrides(overrides: list[str], strict: bool) -> None:
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "job.properties"
@@ -80,6 +82,8 @@ def test_set_overrides(overrides: list[str], strict: bool) -> None:
         config = parses(load_job_config, str(path), overrides, strict)
         if config is not None:
             _typed_reads(config)
+            job_model = JobModel({}, config).to_json().encode("utf-8")  # what the coordinator serves
+            assert JobModel.from_json(job_model).config == dict(config)
 
 
 @fuzz

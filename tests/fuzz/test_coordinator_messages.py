@@ -23,7 +23,7 @@ from samza_nb.coordinator.messages import (
     CoordinatorStreamMessage,
 )
 from tests.fuzz.budget import fuzz, parses
-from tests.fuzz.strategies import DEEP_LIST, DEEP_OBJECT, any_bytes, json_values
+from tests.fuzz.strategies import DEEP_LIST, DEEP_OBJECT, any_bytes, argv_text, json_values
 
 TYPES = st.sampled_from([SET_CONFIG, SET_CHANGELOG, SET_CONTAINER_HOST, SET_TASK_CONTAINER, "other"])
 
@@ -106,3 +106,19 @@ def test_job_model_shapes(config: object, containers: object) -> None:
     model = parses(JobModel.from_json, text)
     if model is not None:
         assert JobModel.from_json(model.to_json()) == model
+
+
+@fuzz
+@given(
+    type_=TYPES,
+    key=argv_text,
+    values=st.dictionaries(argv_text, st.one_of(json_values, argv_text), max_size=4),
+)
+@example(type_=SET_CONFIG, key="job.name", values={"value": "\udcff"})
+def test_written_messages_read_back(type_: str, key: str, values: dict[str, object]) -> None:
+    """What a job writes (config keys and values, task names: any text) reads back as the same message,
+    or the write is refused with a SamzaError."""
+    message = CoordinatorStreamMessage.create(type_, key, values, "fuzz")
+    encoded = parses(message.encode)
+    if encoded is not None:
+        assert CoordinatorStreamMessage.decode(*encoded, "offset 0") == message
