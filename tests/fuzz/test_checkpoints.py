@@ -10,7 +10,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from samza_nb.api.streams import SystemStream
+from samza_nb.api.streams import SystemStream, SystemStreamPartition
+from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.samza_serdes import CHECKPOINT_V1_TYPE, CHECKPOINT_V2_TYPE, CheckpointKey
 from samza_nb.checkpoint.stream_format import CheckpointFormat, CheckpointTable
 from samza_nb.errors import CheckpointError
@@ -24,6 +25,19 @@ FORMAT = CheckpointFormat(
 
 def table() -> CheckpointTable:
     return CheckpointTable("__samza_checkpoint_ver_1_for_j_1", FORMAT)
+
+
+GOOD = {
+    kind: value
+    for (_, value), kind in zip(
+        CheckpointFormat(write_versions=(1, 2)).encode(
+            "Partition 0", Checkpoint({SystemStreamPartition("kafka", "in", 0): "5"})
+        ),
+        [CHECKPOINT_V1_TYPE, CHECKPOINT_V2_TYPE],
+        strict=True,
+    )
+}
+"""A v1 and a v2 value of one checkpoint, as the format writes them."""
 
 
 def key_of(kind: str) -> bytes:
@@ -44,11 +58,16 @@ def test_checkpoint_key(key: bytes | None) -> None:
 @example(value=DEEP_LIST)
 @example(value=DEEP_OBJECT)
 def test_checkpoint_value(kind: str, value: bytes | None) -> None:
+    """A value that is not a checkpoint leaves the table as it was (the task keeps its last checkpoint)."""
     checkpoints = table()
+    checkpoints.apply(key_of(kind), GOOD[kind], offset=6)
+    before = checkpoints.checkpoints
+    assert before, "the good checkpoint was read"
     try:
         checkpoints.apply(key_of(kind), value, offset=7)
     except CheckpointError as exc:
         assert "offset 7" in str(exc)
+        assert checkpoints.checkpoints == before
 
 
 @fuzz
