@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 from samza_nb.errors import SamzaError
 
@@ -25,7 +26,7 @@ fuzz: Final = settings(
     max_examples=EXAMPLES,
     deadline=None,  # a shared CI machine: hangs are caught by pytest-timeout, not per-example timing
     derandomize=not NIGHTLY,
-    database=None if not NIGHTLY else settings.default.database,
+    database=DirectoryBasedExampleDatabase(".hypothesis/examples") if NIGHTLY else None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
 )
 """The settings of every fuzz property (see the module docstring)."""
