@@ -18,7 +18,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from samza_nb.errors import SamzaError
 
 NIGHTLY: Final = os.environ.get("SAMZA_NB_FUZZ", "").strip().lower() == "nightly"
-EXAMPLES: Final = int(os.environ.get("SAMZA_NB_FUZZ_EXAMPLES", "20000" if NIGHTLY else "150"))
+EXAMPLES: Final = int(os.environ.get("SAMZA_NB_FUZZ_EXAMPLES", "20000" if NIGHTLY else "100"))
 
 _T = TypeVar("_T")
 
