@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.samza_nb-installed
 
-.PHONY: run run-spark test lint bench setup
+.PHONY: run run-spark test lint bench setup fuzz-nightly
 
 setup: $(STAMP)
 
@@ -39,3 +39,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/spark.py
 	$(BIN)/python benchmarks/kafka.py
 	$(BIN)/python benchmarks/kafka_passthrough.py
+
+# The fuzz properties of tests/fuzz with the nightly budget (20000 random examples each, or
+# FUZZ_EXAMPLES=n); `make test` runs the same properties on a small fixed set of examples.
+FUZZ_EXAMPLES ?= 20000
+fuzz-nightly: $(STAMP)
+	SAMZA_NB_FUZZ=nightly SAMZA_NB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz -q --timeout=3600 --hypothesis-show-statistics

@@ -73,7 +73,7 @@ class CheckpointKey:
             return None
         try:
             value = json.loads(data)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested too deep
             return None
         if not isinstance(value, dict):
             return None

@@ -279,7 +279,7 @@ class CheckpointTable:
         if raw_value is not None:
             try:
                 checkpoint = self.format.decode(key, raw_value)
-            except (ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
+            except (ValueError, TypeError, KeyError, UnicodeDecodeError, RecursionError) as exc:
                 raise CheckpointError(
                     f"{self.stream} offset {offset}: the {key.type} value of task {task!r} is not a "
                     f"Samza checkpoint: {exc}"

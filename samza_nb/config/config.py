@@ -28,7 +28,10 @@ class Config(Mapping[str, str]):
                 raise ConfigError(f"config keys must be non-empty strings, got {key!r}", key=str(key))
             if value is None:
                 raise ConfigError(f"{key} has no value (None)", key=key)
-            items[key.strip()] = _to_text(value)
+            text = _to_text(value)
+            if not (key.isascii() and text.isascii()):
+                _check_utf8(key, text)
+            items[key.strip()] = text
         self._data = items
 
     def __getitem__(self, key: str) -> str:
@@ -140,6 +143,20 @@ class Config(Mapping[str, str]):
             if spec is not None:
                 spec.parse(key, raw)
         return self
+
+
+def _check_utf8(key: str, text: str) -> None:
+    """A ConfigError unless ``key`` and ``text`` can be written as UTF-8 (a lone surrogate, such as a byte
+    that is not UTF-8 on a command line, cannot: the job could not write it to its coordinator stream)."""
+    for what, value in (("key", key), ("value", text)):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ConfigError(
+                f"config {key!r}: the {what} is not text that UTF-8 can hold ({exc.reason} at character "
+                f"{exc.start}: a byte that is not UTF-8 on the command line or in a file name?)",
+                key=key,
+            ) from None
 
 
 def _to_text(value: Any) -> str:

@@ -63,12 +63,17 @@ def _load(source: str | Path | Mapping[str, Any]) -> Config:
     path = Path(source)
     if not path.is_file():
         raise ConfigError(f"config file {str(path)!r} does not exist")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text: {exc}") from None
     if path.suffix == ".toml":
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deep") from None
         flat: dict[str, Any] = {}
         _flatten("", data, flat)
         return Config(flat)

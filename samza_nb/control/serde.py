@@ -94,7 +94,7 @@ def _control_fields(data: bytes, kind: int) -> dict[str, Any]:
     name = _NAMES[kind]
     try:
         fields = json.loads(bytes(data[1:]).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
         raise SamzaError(f"the body of a {name} message is not JSON ({_short(data)}): {exc}") from None
     if not isinstance(fields, dict):
         raise SamzaError(f"the body of a {name} message must be a JSON object, got {_short(data)}")

@@ -89,7 +89,7 @@ class JobModel:
         """The model in ``text`` (Samza's JSON); a SamzaError saying what is missing or malformed."""
         try:
             document = json.loads(text)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
             raise SamzaError(f"job model JSON: not JSON: {exc}") from None
         doc = _object(document, "the job model")
         config = {
@@ -145,7 +145,10 @@ def _task_from_json(key: str, raw: dict[str, Any]) -> TaskModel:
     name = raw.get("task-name", key)
     where = f"job model JSON: task {name!r}"
     ssps = []
-    for item in raw.get("system-stream-partitions") or []:
+    items = raw.get("system-stream-partitions") or []
+    if not isinstance(items, list):
+        raise SamzaError(f"{where}: system-stream-partitions {items!r:.80} is not a JSON list")
+    for item in items:
         try:
             ssps.append(SystemStreamPartition(item["system"], item["stream"], item["partition"]))
         except (KeyError, TypeError) as exc:

@@ -42,7 +42,14 @@ CONTAINER_ID: Final[str] = "containerId"
 
 
 def _compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate (a byte that was not UTF-8, surrogate-escaped)
+        raise SamzaError(
+            f"coordinator stream message {text[:80]!r}: not text UTF-8 can hold ({exc.reason} at character "
+            f"{exc.start})"
+        ) from None
 
 
 def _now_ms() -> int:
@@ -123,7 +130,8 @@ class CoordinatorStreamMessage:
 
     # -- bytes ----------------------------------------------------------------------------------------
     def encode(self) -> tuple[bytes, bytes | None]:
-        """The message's key and value as compact UTF-8 JSON; the value is None for a delete."""
+        """The message's key and value as compact UTF-8 JSON; the value is None for a delete. A SamzaError
+        when some text of it cannot be UTF-8 (a lone surrogate)."""
         key = _compact([self.version, self.type, self.key])
         if self.values is None:
             return key, None
@@ -142,7 +150,7 @@ class CoordinatorStreamMessage:
         naming ``where`` (e.g. the stream and offset) and what is wrong."""
         try:
             parsed_key = json.loads(key)
-        except (ValueError, UnicodeDecodeError, TypeError) as exc:
+        except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
             raise SamzaError(f"{where}: the key {key!r:.80} is not JSON: {exc}") from None
         if (
             not isinstance(parsed_key, list)
@@ -160,7 +168,7 @@ class CoordinatorStreamMessage:
             return cls(type_, name, None, version=version)
         try:
             parsed = json.loads(value)
-        except (ValueError, UnicodeDecodeError, TypeError) as exc:
+        except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
             raise SamzaError(
                 f"{where}: the value {value!r:.80} of key {key!r:.80} is not JSON: {exc}"
             ) from None

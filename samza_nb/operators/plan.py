@@ -124,7 +124,7 @@ class ApplicationPlan:
             stages = tuple(frozenset(stage) for stage in data["stages"])
             stage = data["stage"]
             return cls(streams, stages, None if stage is None else int(stage))
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, OverflowError, RecursionError) as exc:  # inf, deep nesting
             raise ConfigError(
                 f"{APP_PLAN_KEY} is not a plan written by the planner: {exc!r}", key=APP_PLAN_KEY
             ) from None

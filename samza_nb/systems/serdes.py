@@ -104,9 +104,11 @@ class JsonSerde:
                 return _decode_json(data.decode("utf-8"))
             except ValueError:
                 pass
+            except RecursionError as exc:  # nested deeper than the decoder recurses
+                raise SamzaError(f"the json serde got JSON nested too deep ({_short(data)}): {exc}") from None
         try:
             return json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, TypeError, RecursionError) as exc:
             raise SamzaError(f"the json serde got bytes that are not JSON ({_short(data)}): {exc}") from None
 
 
