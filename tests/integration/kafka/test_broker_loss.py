@@ -20,10 +20,9 @@ from pathlib import Path
 import pytest
 
 from samza_nb import Config, SystemStreamPartition
-from samza_nb.checkpoint import load_checkpoint_manager
 from samza_nb.errors import SystemConsumersError
 from samza_nb.runtime.dev_broker import DevBroker, free_port
-from samza_nb.runtime.local import LocalJobRunner
+from samza_nb.runtime.local import LocalJobRunner, read_checkpoints
 from tests.eventually import eventually
 
 from .helpers import Forwarder, create_topic, kafka_config, produce, read_topic, write_properties
@@ -181,18 +180,8 @@ def test_a_restart_after_the_broker_came_back_loses_nothing(
     # At-least-once: what the first run wrote after its last checkpoint is written again, nothing else.
     assert written[-len(expected) + second_run[0] :] == expected[second_run[0] :]
 
-    async def final_checkpoint() -> dict[SystemStreamPartition, str]:
-        manager = load_checkpoint_manager(Config(config))
-        manager.register("Partition 0")
-        await manager.start()
-        try:
-            checkpoint = await manager.read_last_checkpoint("Partition 0")
-            assert checkpoint is not None
-            return dict(checkpoint.offsets)
-        finally:
-            await manager.stop()
-
-    assert asyncio.run(final_checkpoint()) == {SystemStreamPartition("kafka", topic, 0): str(MESSAGES)}
+    final = asyncio.run(read_checkpoints(Config(config), ["Partition 0"]))["Partition 0"]
+    assert final == {SystemStreamPartition("kafka", topic, 0): str(MESSAGES)}
 
 
 class Counting:

@@ -24,9 +24,8 @@ from aiokafka.record.memory_records import MemoryRecords  # noqa: E402
 
 from samza_nb import Config, SystemStreamPartition  # noqa: E402
 from samza_nb.api.metadata import SSPMetadata  # noqa: E402
-from samza_nb.checkpoint import load_checkpoint_manager  # noqa: E402
 from samza_nb.runtime.dev_broker import DevBroker  # noqa: E402
-from samza_nb.runtime.local import LocalJobRunner  # noqa: E402
+from samza_nb.runtime.local import LocalJobRunner, read_checkpoints  # noqa: E402
 from samza_nb.systems.kafka import KafkaSystemFactory  # noqa: E402
 
 from .helpers import create_topic, kafka_config, produce  # noqa: E402
@@ -229,18 +228,7 @@ def test_a_transactional_bootstrap_stream_is_caught_up_and_checkpointed_at_its_l
     assert [stream for stream, _o in Recorder.seen].index(events) == len(boot_seen)  # bootstrap first
     assert len(Recorder.seen) == 9
 
-    async def read_checkpoint() -> dict[SystemStreamPartition, str]:
-        manager = load_checkpoint_manager(config)
-        manager.register("Partition 0")
-        await manager.start()
-        try:
-            checkpoint = await manager.read_last_checkpoint("Partition 0")
-            assert checkpoint is not None
-            return dict(checkpoint.offsets)
-        finally:
-            await manager.stop()
-
-    offsets = asyncio.run(read_checkpoint())
+    offsets = asyncio.run(read_checkpoints(config, ["Partition 0"]))["Partition 0"]
     assert offsets[SystemStreamPartition("kafka", boot, 0)] == "5"  # the last message, not the marker
     assert offsets[SystemStreamPartition("kafka", events, 0)] == "4"
     admin = KafkaSystemFactory().get_admin("kafka", config)

@@ -16,6 +16,9 @@ from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.systems.log import DurableLog, LogSystemFactory
 from samza_nb.systems.log.format import decode_batch, decode_headers, encode_headers, read_header
 
+from .producing import read_all as read_by_partition
+from .producing import write_all
+
 HEADERS = (("trace", b"abc"), ("trace", b""), ("null", None), ("ü", b"\xff"))
 
 WRITTEN_BEFORE_NULL_HEADER_VALUES = bytes.fromhex(
@@ -67,18 +70,8 @@ def test_durable_log_send_batch_and_read_records_carry_headers(tmp_path: Path) -
 
 
 def read_all(cfg: Config, ssps: Sequence[SystemStreamPartition]) -> list[IncomingMessageEnvelope]:
-    async def go() -> list[IncomingMessageEnvelope]:
-        consumer = LogSystemFactory().get_consumer("log", cfg)
-        for ssp in ssps:
-            consumer.register(ssp, "0")
-        await consumer.start()
-        try:
-            polled = await consumer.poll(ssps, 0)
-        finally:
-            await consumer.stop()
-        return [e for ssp in ssps for e in polled.get(ssp, [])]
-
-    return asyncio.run(go())
+    polled = read_by_partition(cfg, ssps)
+    return [e for ssp in ssps for e in polled.get(ssp, [])]
 
 
 @pytest.mark.parametrize("batched", [False, True])
@@ -95,17 +88,7 @@ def test_the_system_carries_headers_from_producer_to_consumer(tmp_path: Path, ba
         OutgoingMessageEnvelope(SystemStream("log", "c"), "c0"),
     ]
 
-    async def write() -> None:
-        producer = LogSystemFactory().get_producer("log", cfg)
-        await producer.start()
-        if batched:
-            producer.send_batch(sends)
-        else:
-            for envelope in sends:
-                producer.send("t", envelope)
-        await producer.stop()
-
-    asyncio.run(write())
+    write_all(cfg, sends, batched=batched)
     ssps = [SystemStreamPartition("log", s, p) for s, p in (("a", 0), ("b", 0), ("b", 1), ("c", 0))]
     got = {e.message: e.headers for e in read_all(cfg, ssps)}
     assert got == {"a0": HEADERS, "a1": (), "b0": (("k", b"v"),), "b1": (), "c0": ()}

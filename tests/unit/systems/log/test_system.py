@@ -9,7 +9,6 @@ import pytest
 
 from samza_nb import (
     Config,
-    IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
     SystemStream,
     SystemStreamPartition,
@@ -22,6 +21,8 @@ from samza_nb.systems.base import ChangelogStreamAdmin, SystemFactory
 from samza_nb.systems.log import DurableLog, LogSystemFactory
 from samza_nb.systems.partitioner import key_partition
 from samza_nb.systems.registry import system_factory
+
+from .producing import read_all, write_all
 
 
 def config(tmp_path: Path, **extra: str) -> Config:
@@ -226,23 +227,6 @@ def test_serdes_apply_as_on_kafka_and_changelogs_stay_bytes(tmp_path: Path) -> N
     asyncio.run(bad())
 
 
-def _read_all(
-    cfg: Config, ssps: list[SystemStreamPartition], start: str = "0"
-) -> dict[SystemStreamPartition, list[IncomingMessageEnvelope]]:
-    async def go() -> dict[SystemStreamPartition, list[IncomingMessageEnvelope]]:
-        consumer = LogSystemFactory().get_consumer("log", cfg)
-        for ssp in ssps:
-            consumer.register(ssp, start)
-        await consumer.start()
-        try:
-            polled = await consumer.poll(ssps, 0)
-        finally:
-            await consumer.stop()
-        return {ssp: list(envelopes) for ssp, envelopes in polled.items()}
-
-    return asyncio.run(go())
-
-
 @pytest.mark.parametrize("batched", [False, True])
 def test_event_time_travels_with_the_message(tmp_path: Path, batched: bool) -> None:
     """An envelope's timestamp reaches the consumer; a message sent without one gets the append time."""
@@ -259,24 +243,14 @@ def test_event_time_travels_with_the_message(tmp_path: Path, batched: bool) -> N
         OutgoingMessageEnvelope(SystemStream("log", "none"), b"n"),
     ]
 
-    async def write() -> None:
-        producer = LogSystemFactory().get_producer("log", cfg)
-        await producer.start()
-        if batched:
-            producer.send_batch(sends)
-        else:
-            for envelope in sends:
-                producer.send("t", envelope)
-        await producer.stop()
-
-    asyncio.run(write())
+    write_all(cfg, sends, batched=batched)
     ssps = [
         SystemStreamPartition("log", "plain", 0),
         *(SystemStreamPartition("log", "keyed", p) for p in range(3)),
         *(SystemStreamPartition("log", "rr", p) for p in range(2)),
         SystemStreamPartition("log", "none", 0),
     ]
-    got = _read_all(cfg, ssps)
+    got = read_all(cfg, ssps)
     plain_envelopes = got[ssps[0]]
     assert [(e.message, e.timestamp) for e in plain_envelopes][::2] == [(b"a", 1_000), (b"c", -5)]
     appended = plain_envelopes[1].timestamp
@@ -294,7 +268,7 @@ def test_event_time_travels_with_the_message(tmp_path: Path, batched: bool) -> N
     none_stamp = got[ssps[-1]][0].timestamp  # a stream no message of which has event time
     assert none_stamp is not None and none_stamp > 1_600_000_000_000
     # read from the middle of a batch: the timestamps stay with their records
-    middle = _read_all(cfg, [ssps[0]], "2")[ssps[0]]
+    middle = read_all(cfg, [ssps[0]], "2")[ssps[0]]
     assert [(e.offset, e.timestamp) for e in middle] == [("2", -5)]
 
 
@@ -317,9 +291,9 @@ def test_decode_errors_name_the_stream_partition_and_offset(tmp_path: Path) -> N
     with pytest.raises(
         SystemConsumersError, match=r"log\.inter#1 offset 1: unknown intermediate message type 7"
     ):
-        _read_all(cfg, [SystemStreamPartition("log", "inter", 1)])
+        read_all(cfg, [SystemStreamPartition("log", "inter", 1)])
     with pytest.raises(SystemConsumersError, match=r"log\.custom#0 offset 0: .*ValueError: boom"):
-        _read_all(cfg, [SystemStreamPartition("log", "custom", 0)])
+        read_all(cfg, [SystemStreamPartition("log", "custom", 0)])
 
 
 class ExplodingSerde:
@@ -357,7 +331,7 @@ def test_control_messages_round_trip_through_the_log(tmp_path: Path) -> None:
 
     asyncio.run(write())
     ssp = SystemStreamPartition("log", "inter", 0)
-    got = _read_all(cfg, [ssp])[ssp]
+    got = read_all(cfg, [ssp])[ssp]
     assert [(e.key, e.message) for e in got] == [
         (("k", 1), {"a": (1, 2)}),
         (None, sends[1].message),
