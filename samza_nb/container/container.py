@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol
 
+from samza_nb import crash_points
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import TaskContext
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
@@ -328,15 +329,23 @@ class SamzaContainer:
         storage = self._storage
         if storage is not None:
             storage.flush(ti.name)
+        if crash_points.ARMED:
+            crash_points.reached("commit.stores-flushed")
         if self._outputs is not None:
             self._outputs.flush()
         for producer in self._producers.values():
             await producer.flush(ti.name)
+        if crash_points.ARMED:
+            crash_points.reached("commit.producers-flushed")
         changelog_offsets = await storage.commit(ti.name, offsets) if storage is not None else {}
         changelog_ssps = storage.changelog_ssps(ti.name) if storage is not None else {}
+        if crash_points.ARMED:
+            crash_points.reached("commit.state-written")
         assert self._checkpoints is not None
         checkpoint = Checkpoint(offsets, changelog_offsets, changelog_ssps)
         await self._checkpoints.write_checkpoint(ti.name, checkpoint)
+        if crash_points.ARMED:
+            crash_points.reached("commit.checkpoint-written")
         if self.bus.active:
             self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
 
