@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.samza_nb-installed
 
-.PHONY: run run-spark test lint bench setup fuzz-nightly
+.PHONY: run run-spark test lint bench setup fuzz-nightly reliability
 
 setup: $(STAMP)
 
@@ -24,7 +24,7 @@ run-spark: $(STAMP)
 	$(BIN)/python -m examples.clickstream.pipeline
 
 test: $(STAMP)
-	$(BIN)/ruff check samza_nb tests benchmarks examples extensions
+	$(BIN)/ruff check samza_nb tests benchmarks examples extensions scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/
@@ -45,3 +45,10 @@ bench: $(STAMP)
 FUZZ_EXAMPLES ?= 20000
 fuzz-nightly: $(STAMP)
 	SAMZA_NB_FUZZ=nightly SAMZA_NB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz -q --timeout=3600 --hypothesis-show-statistics
+
+# The README's reliability table: every crash point 3 times in a row, the file faults, the fuzz properties
+# (the CI budget), the Kafka faults and the soak (SOAK_MESSAGES), then the table, printed and written into
+# README.md between its markers. Exit status 0 only when all of it passed.
+SOAK_MESSAGES ?= 5000000
+reliability: $(STAMP)
+	$(BIN)/python scripts/reliability.py --runs 3 --soak-messages $(SOAK_MESSAGES) --readme README.md

@@ -102,6 +102,7 @@ def test_offsets_compare_as_integers() -> None:
         admin.offset_after("x")
 
 
+@pytest.mark.faults
 def test_an_unreachable_broker_fails_within_the_broker_timeout() -> None:
     admin = admin_for(f"127.0.0.1:{free_port()}", **{"systems.kafka.samza.broker.timeout.ms": "1500"})
     started = time.monotonic()

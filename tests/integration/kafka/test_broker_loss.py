@@ -104,6 +104,7 @@ def prepare(bootstrap: str, topic: str, workdir: Path) -> dict[str, str]:
     return config
 
 
+@pytest.mark.faults
 def test_the_broker_killed_mid_run_is_a_clear_error(
     own_kafka_broker: DevBroker, topic: str, tmp_path: Path
 ) -> None:
@@ -140,6 +141,7 @@ def forwarded_broker(request: pytest.FixtureRequest) -> Iterator[tuple[DevBroker
         forwarder.kill()
 
 
+@pytest.mark.faults
 def test_a_restart_after_the_broker_came_back_loses_nothing(
     forwarded_broker: tuple[DevBroker, Forwarder], topic: str, tmp_path: Path
 ) -> None:
@@ -194,6 +196,7 @@ class Counting:
         time.sleep(0.001)
 
 
+@pytest.mark.faults
 def test_a_frozen_broker_mid_run_fails_the_consumer_naming_it(
     own_kafka_broker: DevBroker, topic: str
 ) -> None:

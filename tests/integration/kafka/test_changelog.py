@@ -9,6 +9,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from samza_nb import Config
 from samza_nb.runtime.dev_broker import DevBroker
 from samza_nb.runtime.local import LocalJobRunner
@@ -41,6 +43,7 @@ def counts_in(config: Config) -> dict[str, int]:
     return result
 
 
+@pytest.mark.faults
 def test_a_deleted_store_is_restored_from_its_kafka_changelog(
     kafka_broker: DevBroker, topic: str, tmp_path: Path
 ) -> None:

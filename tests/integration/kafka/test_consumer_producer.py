@@ -71,6 +71,7 @@ def test_consumer_reads_from_starting_offsets_with_offsets_timestamps_and_bytes(
     assert all(isinstance(e.timestamp, int) and abs(e.timestamp - now_ms) < 600_000 for e in got[p0])
 
 
+@pytest.mark.faults
 def test_a_partition_not_polled_waits_and_loses_nothing(kafka_broker: DevBroker, topic: str) -> None:
     bootstrap = kafka_broker.bootstrap_servers
     p0, p1 = SystemStreamPartition("kafka", topic, 0), SystemStreamPartition("kafka", topic, 1)
@@ -230,6 +231,7 @@ def test_send_from_other_threads_is_delivered(kafka_broker: DevBroker, topic: st
     assert sorted(v for _, v in held[0]) == sorted(b"%d-%d" % (n, i) for n in range(4) for i in range(200))
 
 
+@pytest.mark.faults
 def test_a_failed_delivery_fails_the_flush_and_later_sends(kafka_broker: DevBroker, topic: str) -> None:
     bootstrap = kafka_broker.bootstrap_servers
     out = SystemStream("kafka", topic)
@@ -268,6 +270,7 @@ def test_serde_errors_raise_in_send(kafka_broker: DevBroker, topic: str) -> None
     asyncio.run(scenario())
 
 
+@pytest.mark.faults
 def test_an_unknown_input_topic_is_a_clear_error(kafka_broker: DevBroker, topic: str) -> None:
     async def scenario() -> None:
         consumer = KafkaSystemFactory().get_consumer("kafka", config_for(kafka_broker.bootstrap_servers))
@@ -278,6 +281,7 @@ def test_an_unknown_input_topic_is_a_clear_error(kafka_broker: DevBroker, topic:
         asyncio.run(scenario())
 
 
+@pytest.mark.faults
 @pytest.mark.parametrize("part", ["consumer", "producer"])
 def test_an_unreachable_broker_at_start_fails_within_the_broker_timeout(part: str) -> None:
     address = f"127.0.0.1:{free_port()}"
@@ -299,6 +303,7 @@ def test_an_unreachable_broker_at_start_fails_within_the_broker_timeout(part: st
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.faults
 def test_a_frozen_broker_at_start_fails_within_the_broker_timeout(own_kafka_broker: DevBroker) -> None:
     config = config_for(
         own_kafka_broker.bootstrap_servers, **{"systems.kafka.samza.broker.timeout.ms": "1500"}

@@ -177,6 +177,7 @@ def test_a_bootstrap_stream_on_kafka_is_consumed_to_its_head_first(
     assert [offset for stream, _, offset in seen if stream == boot] == [str(i) for i in range(300)]
 
 
+@pytest.mark.faults
 def test_a_job_whose_input_topic_does_not_exist_fails_naming_it(kafka_broker: DevBroker, topic: str) -> None:
     config = Config(
         kafka_config(kafka_broker.bootstrap_servers, **{"job.name": topic, "task.inputs": f"kafka.{topic}"})
@@ -185,6 +186,7 @@ def test_a_job_whose_input_topic_does_not_exist_fails_naming_it(kafka_broker: De
         LocalJobRunner(config, Recorder).run(timeout=30)
 
 
+@pytest.mark.faults
 def test_a_job_whose_broker_is_unreachable_fails_within_the_broker_timeout() -> None:
     address = f"127.0.0.1:{free_port()}"
     config = Config(

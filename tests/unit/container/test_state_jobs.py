@@ -88,6 +88,7 @@ def kill_9_once_past(process: subprocess.Popen[bytes], tmp_path: Path, target: i
         process.wait()
 
 
+@pytest.mark.faults
 @pytest.mark.slow
 def test_counts_are_exact_after_kill_9_at_random_moments(tmp_path: Path) -> None:
     rng = random.Random(7)
@@ -164,6 +165,7 @@ def changelog_on_the_durable_log(job: Job) -> None:
     assert changelog_systems(Config(job.config)) == {"log"}
 
 
+@pytest.mark.faults
 @pytest.mark.parametrize("on_log", [False, True], ids=["in-memory", "durable-log"])
 def test_a_deleted_local_store_is_restored_from_its_changelog(tmp_path: Path, on_log: bool) -> None:
     rng = random.Random(3)

@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from samza_nb import Config, SystemStreamPartition
 from samza_nb.runtime.dev_broker import free_port
 from samza_nb.runtime.local import read_checkpoints
@@ -62,6 +64,7 @@ def start(workdir: Path, port: int) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.faults
 def test_kill_9_of_a_container_then_a_restart_loses_nothing(tmp_path: Path) -> None:
     log = DurableLog(tmp_path / "state" / "log")
     log.create_stream("clicks", PARTITIONS)

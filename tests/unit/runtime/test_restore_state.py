@@ -16,6 +16,8 @@ import pytest
 
 from tests.unit.container.test_state_jobs import store_contents
 
+pytestmark = pytest.mark.faults
+
 ROOT = Path(__file__).resolve().parents[3]
 
 TASK = """

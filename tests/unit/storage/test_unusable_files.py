@@ -14,6 +14,8 @@ from samza_nb.storage.open_errors import UnusableStateFileError
 from samza_nb.storage.restore_state import use_up_a_copy
 from samza_nb.storage.state_file import StateFile, TaskOffsets
 
+pytestmark = pytest.mark.faults
+
 CUTS = [0.999, 0.9, 0.75, 0.5, 0.25, 0.01]
 
 

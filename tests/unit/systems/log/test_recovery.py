@@ -15,6 +15,8 @@ from samza_nb.systems.log import DurableLog
 from samza_nb.systems.log.format import HEADER_SIZE
 from samza_nb.systems.log.format import encode_batch as encode_parts
 
+pytestmark = pytest.mark.faults
+
 
 def encode_batch(*args: Any, **kwargs: Any) -> bytes:
     return b"".join(encode_parts(*args, **kwargs))
