@@ -42,7 +42,11 @@ PHASES = (
     Phase(
         "files", "Torn, corrupt and unusable files; kill -9 at random points", ("-m", "faults", "tests/unit")
     ),
-    Phase("fuzz", "Fuzzed inputs", ("tests/fuzz", "--hypothesis-show-statistics")),
+    Phase(
+        "fuzz",
+        "Fuzzed inputs",
+        ("tests/fuzz", "tests/unit/coordinator/test_http_fuzz.py", "--hypothesis-show-statistics"),
+    ),
     Phase("kafka", "Kafka faults", ("-m", "faults", "tests/integration/kafka")),
 )
 

@@ -55,7 +55,7 @@ def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TI
     )
     try:
         answer = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
         return False
     return isinstance(answer, dict) and answer.get("stop") is True
 
@@ -84,7 +84,7 @@ def _error_text(exc: urllib.error.HTTPError) -> str:
     try:
         data = json.loads(exc.read())
         return str(data.get("error", data)) if isinstance(data, dict) else str(data)
-    except (ValueError, OSError):
+    except (ValueError, RecursionError, OSError):
         return exc.reason if isinstance(exc.reason, str) else str(exc.reason)
 
 

@@ -26,6 +26,7 @@ import duckdb
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import CheckpointError
 from samza_nb.storage.engine import DuckDBEngine
+from samza_nb.storage.file_modes import drop_world_write
 from samza_nb.storage.job_files import (
     CHANGELOG_TABLE,
     IN_MEMORY,
@@ -216,6 +217,8 @@ class StateFile:
             cur.close()
         for engine in tx.engines:
             engine.mark_committed()
+        # DuckDB (re)creates its write-ahead log 0o666 & ~umask: drop the others-write bit (one stat).
+        drop_world_write(f"{self._path}.wal")
 
     def _cursor(self) -> duckdb.DuckDBPyConnection:
         try:

@@ -91,7 +91,10 @@ class DurableLog:
         meta = path / STREAM_FILE
         if not meta.exists():
             temp = path / f".{STREAM_FILE}.{os.getpid()}.{uuid.uuid4().hex}"
-            temp.write_text(json.dumps({"format": FORMAT_VERSION, "partitions": partitions}))
+            # 0o644 & ~umask, like the segments: never world-writable, whatever the umask.
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                file.write(json.dumps({"format": FORMAT_VERSION, "partitions": partitions}))
             try:
                 os.link(temp, meta)  # atomic: exactly one creator wins
             except FileExistsError:

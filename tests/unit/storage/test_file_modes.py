@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.storage.job_files import open_database
+from samza_nb.storage.state_file import StateFile
+from samza_nb.systems.log import DurableLog
 
 
 @pytest.fixture
@@ -35,3 +38,30 @@ def test_state_file_keeps_a_stricter_umask(tmp_path: Path) -> None:
     finally:
         os.umask(previous)
     assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0
+
+
+def test_the_state_files_write_ahead_log_is_not_world_writable(tmp_path: Path, open_umask: None) -> None:
+    path = tmp_path / "stores" / "partition-0.duckdb"
+    file = StateFile(path, "job", "1")
+    file.open()
+    try:
+        ssp = SystemStreamPartition("log", "in", 0)
+        for offset in range(3):
+            with file.transaction() as tx:
+                tx.write_offsets("Partition 0", {ssp: str(offset)}, {})
+            wal = Path(f"{path}.wal")
+            assert wal.exists()
+            assert not wal.stat().st_mode & stat.S_IWOTH, oct(wal.stat().st_mode)
+    finally:
+        file.close()
+
+
+def test_durable_log_files_are_not_world_writable(tmp_path: Path, open_umask: None) -> None:
+    log = DurableLog(tmp_path / "log")
+    log.create_stream("s", 1)
+    log.append("s", 0, [b"v"], [b"k"])
+    log.flush()
+    written = [p for p in (tmp_path / "log").rglob("*") if p.is_file()]
+    assert written
+    for p in written:
+        assert not p.stat().st_mode & stat.S_IWOTH, (p, oct(p.stat().st_mode))
