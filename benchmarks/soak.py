@@ -111,12 +111,16 @@ def job_config(state: Path, commit_ms: int, progress_fd: int, every: int) -> dic
     }
 
 
-def rss_mb(pid: int) -> float:
-    """VmRSS of ``pid`` in MiB."""
+def memory_mb(pid: int) -> dict[str, float]:
+    """VmRSS of ``pid`` and its parts (RssAnon, RssFile, RssShmem), in MiB."""
+    found = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
+        name, _, rest = line.partition(":")
+        if name in ("VmRSS", "RssAnon", "RssFile", "RssShmem"):
+            found[name] = round(int(rest.split()[0]) / 1024, 1)
+    if "VmRSS" not in found:
+        raise RuntimeError(f"no VmRSS for {pid}")
+    return found
 
 
 def open_fds(pid: int) -> int:
@@ -147,7 +151,9 @@ def store_totals(stores: Path) -> tuple[int, int]:
     for path in sorted(stores.glob("partition-*.duckdb")):
         conn = duckdb.connect(str(path), read_only=True)
         try:
-            tables = [r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+            tables = [
+                r[0] for r in conn.execute("SELECT table_name FROM information_schema.tables").fetchall()
+            ]
             for table in (t for t in tables if t.startswith("store__counts__")):
                 for (value,) in conn.execute(f'SELECT v FROM "{table}"').fetchall():
                     total += int.from_bytes(bytes(value), "big", signed=True)
@@ -177,7 +183,9 @@ def run_job(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
     log_path = workdir / "job.log"
     start = time.perf_counter()
     with log_path.open("wb") as job_log:
-        child = subprocess.Popen(command, cwd=workdir, env=env, stdout=job_log, stderr=job_log, pass_fds=[write_end])
+        child = subprocess.Popen(
+            command, cwd=workdir, env=env, stdout=job_log, stderr=job_log, pass_fds=[write_end]
+        )
     os.close(write_end)
     try:
         with os.fdopen(read_end) as pipe:
@@ -188,12 +196,15 @@ def run_job(workdir: Path, args: argparse.Namespace) -> dict[str, Any]:
                     bar.update(count - done)
                 done = count
                 if count % (every * 10) == 0:
+                    memory = memory_mb(child.pid)
                     samples.append(
                         {
                             "percent": count // every,
                             "messages": count,
                             "seconds": round(time.perf_counter() - start, 3),
-                            "rss_mb": round(rss_mb(child.pid), 1),
+                            "rss_mb": memory["VmRSS"],
+                            "rss_anon_mb": memory.get("RssAnon", 0.0),
+                            "rss_file_mb": memory.get("RssFile", 0.0),
                             "fds": open_fds(child.pid),
                             "state_bytes": state_bytes(stores),
                             "changelog_bytes": changelog_bytes(log_dir),
@@ -269,10 +280,14 @@ def report(result: dict[str, Any]) -> None:
         f"soak: {result['messages']:,} messages over {result['live_keys']:,} live keys, "
         f"{result['partitions']} partition(s), task.commit.ms = {result['commit_ms']}"
     )
-    print(f"{'at':>5} {'seconds':>8} {'RSS MiB':>8} {'fds':>4} {'state MiB':>10} {'changelog MiB':>14}")
+    print(
+        f"{'at':>5} {'seconds':>8} {'RSS MiB':>8} {'anon':>7} {'file':>6} {'fds':>4} {'state MiB':>10} "
+        f"{'changelog MiB':>14}"
+    )
     for s in result["samples"]:
         print(
-            f"{s['percent']:>4}% {s['seconds']:>8.1f} {s['rss_mb']:>8.1f} {s['fds']:>4} "
+            f"{s['percent']:>4}% {s['seconds']:>8.1f} {s['rss_mb']:>8.1f} {s['rss_anon_mb']:>7.1f} "
+            f"{s['rss_file_mb']:>6.1f} {s['fds']:>4} "
             f"{s['state_bytes'] / 2**20:>10.1f} {s['changelog_bytes'] / 2**20:>14.1f}"
         )
     print(
@@ -285,8 +300,9 @@ def report(result: dict[str, Any]) -> None:
         "rss_growth": f"RSS growth 10%→100% {result['rss_growth']:+.1%} < {result['max_rss_growth']:.0%}",
         "fds": f"open descriptors {result['fds_10']} → {result['fds_100']} (no growth)",
         "state_bytes": (
-            f"state file + .wal {result['state_bytes_10'] / 2**20:.1f} → {result['state_bytes_100'] / 2**20:.1f}"
-            f" MiB, x{result['state_growth']:.2f} <= x{result['max_state_growth']}"
+            f"state file + .wal {result['state_bytes_10'] / 2**20:.1f} → "
+            f"{result['state_bytes_100'] / 2**20:.1f} MiB, "
+            f"x{result['state_growth']:.2f} <= x{result['max_state_growth']}"
         ),
         "counts_exact": (
             f"store counts sum {result['store_total']:,} = {result['messages']:,} over "
