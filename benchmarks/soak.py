@@ -20,8 +20,9 @@ Checks (printed PASS/FAIL; the exit status is 1 if any fails): RSS growth from 1
 at most ``--max-state-growth`` (1.5) times that at 10% plus DuckDB's 16 MiB checkpoint threshold (the
 ``.wal`` fills up to it and is then checkpointed into the file, which reuses the blocks it freed: the file
 stops growing once it holds the live keys' rows and their free blocks); and, after the job stopped, the
-store holds exactly ``--messages`` counts over at most ``--keys`` keys. The changelog on the durable log is reported but not
-bounded: the durable log has no compaction, so it grows with the messages, not with the live keys.
+store holds exactly ``--messages`` counts over at most ``--keys`` keys. The changelog on the durable log
+is reported but not bounded: the durable log has no compaction, so it grows with the messages, not with
+the live keys.
 
 Run: ``python benchmarks/soak.py [--messages N] [--keys K] [--partitions P] [--commit-ms MS]
 [--json PATH] [--workdir DIR] [--no-progress]``.
