@@ -22,6 +22,14 @@ _FETCH_ROWS: Final = 8192
 _INCREMENTAL_SORT_LIMIT: Final = 2048
 
 
+def _one(result: duckdb.DuckDBPyConnection) -> Any:
+    """The first row of ``result`` or None, reading it to the end: a result read with ``fetchone()`` alone
+    keeps the cursor's transaction open, and DuckDB then keeps the undo buffers of every later commit (a
+    long job's memory grew with each one)."""
+    rows = result.fetchall()
+    return rows[0] if rows else None
+
+
 class CommittedRows:
     """What the last commit left in table ``table``, read through ``cur`` (a cursor of its own).
 
@@ -71,7 +79,7 @@ class CommittedRows:
     def row_count(self) -> int:
         """The number of committed rows (one query)."""
         try:
-            row = self._cur.execute(f"SELECT count(*) FROM {self._q}").fetchone()
+            row = _one(self._cur.execute(f"SELECT count(*) FROM {self._q}"))
         except duckdb.Error as exc:
             raise self._error(f"counting the rows of {self._table!r} failed: {exc}") from exc
         return int(row[0]) if row else 0
@@ -96,7 +104,7 @@ class CommittedRows:
             return found
         try:
             if len(missing) == 1:
-                row = self._cur.execute(f"SELECT v FROM {self._q} WHERE k = ?", [missing[0]]).fetchone()
+                row = _one(self._cur.execute(f"SELECT v FROM {self._q} WHERE k = ?", [missing[0]]))
                 rows = [(missing[0], row[0])] if row else []
             else:
                 rows = self._cur.execute(
