@@ -35,10 +35,12 @@ POINTS: Final[Mapping[str, str]] = {
     # -- the durable log (systems/log/) ----------------------------------------------------------------
     "log.append.torn": "half of a batch's bytes are in the segment file (a torn record at its tail)",
     "log.append.before-fsync": "a whole batch is written to the segment file, not fsynced",
-    "log.append.after-fsync": "a batch is fsynced; its offsets are not yet returned to the producer",
+    "log.append.after-fsync": "a batch is fsynced; the flush mark that shows it to readers is not written",
     # -- restoring state (storage/restore.py) -----------------------------------------------------------
-    "restore.mid": "a store is restoring from its changelog: some of the records are applied, not all",
-    "restore.done": "every store is restored; no message is processed yet",
+    "restore.mid": "a store is restoring from its changelog: a batch of records is applied to its pending "
+    "writes; nothing of the restore is committed",
+    "restore.done": "a task's stores are restored and that state committed with its offsets; no message is "
+    "processed yet",
     # -- the task's lifecycle ---------------------------------------------------------------------------
     "task.window-done": "a task's window() returned; its output is not committed",
     "task.end-of-stream-done": "every input of a task ended and its end_of_stream() returned; the final "

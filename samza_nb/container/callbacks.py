@@ -6,6 +6,7 @@ import heapq
 import threading
 from typing import TYPE_CHECKING, Protocol
 
+from samza_nb import crash_points
 from samza_nb.errors import CallbackError
 
 if TYPE_CHECKING:
@@ -80,6 +81,8 @@ class TaskCallbackImpl:
                 self._state = _COMPLETED
         if state == _PENDING:
             self._listener.on_complete(self)
+            if crash_points.ARMED:
+                crash_points.reached("callbacks.completed")
         else:
             self._listener.on_failure(
                 self,

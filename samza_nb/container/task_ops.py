@@ -7,6 +7,7 @@ import functools
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
+from samza_nb import crash_points
 from samza_nb.container.coordination import ReadableCoordinator
 from samza_nb.observe import events as ev
 
@@ -100,6 +101,8 @@ class TaskOperations:
             if error is not None:
                 state.fail(ti, None, None, error, "window")
                 return
+        if crash_points.ARMED:
+            crash_points.reached("task.window-done")
         if state.bus.active:
             state.bus.publish(ev.WindowFired(state.clock.now_ms(), ti.name))
         state.apply_requests(coordinator)
@@ -114,6 +117,8 @@ class TaskOperations:
             except Exception as exc:
                 state.fail(ti, None, None, exc, "on_end_of_stream")
                 return
+        if crash_points.ARMED:
+            crash_points.reached("task.end-of-stream-done")
         if state.bus.active:
             state.bus.publish(ev.EndOfStreamReached(state.clock.now_ms(), ti.name, None, True))
         state.apply_requests(coordinator)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from samza_nb import crash_points
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import ConfigError, SamzaError
@@ -159,6 +160,8 @@ class StorageManager:
             )
             if resume.commit:
                 self._commit_state(storage, resume.checkpoint or Checkpoint())
+            if crash_points.ARMED:
+                crash_points.reached("restore.done")
             effective[task_name] = storage.checkpoint = resume.checkpoint
         return effective
 
@@ -213,6 +216,8 @@ class StorageManager:
         with storage.file.transaction() as tx:
             for engine in storage.engines.values():
                 tx.write_store(engine)
+            if crash_points.ARMED:
+                crash_points.reached("state.mid-transaction")
             tx.write_offsets(storage.task_name, checkpoint.offsets, checkpoint.changelog_offsets)
 
     # -- reading ----------------------------------------------------------------------------------------

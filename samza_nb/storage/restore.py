@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from samza_nb import crash_points
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import SamzaError
@@ -126,6 +127,8 @@ class Restorer:
         async for batch in reader.read(start, target):
             engine.restore_batch(batch)
             restored += len(batch)
+            if crash_points.ARMED:
+                crash_points.reached("restore.mid")
             self._progress(task_name, store, restored, total, done=False)
         self._progress(task_name, store, restored, total, done=True)
         log.info("restored store %s of task %s: %d changelog records", store, task_name, restored)

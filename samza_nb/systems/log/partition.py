@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Final
 
+from samza_nb import crash_points
 from samza_nb.errors import SamzaError
 from samza_nb.systems.log.format import (
     HEADER_SIZE,
@@ -220,6 +221,10 @@ class PartitionLog:
                         None if timestamps is None else timestamps[at:stop],
                     )
                     base += len(chunk)
+                if crash_points.ARMED and crash_points.armed_for("log.append.torn"):
+                    data = b"".join(parts)
+                    os.write(self._fd, data[: len(data) // 2])
+                    crash_points.crash("log.append.torn")
                 self._end += _write_all(self._fd, parts)
                 self._next = base
                 self._dirty = True
@@ -247,7 +252,11 @@ class PartitionLog:
                 return
             with self._locked():
                 self._catch_up()
+                if crash_points.ARMED:
+                    crash_points.reached("log.append.before-fsync")
                 _fdatasync(self._fd)
+                if crash_points.ARMED:
+                    crash_points.reached("log.append.after-fsync")
                 if self.flushed()[1] < self._end:
                     self._write_mark(self._next, self._end)
             self._dirty = False

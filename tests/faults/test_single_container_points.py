@@ -1,0 +1,62 @@
+"""Crash points of one container: the commit sequence, the state file's transaction, the durable log's
+appends, the task's window, end-of-stream and async callbacks (a counting job: see ``jobs.py``)."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+
+import pytest
+
+from tests.faults.harness import RUNS, SAMZA_NB, Outcome, record, run_killed_at, run_to_completion
+from tests.faults.jobs import output_offsets, store_counts, words, write_counting_job
+
+MESSAGES = 2000
+
+# point -> (arrival that is fatal, task class, extra config)
+CASES: dict[str, tuple[int, str, str]] = {
+    "commit.stores-flushed": (2, "CountTask", ""),
+    "commit.producers-flushed": (2, "CountTask", ""),
+    "commit.state-written": (2, "CountTask", ""),
+    "commit.checkpoint-written": (2, "CountTask", ""),
+    "state.mid-transaction": (2, "CountTask", ""),
+    "log.append.torn": (3, "CountTask", ""),
+    "log.append.before-fsync": (3, "CountTask", ""),
+    "log.append.after-fsync": (3, "CountTask", ""),
+    "task.window-done": (3, "CountTask", "task.window.ms = 1\n"),
+    "task.end-of-stream-done": (1, "CountTask", ""),
+    "callbacks.completed": (900, "AsyncCountTask", "task.max.concurrency = 4\n"),
+}
+COVERED = tuple(CASES)
+
+
+def check_after_restart(directory: Path, lines: list[str], point: str) -> Outcome:
+    """What the restarted job left: exact counts, every input's output, the duplicates counted."""
+    counts = store_counts(directory)
+    outputs = output_offsets(directory)
+    outcome = Outcome(
+        point=point,
+        scenario="word count, file input, store + changelog + output on the durable log",
+        messages=len(lines),
+        lost=max(len(lines) - len(outputs), 0),
+        duplicates=sum(outputs.values()) - len(outputs),
+        exact=counts == dict(collections.Counter(lines)),
+        guarantee="exactly-once state, at-least-once output",
+    )
+    record(outcome)
+    return outcome
+
+
+@pytest.mark.parametrize("point", COVERED)
+def test_a_crash_at_the_point_then_a_restart_loses_nothing(tmp_path: Path, point: str) -> None:
+    at, task, extra = CASES[point]
+    for run in range(RUNS):
+        directory = tmp_path / f"run-{run}"
+        directory.mkdir()
+        lines = words(MESSAGES, seed=run)
+        command = [*SAMZA_NB, *write_counting_job(directory, lines, task=task, extra=extra)]
+        run_killed_at(command, directory, point, at=at)
+        run_to_completion(command, directory)
+        outcome = check_after_restart(directory, lines, point)
+        assert outcome.lost == 0, outcome
+        assert outcome.exact, (outcome, store_counts(directory))
