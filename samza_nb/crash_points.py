@@ -47,16 +47,16 @@ POINTS: Final[Mapping[str, str]] = {
     "commit has not run",
     "callbacks.completed": "an async task's callback completed; the checkpoint it allows is not written",
     # -- the coordinator and several containers (coordinator/, runtime/) ---------------------------------
-    "coordinator.config-written": "the job's config is in the coordinator stream; no set-changelog yet",
+    "coordinator.config-written": "the job's config is in the coordinator stream; no set-changelog or "
+    "assignment yet",
     "coordinator.set-changelog-written": "set-changelog messages are written; the job model is not served",
     "coordinator.assignment-written": "the task-to-container assignment is written (a rebalance when the "
     "container count changed); the job model is not served",
-    "container.model-fetched": "a container has its job model; none of its tasks started",
-    "container.stopping": "a container is stopping: some of its tasks made their final commit, not all",
-    # -- intermediate streams, watermarks and windows (control/, operators/) ------------------------------
-    "control.end-of-stream-sent": "one producer task sent end-of-stream to an intermediate stream; the "
-    "next producer task has not",
-    "control.watermark-sent": "a watermark is sent on an intermediate stream; it is not committed",
+    "container.model-fetched": "a container process has its job model; none of its tasks started",
+    "container.stopping": "a task made its final commit and is done; the container's other tasks are not",
+    # -- intermediate streams and windows (operators/impl/) ------------------------------------------------
+    "control.end-of-stream-sent": "a producer task handed end-of-stream for an intermediate stream to its "
+    "collector (durable at its next commit); the other producer tasks have not",
     "window.mid-fire": "a window is firing: some of its panes are emitted, not all",
     "window.fired": "every pane of a firing is emitted; the output is not committed",
 }

@@ -67,6 +67,8 @@ class TaskOperations:
             state.fail(ti, None, None, error, "commit")
             return
         if ti.commit_finished(offsets):
+            if crash_points.ARMED:
+                crash_points.reached("container.stopping")
             state.requests.vote_shutdown(ti.name)
         state.release(ti, ti.callbacks.release_more())
 

@@ -11,6 +11,7 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
+from samza_nb import crash_points
 from samza_nb.checkpoint.carry_over import carry_over_default_checkpoints
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_metadata, input_streams, start_feeding, stop_feeding
@@ -137,12 +138,24 @@ class JobCoordinator:
         model = plan_job_model(config, ssps, previous_changelog)
         stream = coordinator_stream_name(config.job_name(), config.job_id())
         refuse_incompatible_change(config, previous_config, previous_changelog, model.tasks, ssps, stream)
-        await store.send(
-            _changes(config, previous_config, previous_changelog, store.task_containers(), model)
+        configs, changelogs, assignments = _changes(
+            config, previous_config, previous_changelog, store.task_containers(), model
         )
+        # In this order, each durable before the next: a crash between them leaves a stream the next
+        # start reads and completes (what it finds written is what it would write again).
+        await store.send(configs)
+        if crash_points.ARMED:
+            crash_points.reached("coordinator.config-written")
+        await store.send(changelogs)
+        if crash_points.ARMED:
+            crash_points.reached("coordinator.set-changelog-written")
+        await store.send(assignments)
+        if crash_points.ARMED:
+            crash_points.reached("coordinator.assignment-written")
         self._admins = admins
         await start_feeding(admins, inputs, self._feeding)
-        carried = await carry_over_default_checkpoints(config, model.tasks)
+        partitions = {name: task.changelog_partition for name, task in model.tasks.items()}
+        carried = await carry_over_default_checkpoints(config, partitions)
         if carried:
             log.info("carried the checkpoints of %d tasks over to the default checkpoint store", len(carried))
         self._model = model
@@ -266,8 +279,9 @@ def _changes(
     previous_changelog: Mapping[str, int],
     previous_assignment: Mapping[str, str],
     model: JobModel,
-) -> list[CoordinatorStreamMessage]:
-    """The messages that bring the stream from what it holds to the submitted config and ``model``."""
+) -> tuple[list[CoordinatorStreamMessage], list[CoordinatorStreamMessage], list[CoordinatorStreamMessage]]:
+    """The messages that bring the stream from what it holds to the submitted config and ``model``: the
+    config's, the set-changelog and the task-to-container assignment messages."""
     messages = [
         CoordinatorStreamMessage.set_config(key, value, SOURCE)
         for key, value in sorted(config.items())
@@ -278,15 +292,17 @@ def _changes(
         for key in sorted(previous_config)
         if key not in config
     ]
+    changelogs: list[CoordinatorStreamMessage] = []
+    assignments: list[CoordinatorStreamMessage] = []
     for cid, container in model.containers.items():
         for name, task in sorted(container.tasks.items()):
             if previous_changelog.get(name) != task.changelog_partition:
-                messages.append(
+                changelogs.append(
                     CoordinatorStreamMessage.set_changelog(name, task.changelog_partition, SOURCE)
                 )
             if previous_assignment.get(name) != cid:
-                messages.append(CoordinatorStreamMessage.set_task_container(name, cid, SOURCE))
-    return messages
+                assignments.append(CoordinatorStreamMessage.set_task_container(name, cid, SOURCE))
+    return messages, changelogs, assignments
 
 
 def _log_failure(future: concurrent.futures.Future[None]) -> None:

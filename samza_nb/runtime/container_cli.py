@@ -22,6 +22,7 @@ import socket
 import time
 from typing import Any
 
+from samza_nb import crash_points
 from samza_nb.config import Config
 from samza_nb.container.container import SamzaContainer
 from samza_nb.coordinator.client import CoordinatorUnreachable, fetch_job_model, send_report
@@ -104,6 +105,8 @@ class ContainerProcess:
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
         model = await asyncio.to_thread(fetch_job_model, self.url, self.connect_timeout_s)
+        if crash_points.ARMED:
+            crash_points.reached("container.model-fetched")
         self._unknown = self.container_id not in model.containers  # the container's run says so
         try:
             config = Config(model.config).validate()

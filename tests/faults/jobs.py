@@ -41,7 +41,8 @@ class CountTask:
     def process(self, envelope, collector, coordinator):
         word = envelope.message
         self.counts.put(word, (self.counts.get(word) or 0) + 1)
-        collector.send(OutgoingMessageEnvelope(OUT, envelope.offset, key=envelope.offset))
+        sent = f"{{envelope.ssp.stream}}:{{envelope.offset}}"
+        collector.send(OutgoingMessageEnvelope(OUT, sent, key=sent))
         self.seen += 1
         if self.seen % COMMIT_EVERY == 0:
             coordinator.commit(RequestScope.CURRENT_TASK)
@@ -67,14 +68,12 @@ class AsyncCountTask(CountTask):
 CONFIG = """
 job.name = faults
 task.class = count_task.{task}
-task.inputs = file.words
+task.inputs = {inputs}
 systems.file.samza.factory = samza_nb.systems.file.FileSystemFactory
-systems.file.streams.words.path = words.txt
 systems.file.samza.offset.default = oldest
 systems.log.samza.msg.serde = string
 systems.log.samza.key.serde = string
 task.commit.ms = 600000
-task.window.ms = {window_ms}
 stores.counts.factory = samza_nb.storage.duckdb.DuckDBStoreFactory
 stores.counts.key.serde = string
 stores.counts.msg.serde = int
@@ -83,20 +82,36 @@ job.logged.store.base.dir = state
 """
 
 
+def input_files(files: int) -> list[str]:
+    """The input streams of a job with ``files`` input files: ``words`` alone, else ``words0``...."""
+    return ["words"] if files == 1 else [f"words{n}" for n in range(files)]
+
+
 def write_counting_job(
     directory: Path,
     lines: list[str],
     *,
     task: str = "CountTask",
-    window_ms: int = -1,
+    files: int = 1,
     extra: str = "",
 ) -> list[str]:
-    """Write the job's files into ``directory``; returns the command that runs it (from ``directory``)."""
+    """Write the job's files into ``directory`` (``lines`` dealt round-robin over ``files`` input files,
+    each its own stream); returns the ``samza-nb`` arguments that run it (from ``directory``)."""
     (directory / "count_task.py").write_text(TASK_MODULE.format(commit_every=COMMIT_EVERY))
-    (directory / "words.txt").write_text("".join(f"{line}\n" for line in lines))
-    config = CONFIG.format(task=task, window_ms=window_ms) + textwrap.dedent(extra)
-    (directory / "job.properties").write_text(config)
+    streams = input_files(files)
+    append_lines(directory, lines, files, mode="w")
+    config = CONFIG.format(task=task, inputs=",".join(f"file.{s}" for s in streams))
+    config += "".join(f"systems.file.streams.{s}.path = {s}.txt\n" for s in streams)
+    (directory / "job.properties").write_text(config + textwrap.dedent(extra))
     return ["run", "--config-path", "job.properties", "--no-progress"]
+
+
+def append_lines(directory: Path, lines: list[str], files: int = 1, *, mode: str = "a") -> None:
+    """Deal ``lines`` round-robin over the job's ``files`` input files (appending, or writing anew)."""
+    streams = input_files(files)
+    for n, stream in enumerate(streams):
+        with (directory / f"{stream}.txt").open(mode) as file:
+            file.write("".join(f"{line}\n" for line in lines[n :: len(streams)]))
 
 
 def words(count: int, seed: int) -> list[str]:
@@ -106,7 +121,7 @@ def words(count: int, seed: int) -> list[str]:
 
 
 def store_counts(directory: Path) -> dict[str, int]:
-    """The committed contents of the ``counts`` store (every state file of the job)."""
+    """The committed counts of the ``counts`` store, summed over the job's tasks (their state files)."""
     totals: dict[str, int] = {}
     for path in sorted((directory / "state" / "faults-1" / "stores").glob("partition-*.duckdb")):
         conn = duckdb.connect(str(path), read_only=True)
@@ -116,14 +131,16 @@ def store_counts(directory: Path) -> dict[str, int]:
             for table in tables:
                 if table.startswith("store__counts__"):
                     for key, value in conn.execute(f'SELECT k, v FROM "{table}"').fetchall():
-                        totals[bytes(key).decode()] = int.from_bytes(bytes(value), "big", signed=True)
+                        word = bytes(key).decode()
+                        count = int.from_bytes(bytes(value), "big", signed=True)
+                        totals[word] = totals.get(word, 0) + count
         finally:
             conn.close()
     return totals
 
 
 def output_offsets(directory: Path) -> collections.Counter[str]:
-    """How many times each input offset is in log.out."""
+    """How many times each input (``<stream>:<offset>``) is in log.out."""
     with DurableLog(directory / "state" / "log") as log:
         if "out" not in log.streams():
             return collections.Counter()
@@ -132,4 +149,12 @@ def output_offsets(directory: Path) -> collections.Counter[str]:
         )
 
 
-__all__ = ["COMMIT_EVERY", "output_offsets", "store_counts", "words", "write_counting_job"]
+__all__ = [
+    "COMMIT_EVERY",
+    "append_lines",
+    "input_files",
+    "output_offsets",
+    "store_counts",
+    "words",
+    "write_counting_job",
+]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.faults.harness import RUNS, SAMZA_NB, Outcome, record, run_killed_at, run_to_completion
-from tests.faults.jobs import output_offsets, store_counts, words, write_counting_job
+from tests.faults.jobs import append_lines, output_offsets, store_counts, words, write_counting_job
 
 COVERED = ("restore.mid", "restore.done")
 
@@ -25,8 +25,7 @@ def test_a_crash_while_restoring_then_a_restart_restores_exactly(tmp_path: Path,
         run_to_completion(command, directory)
         assert store_counts(directory) == dict(collections.Counter(first))
         shutil.rmtree(directory / "state" / "faults-1" / "stores")
-        with (directory / "words.txt").open("a") as more:
-            more.write("".join(f"{line}\n" for line in second))
+        append_lines(directory, second)
         run_killed_at(command, directory, point)
         run_to_completion(command, directory)
         lines = first + second

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from samza_nb import crash_points
 from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStream
 from samza_nb.control.messages import EndOfStreamMessage, WatermarkMessage
 from samza_nb.control.sender import to_aggregation_partition
@@ -100,6 +101,8 @@ class PartitionByImpl(OperatorImpl):
     def handle_end_of_stream(self) -> None:
         if self.used:
             self._send_control(EndOfStreamMessage(self.runtime.task_name))
+            if crash_points.ARMED:
+                crash_points.reached("control.end-of-stream-sent")
 
 
 __all__ = ["InputImpl", "PartitionByImpl", "Route"]

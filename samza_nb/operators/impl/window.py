@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any, Final
 
+from samza_nb import crash_points
 from samza_nb.control.messages import WATERMARK_NOT_EXIST
 from samza_nb.errors import SamzaError
 from samza_nb.operators.graph import WindowSpec
@@ -119,8 +120,13 @@ class WindowImpl(OperatorImpl):
             return
         self.metrics["panes"] += len(panes)
         emit = self.emit
-        for pane in fire_order(panes):
+        ordered = fire_order(panes)
+        for pane in ordered:
             emit(pane, pane.end_ms - 1)
+            if crash_points.ARMED and pane is not ordered[-1]:
+                crash_points.reached("window.mid-fire")
+        if crash_points.ARMED:
+            crash_points.reached("window.fired")
 
     def due(self, mark: int) -> list[WindowPane]:
         """Remove and return the panes ending at or before ``mark`` (any order)."""
