@@ -16,6 +16,7 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
+from samza_nb import crash_points
 from samza_nb.container.loop_state import CommitFn, LoopState, RunLoopSettings
 from samza_nb.container.pump import MessagePump
 from samza_nb.container.task_ops import TaskOperations
@@ -194,3 +195,5 @@ class RunLoop:
                     state.fail(ti, None, None, exc, "commit")
                     return
                 ti.committed_offsets = offsets
+                if crash_points.ARMED:
+                    crash_points.reached("container.stopping")

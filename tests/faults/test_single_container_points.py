@@ -1,5 +1,6 @@
 """Crash points of one container: the commit sequence, the state file's transaction, the durable log's
-appends, the task's window, end-of-stream and async callbacks (a counting job: see ``jobs.py``)."""
+appends, the task's window, end-of-stream and async callbacks, a task done while the others are not (a
+counting job: see ``jobs.py``)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,22 @@ from tests.faults.jobs import output_offsets, store_counts, words, write_countin
 
 MESSAGES = 2000
 
-# point -> (arrival that is fatal, task class, extra config)
-CASES: dict[str, tuple[int, str, str]] = {
-    "commit.stores-flushed": (2, "CountTask", ""),
-    "commit.producers-flushed": (2, "CountTask", ""),
-    "commit.state-written": (2, "CountTask", ""),
-    "commit.checkpoint-written": (2, "CountTask", ""),
-    "state.mid-transaction": (2, "CountTask", ""),
-    "log.append.torn": (3, "CountTask", ""),
-    "log.append.before-fsync": (3, "CountTask", ""),
-    "log.append.after-fsync": (3, "CountTask", ""),
-    "task.window-done": (3, "CountTask", "task.window.ms = 1\n"),
-    "task.end-of-stream-done": (1, "CountTask", ""),
-    "callbacks.completed": (900, "AsyncCountTask", "task.max.concurrency = 4\n"),
+FOUR_TASKS = "job.systemstreampartition.grouper.factory = group-by-ssp\n"
+
+# point -> (arrival that is fatal, task class, extra config, input files: one task each)
+CASES: dict[str, tuple[int, str, str, int]] = {
+    "commit.stores-flushed": (2, "CountTask", "", 1),
+    "commit.producers-flushed": (2, "CountTask", "", 1),
+    "commit.state-written": (2, "CountTask", "", 1),
+    "commit.checkpoint-written": (2, "CountTask", "", 1),
+    "state.mid-transaction": (2, "CountTask", "", 1),
+    "log.append.torn": (3, "CountTask", "", 1),
+    "log.append.before-fsync": (3, "CountTask", "", 1),
+    "log.append.after-fsync": (3, "CountTask", "", 1),
+    "task.window-done": (3, "CountTask", "task.window.ms = 1\n", 1),
+    "task.end-of-stream-done": (1, "CountTask", "", 1),
+    "callbacks.completed": (900, "AsyncCountTask", "task.max.concurrency = 4\n", 1),
+    "container.stopping": (1, "CountTask", FOUR_TASKS, 4),
 }
 COVERED = tuple(CASES)
 
@@ -49,12 +53,12 @@ def check_after_restart(directory: Path, lines: list[str], point: str) -> Outcom
 
 @pytest.mark.parametrize("point", COVERED)
 def test_a_crash_at_the_point_then_a_restart_loses_nothing(tmp_path: Path, point: str) -> None:
-    at, task, extra = CASES[point]
+    at, task, extra, files = CASES[point]
     for run in range(RUNS):
         directory = tmp_path / f"run-{run}"
         directory.mkdir()
         lines = words(MESSAGES, seed=run)
-        command = [*SAMZA_NB, *write_counting_job(directory, lines, task=task, extra=extra)]
+        command = [*SAMZA_NB, *write_counting_job(directory, lines, task=task, extra=extra, files=files)]
         run_killed_at(command, directory, point, at=at)
         run_to_completion(command, directory)
         outcome = check_after_restart(directory, lines, point)
