@@ -56,6 +56,12 @@ def soak() -> dict[str, object]:
         "fds_100": 30,
         "state_bytes_10": 10 * 2**20,
         "state_bytes_100": 11 * 2**20,
+        "state_bytes_bound": 31 * 2**20,
+        "wal_bytes_10": 9 * 2**20,
+        "wal_bytes_100": 5 * 2**20,
+        "state_bytes_final": 11 * 2**20,
+        "store_keys": 100_000,
+        "changelog_bytes_100": 120 * 2**20,
         "passed": True,
     }
 
