@@ -76,7 +76,7 @@ def write_application(directory: Path) -> list[str]:
     (directory / "a.txt").write_text("".join(f"a{n}\n" for n in range(A)))
     (directory / "b.txt").write_text("".join(f"b{n}\n" for n in range(B)))
     (directory / "job.properties").write_text("".join(f"{k} = {v}\n" for k, v in CONFIG.items()))
-    return [*SAMZA_NB, "run", "--config-path", "job.properties", "--no-progress", "--timeout", "120"]
+    return [*SAMZA_NB, "run", "--config-path", "job.properties", "--no-progress", "--timeout", "60"]
 
 
 @pytest.mark.parametrize("point", COVERED)
