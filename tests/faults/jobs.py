@@ -18,6 +18,7 @@ from pathlib import Path
 import duckdb
 
 from samza_nb.systems.log import DurableLog
+from tests.faults.harness import Outcome, record
 
 COMMIT_EVERY = 400
 WORDS = [f"w{i}" for i in range(60)]
@@ -149,9 +150,27 @@ def output_offsets(directory: Path) -> collections.Counter[str]:
         )
 
 
+def counting_outcome(directory: Path, lines: list[str], point: str, scenario: str) -> Outcome:
+    """What the restarted counting job left (exact counts? every input's output? how many twice?), recorded
+    for the reliability report."""
+    outputs = output_offsets(directory)
+    outcome = Outcome(
+        point=point,
+        scenario=scenario,
+        messages=len(lines),
+        lost=max(len(lines) - len(outputs), 0),
+        duplicates=sum(outputs.values()) - len(outputs),
+        exact=store_counts(directory) == dict(collections.Counter(lines)),
+        guarantee="exactly-once state, at-least-once output",
+    )
+    record(outcome)
+    return outcome
+
+
 __all__ = [
     "COMMIT_EVERY",
     "append_lines",
+    "counting_outcome",
     "input_files",
     "output_offsets",
     "store_counts",

@@ -4,13 +4,12 @@ with its model and no task started. A counting job over four input files, one ta
 
 from __future__ import annotations
 
-import collections
 from pathlib import Path
 
 import pytest
 
-from tests.faults.harness import RUNS, SAMZA_NB, Outcome, record, run_killed_at, run_to_completion
-from tests.faults.jobs import append_lines, output_offsets, store_counts, words, write_counting_job
+from tests.faults.harness import RUNS, SAMZA_NB, run_killed_at, run_to_completion
+from tests.faults.jobs import append_lines, counting_outcome, words, write_counting_job
 
 FILES = 4
 CONTAINERS = """
@@ -29,21 +28,6 @@ CASES = {
 COVERED = tuple(CASES)
 
 
-def outcome_of(directory: Path, lines: list[str], point: str, scenario: str) -> Outcome:
-    outputs = output_offsets(directory)
-    outcome = Outcome(
-        point=point,
-        scenario=scenario,
-        messages=len(lines),
-        lost=max(len(lines) - len(outputs), 0),
-        duplicates=sum(outputs.values()) - len(outputs),
-        exact=store_counts(directory) == dict(collections.Counter(lines)),
-        guarantee="exactly-once state, at-least-once output",
-    )
-    record(outcome)
-    return outcome
-
-
 @pytest.mark.parametrize("point", COVERED)
 def test_a_rebalance_from_one_container_to_two_crashed_at_the_point_loses_nothing(
     tmp_path: Path, point: str
@@ -60,7 +44,6 @@ def test_a_rebalance_from_one_container_to_two_crashed_at_the_point_loses_nothin
         two = [*SAMZA_NB, *args, "--set", "job.container.count=2"]
         run_killed_at(two, directory, point, whole=CASES[point])
         run_to_completion(two, directory)
-        outcome = outcome_of(
-            directory, first + second, point, "word count over 4 files, 1 container then 2 (a rebalance)"
-        )
+        scenario = "word count over 4 files, 1 container then 2 (a rebalance)"
+        outcome = counting_outcome(directory, first + second, point, scenario)
         assert outcome.lost == 0 and outcome.exact, outcome

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.faults.harness import RUNS, SAMZA_NB, Outcome, record, run_killed_at, run_to_completion
-from tests.faults.jobs import append_lines, output_offsets, store_counts, words, write_counting_job
+from tests.faults.harness import RUNS, SAMZA_NB, run_killed_at, run_to_completion
+from tests.faults.jobs import append_lines, counting_outcome, store_counts, words, write_counting_job
 
 COVERED = ("restore.mid", "restore.done")
 
@@ -28,16 +28,6 @@ def test_a_crash_while_restoring_then_a_restart_restores_exactly(tmp_path: Path,
         append_lines(directory, second)
         run_killed_at(command, directory, point)
         run_to_completion(command, directory)
-        lines = first + second
-        outputs = output_offsets(directory)
-        outcome = Outcome(
-            point=point,
-            scenario="word count restoring its store from the durable-log changelog, then more input",
-            messages=len(lines),
-            lost=max(len(lines) - len(outputs), 0),
-            duplicates=sum(outputs.values()) - len(outputs),
-            exact=store_counts(directory) == dict(collections.Counter(lines)),
-            guarantee="exactly-once state, at-least-once output",
-        )
-        record(outcome)
+        scenario = "word count restoring its store from the durable-log changelog, then more input"
+        outcome = counting_outcome(directory, first + second, point, scenario)
         assert outcome.lost == 0 and outcome.exact, outcome

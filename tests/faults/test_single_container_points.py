@@ -4,13 +4,12 @@ counting job: see ``jobs.py``)."""
 
 from __future__ import annotations
 
-import collections
 from pathlib import Path
 
 import pytest
 
-from tests.faults.harness import RUNS, SAMZA_NB, Outcome, record, run_killed_at, run_to_completion
-from tests.faults.jobs import output_offsets, store_counts, words, write_counting_job
+from tests.faults.harness import RUNS, SAMZA_NB, run_killed_at, run_to_completion
+from tests.faults.jobs import counting_outcome, store_counts, words, write_counting_job
 
 MESSAGES = 2000
 
@@ -32,23 +31,7 @@ CASES: dict[str, tuple[int, str, str, int]] = {
     "container.stopping": (1, "CountTask", FOUR_TASKS, 4),
 }
 COVERED = tuple(CASES)
-
-
-def check_after_restart(directory: Path, lines: list[str], point: str) -> Outcome:
-    """What the restarted job left: exact counts, every input's output, the duplicates counted."""
-    counts = store_counts(directory)
-    outputs = output_offsets(directory)
-    outcome = Outcome(
-        point=point,
-        scenario="word count, file input, store + changelog + output on the durable log",
-        messages=len(lines),
-        lost=max(len(lines) - len(outputs), 0),
-        duplicates=sum(outputs.values()) - len(outputs),
-        exact=counts == dict(collections.Counter(lines)),
-        guarantee="exactly-once state, at-least-once output",
-    )
-    record(outcome)
-    return outcome
+SCENARIO = "word count, file input, store + changelog + output on the durable log"
 
 
 @pytest.mark.parametrize("point", COVERED)
@@ -61,6 +44,6 @@ def test_a_crash_at_the_point_then_a_restart_loses_nothing(tmp_path: Path, point
         command = [*SAMZA_NB, *write_counting_job(directory, lines, task=task, extra=extra, files=files)]
         run_killed_at(command, directory, point, at=at)
         run_to_completion(command, directory)
-        outcome = check_after_restart(directory, lines, point)
+        outcome = counting_outcome(directory, lines, point, SCENARIO)
         assert outcome.lost == 0, outcome
         assert outcome.exact, (outcome, store_counts(directory))
