@@ -14,9 +14,12 @@ Two maps, both of Python objects:
 ``get`` looks at the dirty map, then the clean cache, then the store below. ``range``, ``all``,
 ``snapshot``, ``flush`` and ``close`` write the dirty map below first.
 
-So a task that reads and updates its keys pays two dictionary operations per call, and serialization is
-paid once per key per commit rather than once per write. Values are cached by reference: an object read
-back is the object that was put, so do not modify it afterwards. Keys must be hashable.
+So a task that reads and updates a key pays one C-level dictionary lookup for the read (``get`` *is* the
+dirty map's ``__getitem__``; a miss reads through) and one dictionary store for the write, and
+serialization is paid once per key per commit rather than once per write. Values are cached by reference:
+an object read back is the object that was put, so do not modify it afterwards. Keys must be hashable:
+``get`` of an unhashable key raises Python's own ``TypeError`` (as a dict does), ``put`` and ``delete`` a
+:class:`StoreError` naming the store and the key.
 """
 
 from __future__ import annotations
@@ -74,8 +77,10 @@ class CachedStore:
         self._size = cache_size
         self._batch = write_batch_size
         self._clean: OrderedDict[Any, Any] = OrderedDict()  # key -> value read below, None = known absent
-        # key -> latest unwritten value, None = delete; oldest first
+        # key -> latest unwritten value, None = delete; oldest first. One map for the store's life (emptied
+        # in place when written below), so that ``get`` can be its C-level lookup.
         self._dirty: dict[Any, Any] = _Changes(self._read_clean)
+        self.get = self._dirty.__getitem__
         self.batch_writes = 0
         """How many times the changes were written below (for metrics and tests)."""
 
@@ -103,13 +108,9 @@ class CachedStore:
         return len(self._dirty)
 
     # -- reads -----------------------------------------------------------------------------------------
-    def get(self, key: Any) -> Any:
-        try:
-            return self._dirty[key]  # a change, else (through _Changes.__missing__) _read_clean
-        except TypeError as exc:
-            if _hashable(key):
-                raise
-            raise self._unhashable(key, exc) from None
+    get: Callable[[Any], Any]
+    """The value of ``key`` (None when absent): its change, else the clean cache, else the store below.
+    Bound in ``__init__`` to the dirty map's C-level lookup, whose misses call :meth:`_read_clean`."""
 
     def _read_clean(self, key: Any) -> Any:
         """The value of ``key`` (which has no change): the clean cache, else the store below (cached)."""
@@ -209,10 +210,10 @@ class CachedStore:
     def _write_dirty(self) -> None:
         """Write every change below, oldest first (puts in one batch, deletes in another); the written
         entries become the most recently used clean entries."""
-        dirty = self._dirty
-        if not dirty:
+        if not self._dirty:
             return
-        self._dirty = _Changes(self._read_clean)
+        dirty = dict(self._dirty)
+        self._dirty.clear()
         puts = [(key, value) for key, value in dirty.items() if value is not None]
         deletes = [key for key, value in dirty.items() if value is None] if len(puts) < len(dirty) else []
         try:
@@ -233,8 +234,11 @@ class CachedStore:
 
     def _keep_unwritten(self, dirty: dict[Any, Any], exc: BaseException) -> None:
         """After a failed write below: the changes stay dirty (under newer ones), except the culprit's."""
-        dirty.update(self._dirty)
-        self._dirty = dirty
+        newer = dict(self._dirty)
+        self._dirty.clear()
+        self._dirty.update(dirty)
+        self._dirty.update(newer)
+        dirty = self._dirty
         culprit = exc.key if isinstance(exc, StoreError) else None
         if culprit is not None:
             try:
@@ -276,14 +280,6 @@ class CachedStore:
 
     def __repr__(self) -> str:
         return f"CachedStore({self._name!r}, size={self._size}, batch={self._batch}, {self._inner!r})"
-
-
-def _hashable(key: Any) -> bool:
-    try:
-        hash(key)
-    except TypeError:
-        return False
-    return True
 
 
 __all__ = ["CachedStore"]

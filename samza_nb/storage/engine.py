@@ -77,7 +77,7 @@ class DuckDBEngine:
             raise StoreError(
                 f"store {self._name!r}: the DuckDB connection is unusable: {exc}", store=self._name
             ) from exc
-        self._path = database_path(self._cur)
+        self._path: str | None = None  # the database's file, looked up for the first error message
         self._committed = CommittedRows(
             self._cur,
             table,
@@ -314,21 +314,32 @@ class DuckDBEngine:
             self.pending = {}
             self._write_open = True
             truncate = self._truncate
+            # The keys the table holds (once truncated, none), when they are known.
+            mirror: dict[bytes, bytes] | None = {} if truncate else self._committed.mirror
         deletes = [key for key, value in batch.items() if value is None]
         self._write_has_deletes = bool(deletes)
-        put_values: list[bytes | None]
-        if deletes:
-            puts = {key: value for key, value in batch.items() if value is not None}
-            put_keys, put_values = list(puts), list(puts.values())
-        else:
-            put_keys, put_values = list(batch), list(batch.values())  # no None among them
+        puts: dict[bytes, bytes | None] = (
+            {key: value for key, value in batch.items() if value is not None} if deletes else batch
+        )
+        # With the committed keys in memory, keys the table lacks take a plain INSERT (~30% cheaper than
+        # an upsert); the others (or all, without a mirror) an INSERT OR REPLACE.
+        inserts: dict[bytes, bytes | None] = {}
+        if mirror is not None:
+            inserts = puts if not mirror else {k: v for k, v in puts.items() if k not in mirror}
+            puts = {} if len(inserts) == len(puts) else {k: v for k, v in puts.items() if k in mirror}
         try:
             if truncate:
                 conn.execute(f"DELETE FROM {self._q}")
-            if put_keys:
+            if inserts:
                 self._run_with(
                     conn,
-                    {"k": put_keys, "v": put_values},
+                    {"k": list(inserts), "v": list(inserts.values())},
+                    f"INSERT INTO {self._q} SELECT k, v FROM {{view}}",
+                )
+            if puts:
+                self._run_with(
+                    conn,
+                    {"k": list(puts), "v": list(puts.values())},
                     f"INSERT OR REPLACE INTO {self._q} SELECT k, v FROM {{view}}",
                 )
             if deletes and not truncate:
@@ -390,6 +401,9 @@ class DuckDBEngine:
         raise self._error(f"{op}() got an invalid batch")
 
     def _error(self, message: str, key: Any = None) -> StoreError:
+        if self._path is None:
+            with self._lock:
+                self._path = database_path(self._cur)
         return StoreError(f"store {self._name!r} ({self._path}): {message}", store=self._name, key=key)
 
     def _key_error(self, key: Any, op: str, what: str = "key") -> StoreError:

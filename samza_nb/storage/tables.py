@@ -83,9 +83,9 @@ def record_partition(
     If the partition was recorded with other serde names and its table holds rows, those rows would be
     misread: a :class:`ConfigError` names the serde key that changed, and nothing is recorded.
     """
-    existing = _catalogue_rows(conn, info.store_name)
+    existing = _catalogue_rows(conn, info.store_name) if table_has_rows else []  # no rows to misread
     for old in existing:
-        if old.partition != info.partition or not table_has_rows:
+        if old.partition != info.partition:
             continue
         for kind, before, now in (
             ("key", old.key_serde, info.key_serde),

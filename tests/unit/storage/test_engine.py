@@ -49,26 +49,57 @@ def test_writes_stay_pending_until_committed(conn: duckdb.DuckDBPyConnection) ->
     assert engine.get(b"a") == b"1"
 
 
-def test_write_pending_uses_one_upsert_and_one_delete_statement(conn: duckdb.DuckDBPyConnection) -> None:
-    engine = engine_of(conn)
-    engine.put_all([(b"k%d" % i, b"v") for i in range(1000)])
-    commit(conn, engine)
-    engine.put_all([(b"k%d" % i, b"w") for i in range(500, 1500)])
-    engine.delete_all([b"k%d" % i for i in range(10)])
+def write_recorded(conn: duckdb.DuckDBPyConnection, engine: DuckDBEngine, changes: int) -> list[str]:
+    """Commit ``engine``'s pending writes (``changes`` of them); the statements they took."""
     cur = conn.cursor()
     recorder = RecordingConnection(cur)
     cur.begin()
-    assert engine.write_pending(recorder) == 1010  # type: ignore[arg-type]
+    assert engine.write_pending(recorder) == changes  # type: ignore[arg-type]
     cur.commit()
     engine.mark_committed()
-    assert len(recorder.statements) == 2
-    assert recorder.statements[0].startswith("INSERT OR REPLACE")
-    assert recorder.statements[1].startswith("DELETE")
+    return [
+        statement.split(" INTO ")[0].split(" WHERE ")[0].split(" FROM ")[0]
+        for statement in recorder.statements
+    ]
+
+
+def test_write_pending_inserts_new_keys_upserts_known_ones_and_deletes_in_one_statement_each(
+    conn: duckdb.DuckDBPyConnection,
+) -> None:
+    engine = engine_of(conn)
+    engine.put_all([(b"k%d" % i, b"v") for i in range(1000)])
+    assert write_recorded(conn, engine, 1000) == ["INSERT"], "a new table: every key is new"
+    engine.put_all([(b"k%d" % i, b"w") for i in range(500, 1500)])
+    engine.delete_all([b"k%d" % i for i in range(10)])
+    assert write_recorded(conn, engine, 1010) == ["INSERT", "INSERT OR REPLACE", "DELETE"]
+    engine.put_all([(b"k%d" % i, b"x") for i in range(1400, 1500)])
+    assert write_recorded(conn, engine, 100) == ["INSERT OR REPLACE"], "known keys only"
     rows = table_rows(conn, "store__t__p0")
     assert len(rows) == 1490
     assert rows[b"k600"] == b"w"
+    assert rows[b"k1450"] == b"x"
     assert rows[b"k100"] == b"v"
     assert b"k5" not in rows
+
+
+def test_without_a_mirror_every_put_is_an_upsert(conn: duckdb.DuckDBPyConnection) -> None:
+    engine = engine_of(conn, preload_max_rows=0)
+    assert not engine.mirrored
+    engine.put_all([(b"a", b"1"), (b"b", b"1")])
+    assert write_recorded(conn, engine, 2) == ["INSERT OR REPLACE"]
+    engine.put_all([(b"a", b"2"), (b"c", b"2")])
+    assert write_recorded(conn, engine, 2) == ["INSERT OR REPLACE"], "which keys the table has is unknown"
+    assert table_rows(conn, "store__t__p0") == {b"a": b"2", b"b": b"1", b"c": b"2"}
+
+
+def test_after_a_truncate_every_put_is_a_plain_insert(conn: duckdb.DuckDBPyConnection) -> None:
+    engine = engine_of(conn)
+    engine.put_all([(b"a", b"1"), (b"b", b"1")])
+    commit(conn, engine)
+    engine.truncate()
+    engine.put_all([(b"a", b"2"), (b"c", b"2")])
+    assert write_recorded(conn, engine, 2) == ["DELETE", "INSERT"]
+    assert table_rows(conn, "store__t__p0") == {b"a": b"2", b"c": b"2"}
 
 
 def test_rollback_keeps_pending_for_the_retry(conn: duckdb.DuckDBPyConnection) -> None:
