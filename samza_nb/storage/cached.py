@@ -36,16 +36,33 @@ _MISSING: Final[Any] = object()
 
 class _Changes(dict[Any, Any]):
     """The dirty map: a dict whose misses (``changes[key]`` of a key without a change) read through the
-    clean cache and the store below, so that a hit costs one C-level lookup."""
+    clean cache (an LRU of ``size`` entries) and ``read_below``, so that a hit costs one C-level lookup and
+    a miss one Python frame."""
 
-    __slots__ = ("_read_clean",)
+    __slots__ = ("_clean", "_read_below", "_size", "_store")
 
-    def __init__(self, read_clean: Callable[[Any], Any]) -> None:
+    def __init__(
+        self, clean: OrderedDict[Any, Any], read_below: Callable[[Any], Any], size: int, store: str
+    ) -> None:
         super().__init__()
-        self._read_clean = read_clean
+        self._clean = clean
+        self._read_below = read_below
+        self._size = size
+        self._store = store
 
     def __missing__(self, key: Any) -> Any:
-        return self._read_clean(key)
+        clean = self._clean
+        value = clean.get(key, _MISSING)
+        if value is not _MISSING:
+            clean.move_to_end(key)
+            return value
+        if key is None:
+            raise none_error(self._store, "key", "get")
+        value = self._read_below(key)
+        clean[key] = value  # cache the value read below (absence too), evicting the least recently used
+        if len(clean) > self._size:
+            clean.popitem(last=False)
+        return value
 
 
 class CachedStore:
@@ -79,7 +96,7 @@ class CachedStore:
         self._clean: OrderedDict[Any, Any] = OrderedDict()  # key -> value read below, None = known absent
         # key -> latest unwritten value, None = delete; oldest first. One map for the store's life (emptied
         # in place when written below), so that ``get`` can be its C-level lookup.
-        self._dirty: dict[Any, Any] = _Changes(self._read_clean)
+        self._dirty: dict[Any, Any] = _Changes(self._clean, inner.get, cache_size, store_name)
         self.get = self._dirty.__getitem__
         self.batch_writes = 0
         """How many times the changes were written below (for metrics and tests)."""
@@ -110,20 +127,7 @@ class CachedStore:
     # -- reads -----------------------------------------------------------------------------------------
     get: Callable[[Any], Any]
     """The value of ``key`` (None when absent): its change, else the clean cache, else the store below.
-    Bound in ``__init__`` to the dirty map's C-level lookup, whose misses call :meth:`_read_clean`."""
-
-    def _read_clean(self, key: Any) -> Any:
-        """The value of ``key`` (which has no change): the clean cache, else the store below (cached)."""
-        if key is None:
-            raise none_error(self._name, "key", "get")
-        clean = self._clean
-        value = clean.get(key, _MISSING)
-        if value is _MISSING:
-            value = self._inner.get(key)
-            self._remember(key, value)
-            return value
-        clean.move_to_end(key)
-        return value
+    Bound in ``__init__`` to the dirty map's C-level lookup, whose misses read through (``_Changes``)."""
 
     def get_all(self, keys: Iterable[Any]) -> dict[Any, Any]:
         if keys is None:

@@ -70,11 +70,15 @@ class CommittedRows:
                 f"table {self._table!r} exists but is not a samza_nb store table (columns {columns}); "
                 "refusing to use it"
             )
-        if self._preload_max > 0 and self.row_count() <= self._preload_max:
-            try:
-                self.mirror = dict(self._cur.execute(f"SELECT k, v FROM {self._q}").fetchall())
-            except duckdb.Error as exc:
-                raise self._error(f"loading table {self._table!r} failed: {exc}") from exc
+        if self._preload_max > 0:
+            rows = self.row_count()
+            if rows == 0:
+                self.mirror = {}  # a new table: nothing to load
+            elif rows <= self._preload_max:
+                try:
+                    self.mirror = dict(self._cur.execute(f"SELECT k, v FROM {self._q}").fetchall())
+                except duckdb.Error as exc:
+                    raise self._error(f"loading table {self._table!r} failed: {exc}") from exc
 
     def row_count(self) -> int:
         """The number of committed rows (one query)."""

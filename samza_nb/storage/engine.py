@@ -110,6 +110,9 @@ class DuckDBEngine:
     def row_count(self) -> int:
         """The number of rows in the table as of the last commit."""
         with self._lock:
+            mirror = self._committed.mirror
+            if mirror is not None and not self._truncate:  # the mirror is the committed rows
+                return len(mirror)
             return self._committed.row_count()
 
     def pending_count(self) -> int:

@@ -167,14 +167,20 @@ def ensure_schema(
     (the job's stores) calls this before creating its own tables. ``conn`` must not be inside a transaction.
     ``new_database``: the caller has just created the database (no need to look for foreign tables).
     """
-    tables: set[str] | None = None
-    if new_database or table_columns(conn, META_TABLE) is None:
-        # Listing the tables costs ~10 ms on a cold database: only for a new or a foreign one.
-        tables = set() if new_database else _table_names(conn, path)
-        if not tables:
-            _create_schema(conn, path, job_name, job_id)
-            tables = set(_REQUIRED_TABLES)
-    validate(conn, path, (job_name, job_id), tables=tables)
+    if not new_database:
+        rows = _meta_rows_if_complete(conn)
+        if rows is not None:  # the common case, one query: every samza_nb table is there
+            _check_marker(path, rows, (job_name, job_id))
+            return
+        if table_columns(conn, META_TABLE) is not None:
+            validate(conn, path, (job_name, job_id))  # names what is missing or damaged
+            return
+        # Listing the tables costs ~10 ms on a cold database: only for an empty or a foreign one.
+        tables = _table_names(conn, path)
+        if tables:
+            validate(conn, path, (job_name, job_id), tables=tables)  # foreign: refused
+            return
+    _create_schema(conn, path, job_name, job_id)  # what it wrote needs no reading back
 
 
 def _create_schema(conn: duckdb.DuckDBPyConnection, path: str, job_name: str, job_id: str) -> None:
@@ -233,6 +239,10 @@ def validate(
     any job), or that lacks one of the samza_nb tables. Reads only; ``conn`` may be read-only. ``tables``:
     the samza_nb tables the database has, when the caller knows them."""
     if tables is None:
+        rows = _meta_rows_if_complete(conn)
+        if rows is not None:
+            _check_marker(path, rows, job)
+            return
         tables = {table for table in _REQUIRED_TABLES if table_columns(conn, table) is not None}
         if META_TABLE not in tables:
             tables = _table_names(conn, path)
@@ -252,6 +262,32 @@ def validate(
         raise CheckpointError(
             f"job database {path}: table {META_TABLE} is not samza_nb's ({exc}); refusing to use the file"
         ) from exc
+    _check_marker(path, rows, job)
+    missing = _REQUIRED_TABLES - tables
+    if missing:
+        raise CheckpointError(
+            f"job database {path} is damaged: samza_nb tables {', '.join(sorted(missing))} are missing"
+        )
+
+
+def _meta_rows_if_complete(conn: duckdb.DuckDBPyConnection) -> list[tuple[object, object]] | None:
+    """The marker rows, when every samza_nb table is there (one query); else None (the caller then
+    finds out, table by table, what is missing or damaged)."""
+    try:
+        return conn.execute(_COMPLETE_META_QUERY).fetchall()
+    except duckdb.Error:
+        return None
+
+
+# The marker rows, and empty selections of the other tables: a missing one fails the query.
+_COMPLETE_META_QUERY: Final[str] = f"SELECT key, value FROM {META_TABLE}" + "".join(
+    f" UNION ALL (SELECT NULL, NULL FROM {table} LIMIT 0)"
+    for table in sorted(_REQUIRED_TABLES - {META_TABLE})
+)
+
+
+def _check_marker(path: str, rows: list[tuple[object, object]], job: tuple[str, str] | None) -> None:
+    """Refuse a marker of another format, version or job (see :func:`validate`)."""
     meta = {str(key): str(value) for key, value in rows}
     found_format = meta.get("format")
     if found_format != FORMAT_MARKER:
@@ -270,11 +306,6 @@ def validate(
         raise CheckpointError(
             f"job database {path} belongs to job.name={found_job[0]!r} job.id={found_job[1]!r}, "
             f"not to job.name={job[0]!r} job.id={job[1]!r}; refusing to use another job's state"
-        )
-    missing = _REQUIRED_TABLES - tables
-    if missing:
-        raise CheckpointError(
-            f"job database {path} is damaged: samza_nb tables {', '.join(sorted(missing))} are missing"
         )
 
 

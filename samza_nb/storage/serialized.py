@@ -127,7 +127,13 @@ class SerializedStore:
 
     # -- the store API ---------------------------------------------------------------------------------
     def get(self, key: Any) -> Any:
-        data = self._inner.get(self._key(key, "get"))
+        try:  # the fast path of `_key`, inline: a cache miss pays this call per new key
+            encoded: Any = None if key is None else self._kfast(key)
+        except Exception:
+            encoded = None
+        if encoded is None or not (self._ktrusted or type(encoded) is bytes):
+            encoded = self._key_checked(key, "get")
+        data = self._inner.get(encoded)
         return None if data is None else self._decode_value(key, data)
 
     def get_all(self, keys: Iterable[Any]) -> dict[Any, Any]:
