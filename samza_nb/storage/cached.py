@@ -168,15 +168,16 @@ class CachedStore:
 
     # -- writes ----------------------------------------------------------------------------------------
     def put(self, key: Any, value: Any) -> None:
-        if key is None or value is None:
-            raise none_error(self._name, "key" if key is None else "value", "put")
         dirty = self._dirty
         try:
-            if key in dirty:  # a key changed since the last write below: no bound to check
+            # A key changed since the last write below (never None): no bound to check.
+            if key in dirty and value is not None:
                 dirty[key] = value
                 return
         except TypeError as exc:
             raise self._unhashable(key, exc) from None
+        if key is None or value is None:
+            raise none_error(self._name, "key" if key is None else "value", "put")
         dirty[key] = value
         if len(dirty) >= self._batch:
             self._write_dirty()
