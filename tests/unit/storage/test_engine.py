@@ -372,3 +372,20 @@ def test_writers_on_other_threads_during_commits_lose_nothing(conn: duckdb.DuckD
     thread.join(30)
     commit(conn, engine)
     assert len(table_rows(conn, "store__t__p0")) == count
+
+
+def test_row_count_is_the_committed_rows_mirrored_or_not(conn: duckdb.DuckDBPyConnection) -> None:
+    for preload in (1_000_000, 0):
+        engine = engine_of(conn, table=f"store__t__p{preload}", preload_max_rows=preload)
+        assert engine.mirrored is (preload > 0)
+        engine.put_all([(b"a", b"1"), (b"b", b"1"), (b"c", b"1")])
+        assert engine.row_count() == 0, "pending writes are not rows yet"
+        commit(conn, engine)
+        engine.delete(b"a")
+        commit(conn, engine)
+        assert engine.row_count() == 2
+        engine.truncate()
+        assert engine.row_count() == 2, "the table is emptied by the next commit, not before"
+        commit(conn, engine)
+        assert engine.row_count() == 0
+        engine.close()
