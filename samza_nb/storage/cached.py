@@ -37,18 +37,30 @@ _MISSING: Final[Any] = object()
 class _Changes(dict[Any, Any]):
     """The dirty map: a dict whose misses (``changes[key]`` of a key without a change) read through the
     clean cache (an LRU of ``size`` entries) and ``read_below``, so that a hit costs one C-level lookup and
-    a miss one Python frame."""
+    a miss one Python frame.
 
-    __slots__ = ("_clean", "_read_below", "_size", "_store")
+    ``complete`` is True while the clean cache and the changes hold every key the store below holds (it
+    was empty when first asked, and the cache has evicted nothing since): a miss is then an absent key,
+    answered without reading below. None until the first miss asks ``below_is_empty``.
+    """
+
+    __slots__ = ("_below_is_empty", "_clean", "_read_below", "_size", "_store", "complete")
 
     def __init__(
-        self, clean: OrderedDict[Any, Any], read_below: Callable[[Any], Any], size: int, store: str
+        self,
+        clean: OrderedDict[Any, Any],
+        read_below: Callable[[Any], Any],
+        size: int,
+        store: str,
+        below_is_empty: Callable[[], bool] | None,
     ) -> None:
         super().__init__()
         self._clean = clean
         self._read_below = read_below
         self._size = size
         self._store = store
+        self._below_is_empty = below_is_empty
+        self.complete: bool | None = None if below_is_empty is not None else False
 
     def __missing__(self, key: Any) -> Any:
         clean = self._clean
@@ -58,11 +70,24 @@ class _Changes(dict[Any, Any]):
             return value
         if key is None:
             raise none_error(self._store, "key", "get")
+        complete = self.complete
+        if complete is None:
+            complete = self.below_complete()
+        if complete:
+            return None  # every key below is in memory: this one is absent
         value = self._read_below(key)
         clean[key] = value  # cache the value read below (absence too), evicting the least recently used
         if len(clean) > self._size:
             clean.popitem(last=False)
         return value
+
+    def below_complete(self) -> bool:
+        """True while every key below is in memory; the first call asks ``below_is_empty``."""
+        complete = self.complete
+        if complete is None:
+            below_is_empty = self._below_is_empty
+            complete = self.complete = below_is_empty is not None and below_is_empty()
+        return complete
 
 
 class CachedStore:
@@ -76,10 +101,21 @@ class CachedStore:
     When writing the changes below fails with a :class:`StoreError` naming a key (a value its serde cannot
     encode), that key's change is dropped and the other changes stay dirty; the error propagates from
     whichever call wrote them (a flush, or the write that filled the batch).
+
+    ``below_is_empty`` (optional) says whether ``inner`` holds nothing; it is asked once, at the first read
+    that misses the cache (after any restore). When it says so, reads of keys the cache does not hold are
+    answered "absent" without reading below, for as long as the cache evicts nothing (a new store whose
+    keys fit in ``cache_size`` never reads below).
     """
 
     def __init__(
-        self, inner: KeyValueStore[Any, Any], cache_size: int, write_batch_size: int, store_name: str
+        self,
+        inner: KeyValueStore[Any, Any],
+        cache_size: int,
+        write_batch_size: int,
+        store_name: str,
+        *,
+        below_is_empty: Callable[[], bool] | None = None,
     ) -> None:
         if write_batch_size < 1:
             key = f"stores.{store_name}.write.batch.size"
@@ -96,7 +132,7 @@ class CachedStore:
         self._clean: OrderedDict[Any, Any] = OrderedDict()  # key -> value read below, None = known absent
         # key -> latest unwritten value, None = delete; oldest first. One map for the store's life (emptied
         # in place when written below), so that ``get`` can be its C-level lookup.
-        self._dirty: dict[Any, Any] = _Changes(self._clean, inner.get, cache_size, store_name)
+        self._dirty = _Changes(self._clean, inner.get, cache_size, store_name, below_is_empty)
         self.get = self._dirty.__getitem__
         self.batch_writes = 0
         """How many times the changes were written below (for metrics and tests)."""
@@ -150,7 +186,7 @@ class CachedStore:
                 raise self._unhashable(key, exc) from None
             if value is not None:
                 result[key] = value
-        if misses:
+        if misses and not self._dirty.below_complete():
             found = self._inner.get_all(misses)
             for key in misses:
                 value = found.get(key)
@@ -165,6 +201,7 @@ class CachedStore:
         clean[key] = value
         if len(clean) > self._size:
             clean.popitem(last=False)
+            self._dirty.complete = False
 
     # -- writes ----------------------------------------------------------------------------------------
     def put(self, key: Any, value: Any) -> None:
@@ -234,8 +271,10 @@ class CachedStore:
         for key, value in dirty.items():
             clean[key] = value
             clean.move_to_end(key)
-        while len(clean) > size:
-            clean.popitem(last=False)
+        if len(clean) > size:
+            self._dirty.complete = False  # an evicted key is below and no longer in memory
+            while len(clean) > size:
+                clean.popitem(last=False)
 
     def _keep_unwritten(self, dirty: dict[Any, Any], exc: BaseException) -> None:
         """After a failed write below: the changes stay dirty (under newer ones), except the culprit's."""
@@ -246,6 +285,7 @@ class CachedStore:
         dirty = self._dirty
         culprit = exc.key if isinstance(exc, StoreError) else None
         if culprit is not None:
+            self._dirty.complete = False  # the culprit's value below (if any) is no longer in memory
             try:
                 dirty.pop(culprit, None)
                 self._clean.pop(culprit, None)

@@ -83,7 +83,13 @@ class DuckDBStoreFactory:
             bytes_store = LoggedStore(bytes_store, send, store_name)
         store: KeyValueStore[Any, Any] = SerializedStore(bytes_store, key_serde, msg_serde, store_name)
         if settings.object_cache_size > 0:
-            store = CachedStore(store, settings.object_cache_size, settings.write_batch_size, store_name)
+            store = CachedStore(
+                store,
+                settings.object_cache_size,
+                settings.write_batch_size,
+                store_name,
+                below_is_empty=lambda: engine.row_count() == 0 and engine.pending_count() == 0,
+            )
         if settings.thread_safe:
             store = SynchronizedStore(store)
         return StorePartition(store, engine)

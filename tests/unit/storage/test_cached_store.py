@@ -275,3 +275,64 @@ def test_none_is_refused_and_nothing_changes(call: object) -> None:
         call(store)  # type: ignore[operator]
     store.flush()
     assert kv.data == {}
+
+
+# -- a store that starts empty: misses answered without reading below ------------------------------------
+def empty_below(cache_size: int, batch: int) -> tuple[CachedStore, RecordingStore, list[int]]:
+    inner = RecordingStore()
+    asked: list[int] = []
+
+    def below_is_empty() -> bool:
+        asked.append(len(inner.data))
+        return not inner.data
+
+    return CachedStore(inner, cache_size, batch, "s", below_is_empty=below_is_empty), inner, asked
+
+
+def test_a_new_store_whose_keys_fit_never_reads_below() -> None:
+    store, kv, asked = empty_below(10, 100)
+    assert asked == [], "not asked before the first miss (a restore may still write below)"
+    for i in range(5):
+        store.put(f"k{i}", (store.get(f"k{i}") or 0) + 1)
+    store.flush()
+    assert store.get("k0") == 1 and store.get("absent") is None
+    assert store.get_all(["k1", "absent", "k2"]) == {"k1": 1, "k2": 1}
+    assert kv.count("get") == 0 and kv.count("get_all") == 0
+    assert asked == [0], "asked once, at the first miss"
+
+
+def test_the_first_miss_sees_what_a_restore_wrote_below_after_construction() -> None:
+    store, kv, asked = empty_below(10, 100)
+    kv.data["restored"] = 7  # written below after the cache was built, before the task's first read
+    assert store.get("restored") == 7
+    assert store.get("absent") is None and kv.args("get") == ["restored", "absent"]
+    assert asked == [1]
+
+
+def test_after_an_eviction_misses_read_below_again() -> None:
+    store, kv, _ = empty_below(2, 100)
+    assert store.get("first") is None  # the store starts complete
+    for i in range(4):
+        store.put(f"k{i}", i)
+    store.flush()  # four written entries in a cache of two: k0 and k1 are evicted, below holds them
+    assert kv.count("get") == 0
+    assert store.get("k0") == 0 and store.get("k1") == 1, "evicted keys are read below, not 'absent'"
+    assert kv.args("get") == ["k0", "k1"]
+    assert store.get_all(["k2", "k3", "k0"]) == {"k0": 0, "k2": 2, "k3": 3}
+
+
+def test_a_failed_write_below_ends_completeness() -> None:
+    store = CachedStore(
+        SerializedStore(RecordingStore(), StringSerde(), IntSerde(), "s"),
+        10,
+        100,
+        "s",
+        below_is_empty=lambda: True,
+    )
+    assert store.get("a") is None
+    store.put("a", 1)
+    store.flush()
+    store.put("a", "not an int")  # the culprit: its change is dropped, its value below stays 1
+    with pytest.raises(StoreError):
+        store.flush()
+    assert store.get("a") == 1, "the value below is read, not taken for absent"
