@@ -266,7 +266,8 @@ class DuckDBEngine:
     def truncate(self) -> None:
         """Drop every entry, committed and pending: the next :meth:`write_pending` empties the table first.
 
-        For a restore from scratch. Not allowed while a commit is under way.
+        For a restore from scratch, before the task reads the store (a cache above decides at its first
+        miss whether the store below is empty). Not allowed while a commit is under way.
         """
         with self._lock:
             if self._write_open:

@@ -237,3 +237,25 @@ def test_load_store_factory() -> None:
         with pytest.raises(ConfigError, match=needle) as info:
             load_store_factory(Config({"stores.x.factory": path}), "x")
         assert info.value.key == "stores.x.factory"
+
+
+@pytest.mark.parametrize("preload", ["1000000", "0"])
+def test_the_cache_sees_what_a_restore_put_below_before_the_first_read(
+    conn: duckdb.DuckDBPyConnection, preload: str
+) -> None:
+    # A new store's cache answers misses as absent without reading below; a restore (records pending in
+    # the engine, or committed to a table that is not mirrored) comes before the task's first read and
+    # must be seen by it.
+    cfg = config(**{"stores__counts__preload__max__rows": preload})
+    store, engine = open_store(conn, cfg)
+    engine.restore_batch([(b"restored", (5).to_bytes(4, "big")), (b"gone", None)])
+    if preload == "0":
+        commit(conn, engine)
+    assert store.get("restored") == 5 and store.get("gone") is None
+    assert store.get_all(["restored", "absent"]) == {"restored": 5}
+    fresh, fresh_engine = open_store(conn, cfg, partition=1)
+    assert fresh.get("absent") is None and fresh_engine.row_count() == 0
+    fresh.put("k", 1)
+    fresh.flush()
+    commit(conn, fresh_engine)
+    assert fresh.get("k") == 1 and fresh.get("absent") is None
