@@ -28,6 +28,7 @@ import duckdb
 
 from samza_nb.config.catalogue import default_of, job_id, job_name
 from samza_nb.errors import CheckpointError, ConfigError
+from samza_nb.storage import instances
 from samza_nb.storage.file_modes import drop_world_write
 from samza_nb.storage.open_errors import UnusableStateFileError, open_error
 
@@ -133,7 +134,8 @@ def open_database(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConne
     For writing, the file and its directory are created when absent; read-only, the file must exist. Every
     failure is a :class:`CheckpointError` naming ``path`` and saying why: in use by another process, open for
     writing in this process (read-only), not a DuckDB file, not a regular file, directory not creatable.
-    The file's contents are not checked here (see :func:`ensure_schema` and :func:`validate`).
+    The file's contents are not checked here (see :func:`ensure_schema` and :func:`validate`). Close it
+    with :func:`close_database`.
     """
     if path != IN_MEMORY:
         target = Path(path)
@@ -147,12 +149,21 @@ def open_database(path: str, *, read_only: bool = False) -> duckdb.DuckDBPyConne
             except OSError as exc:
                 raise CheckpointError(f"job database {path}: cannot create its directory: {exc}") from exc
     try:
-        connection = duckdb.connect(path, read_only=read_only)
+        if read_only or path == IN_MEMORY:
+            connection = duckdb.connect(path, read_only=read_only)
+        else:  # on a pooled DuckDB instance: creating one costs more than opening a small file
+            connection = instances.attach(path)
     except duckdb.Error as exc:
         raise open_error(path, exc) from exc
     if path != IN_MEMORY and not read_only:
         drop_world_write(path)
     return connection
+
+
+def close_database(connection: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection of :func:`open_database` (or any other): a file opened for writing is released
+    and its DuckDB instance kept for the next file (see :mod:`.instances`). DuckDB's error propagates."""
+    instances.detach(connection)
 
 
 # -- format --------------------------------------------------------------------------------------------
@@ -348,6 +359,7 @@ __all__ = [
     "OFFSETS_TABLE",
     "STORES_DIRECTORY",
     "TASKS_TABLE",
+    "close_database",
     "database_path",
     "ensure_schema",
     "job_database_path",

@@ -87,6 +87,13 @@ def open_error(path: str, exc: duckdb.Error) -> CheckpointError:
             f"job database {path} is open for writing in this process (a running job?): read it through "
             f"that connection instead (query_store_on with the job's DuckDB connection): {text}"
         )
+    if "unique file handle conflict" in lowered:
+        # DuckDB lets one database instance of a process attach a file (the job's open ones are attached to
+        # pooled instances): it is open in this process already.
+        return CheckpointError(
+            f"job database {path} is already open in this process (a running job?): read it through that "
+            f"job's connection instead (query_store_on with the job's DuckDB connection): {text}"
+        )
     if "could not set lock" in lowered or "conflicting lock" in lowered:
         holder = _PID.search(text)
         who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"

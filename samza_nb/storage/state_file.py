@@ -32,6 +32,7 @@ from samza_nb.storage.job_files import (
     IN_MEMORY,
     OFFSETS_TABLE,
     TASKS_TABLE,
+    close_database,
     ensure_schema,
     now_ms,
     open_database,
@@ -123,10 +124,12 @@ class StateFile:
                     check_complete(conn, self._path)
                 ensure_schema(conn, self._path, self._job_name, self._job_id, new_database=new_database)
             except duckdb.Error as exc:  # a damaged block read while checking the file
-                conn.close()
+                with contextlib.suppress(duckdb.Error):
+                    close_database(conn)
                 raise open_error(self._path, exc) from exc
             except BaseException:
-                conn.close()
+                with contextlib.suppress(duckdb.Error):
+                    close_database(conn)
                 raise
             self._conn = conn
 
@@ -137,7 +140,7 @@ class StateFile:
             self._closed = True
         if conn is not None:
             try:
-                conn.close()
+                close_database(conn)
             except duckdb.Error as exc:
                 raise CheckpointError(f"job database {self._path}: closing failed: {exc}") from exc
 
