@@ -26,6 +26,7 @@ from samza_nb.storage.job_files import (
     FORMAT_VERSION,
     IN_MEMORY,
     ensure_schema,
+    hand_out,
     job_database_path,
     job_identity,
 )
@@ -91,9 +92,10 @@ class DuckDBCheckpointManager:
         """The manager's open connection to the job database (between start and stop).
 
         Other components sharing the file may call ``.cursor()`` on it to get their own connection to the
-        same database; a transaction on such a cursor can include :meth:`write_checkpoint_in`.
+        same database; a transaction on such a cursor can include :meth:`write_checkpoint_in`. What they do
+        to the DuckDB instance (functions, global settings) ends with it: the instance is not reused.
         """
-        return self._require_started("connection")
+        return hand_out(self._require_started("connection"))
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def register(self, task_name: str) -> None:

@@ -13,7 +13,12 @@ left over from a closed file fails loudly ("the default database ... has been de
 reaches the instance's next file. DuckDB refuses to attach a file that any instance of the process has
 attached ("Unique file handle conflict"), as it refuses a second process (the file lock). A connection
 garbage-collected without :func:`detach` closes its instance, which releases the file as closing a
-connection of its own would. A forked child never uses, nor closes, an instance of its parent.
+connection of its own would (a plain ``.close()`` of the connection leaves the file attached until then).
+
+What is done through a connection can outlive it on its instance: functions registered with
+``create_function``, ``SET GLOBAL`` settings, other attached databases. samza_nb's own code does none of
+that; a connection handed to other code is marked with :func:`keep_private`, and its instance is closed
+with the file instead of being reused. A forked child never takes its parent's instances from the pool.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import itertools
 import os
 import threading
 import weakref
-from typing import Final
+from typing import Any, Final
 
 import duckdb
 
@@ -45,13 +50,24 @@ class _Instance:
             self.base.close()
 
 
+class _Attachment:
+    """An open file: its instance, its alias there, the finalizer of its connection, and whether other
+    code was given the connection (then the instance is closed with the file)."""
+
+    __slots__ = ("alias", "finalizer", "instance", "private")
+
+    def __init__(self, instance: _Instance, alias: str, finalizer: weakref.finalize[..., Any]) -> None:
+        self.instance = instance
+        self.alias = alias
+        self.finalizer = finalizer
+        self.private = False
+
+
 _lock = threading.Lock()
 _idle: list[_Instance] = []
 _names = itertools.count()
-_open: dict[
-    int, tuple[_Instance, str, weakref.finalize[[int, _Instance], duckdb.DuckDBPyConnection]]
-] = {}  # id(connection) -> its file's attachment
-_inherited: list[object] = []  # a forked child's copies of its parent's instances: never used nor closed
+_open: dict[int, _Attachment] = {}  # id(connection) -> its file's attachment
+_inherited: list[object] = []  # a forked child's copies of its parent's instances, kept out of the pool
 
 
 def _quote_path(path: str) -> str:
@@ -81,21 +97,33 @@ def attach(path: str) -> duckdb.DuckDBPyConnection:
     except BaseException:
         instance.close()  # closing the instance detaches the file
         raise
-    finalizer = weakref.finalize(conn, _abandoned, id(conn), instance)
-    _open[id(conn)] = (instance, alias, finalizer)
+    _open[id(conn)] = _Attachment(instance, alias, weakref.finalize(conn, _abandoned, id(conn), instance))
     return conn
+
+
+def keep_private(conn: duckdb.DuckDBPyConnection) -> None:
+    """``conn`` is handed to code outside samza_nb, which may change its instance (register functions, set
+    global settings, attach databases): close that instance with the file instead of reusing it. A no-op
+    for a connection :func:`attach` did not make."""
+    attachment = _open.get(id(conn))
+    if attachment is not None:
+        attachment.private = True
 
 
 def detach(conn: duckdb.DuckDBPyConnection) -> None:
     """Close ``conn``; when :func:`attach` made it, also detach its file (DuckDB checkpoints it) and put
-    its instance back in the pool. A failure to detach propagates (DuckDB's error) and the instance is
-    closed instead."""
-    entry = _open.pop(id(conn), None)
+    its instance back in the pool (or close it, after :func:`keep_private`). A failure propagates
+    (DuckDB's error): a failed ``close`` (a query still running on a cursor) can be retried; after a
+    failed detach the instance is closed."""
     conn.close()
-    if entry is None:
+    attachment = _open.pop(id(conn), None)
+    if attachment is None:
         return
-    instance, alias, finalizer = entry
-    finalizer.detach()
+    attachment.finalizer.detach()
+    instance, alias = attachment.instance, attachment.alias
+    if attachment.private:
+        instance.close()  # its last connection: DuckDB checkpoints the file and releases it
+        return
     placeholder = f"samza_nb_idle_{next(_names)}"
     base = instance.base
     try:
@@ -134,12 +162,12 @@ def _after_fork_in_child() -> None:
     _lock = threading.Lock()
     _inherited.extend(_idle)
     _idle.clear()
-    for instance, _, finalizer in _open.values():
-        finalizer.detach()
-        _inherited.append(instance)
+    for attachment in _open.values():
+        attachment.finalizer.detach()
+        _inherited.append(attachment.instance)
     _open.clear()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
-__all__ = ["MAX_IDLE_INSTANCES", "attach", "detach", "idle_count"]
+__all__ = ["MAX_IDLE_INSTANCES", "attach", "detach", "idle_count", "keep_private"]

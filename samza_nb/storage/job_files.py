@@ -166,6 +166,14 @@ def close_database(connection: duckdb.DuckDBPyConnection) -> None:
     instances.detach(connection)
 
 
+def hand_out(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """``connection`` (of :func:`open_database`), as given to code outside samza_nb, which may change its
+    DuckDB instance (register functions, global settings): that instance is closed with the file instead of
+    being reused (see :mod:`.instances`)."""
+    instances.keep_private(connection)
+    return connection
+
+
 # -- format --------------------------------------------------------------------------------------------
 def ensure_schema(
     conn: duckdb.DuckDBPyConnection, path: str, job_name: str, job_id: str, *, new_database: bool = False
@@ -362,6 +370,7 @@ __all__ = [
     "close_database",
     "database_path",
     "ensure_schema",
+    "hand_out",
     "job_database_path",
     "job_directory",
     "job_identity",

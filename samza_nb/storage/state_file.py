@@ -95,7 +95,8 @@ class StateFile:
 
     @property
     def connection(self) -> duckdb.DuckDBPyConnection:
-        """The open connection to the file; ``.cursor()`` on it gives another connection to it."""
+        """The open connection to the file; ``.cursor()`` on it gives another connection to it. For
+        samza_nb's components: code outside them gets it through :func:`~.job_files.hand_out`."""
         conn = self._conn
         if conn is None:
             state = "closed" if self._closed else "not open yet"

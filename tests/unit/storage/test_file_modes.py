@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from samza_nb.api.streams import SystemStreamPartition
-from samza_nb.storage.job_files import open_database
+from samza_nb.storage.job_files import close_database, open_database
 from samza_nb.storage.state_file import StateFile
 from samza_nb.systems.log import DurableLog
 
@@ -26,7 +26,7 @@ def test_state_file_is_not_world_writable_under_umask_000(tmp_path: Path, open_u
     path = tmp_path / "state" / "job.duckdb"
     conn = open_database(str(path))
     conn.execute("CREATE TABLE t (i INTEGER)")
-    conn.close()
+    close_database(conn)
     assert not path.stat().st_mode & stat.S_IWOTH
 
 
@@ -34,7 +34,7 @@ def test_state_file_keeps_a_stricter_umask(tmp_path: Path) -> None:
     previous = os.umask(0o077)
     try:
         path = tmp_path / "job.duckdb"
-        open_database(str(path)).close()
+        close_database(open_database(str(path)))
     finally:
         os.umask(previous)
     assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0

@@ -12,9 +12,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager
 from samza_nb.errors import CheckpointError
 from samza_nb.storage import instances
-from samza_nb.storage.job_files import close_database, open_database
+from samza_nb.storage.job_files import close_database, hand_out, open_database
 from samza_nb.storage.open_errors import UnusableStateFileError
 
 
@@ -113,3 +114,37 @@ def test_a_forked_child_uses_instances_of_its_own(tmp_path: Path) -> None:
     held.execute("CREATE TABLE t (x INTEGER)")  # the parent's instances are untouched
     close_database(held)
     assert instances.idle_count() >= idle
+
+
+def test_a_connection_handed_out_takes_its_instance_with_it(tmp_path: Path) -> None:
+    close_database(open_database(str(tmp_path / "warm.duckdb")))
+    idle = instances.idle_count()
+    conn = hand_out(open_database(str(tmp_path / "a.duckdb")))
+    conn.create_function("plus_one", lambda x: x + 1, ["BIGINT"], "BIGINT")  # lives on the instance
+    conn.execute("SET GLOBAL threads = 1")
+    assert conn.execute("SELECT plus_one(1)").fetchone() == (2,)
+    close_database(conn)
+    assert instances.idle_count() == idle - 1, "its instance was closed, not pooled"
+    following = open_database(str(tmp_path / "b.duckdb"))
+    try:
+        with pytest.raises(duckdb.Error, match="plus_one"):
+            following.execute("SELECT plus_one(1)")
+        assert following.execute("SELECT current_setting('threads')").fetchone() != (1,)
+    finally:
+        close_database(following)
+    assert _count_in_another_process_or_none(tmp_path / "a.duckdb") == 0
+
+
+def _count_in_another_process_or_none(path: Path) -> int:
+    code = f"import duckdb; print(len(duckdb.connect({str(path)!r}).execute('SHOW TABLES').fetchall()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout)
+
+
+def test_the_checkpoint_managers_connection_is_handed_out(tmp_path: Path) -> None:
+    manager = DuckDBCheckpointManager(str(tmp_path / "samza.duckdb"), "job", "1")
+    manager.start_sync()
+    idle = instances.idle_count()
+    manager.connection.execute("SELECT 1")
+    manager.stop_sync()
+    assert instances.idle_count() == idle, "the manager's instance was not put in the pool"
