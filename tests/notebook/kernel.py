@@ -55,6 +55,10 @@ class Kernel:
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
+        self.display_updates: list[dict[str, Any]] = []
+        """Every ``update_display_data`` seen while waiting for a cell, whatever its parent: a display is
+        updated by its id, and an update sent from a job's thread may carry the header of whichever
+        message the kernel was handling (a widget's click) rather than of the cell that showed it."""
 
     def run(self, code: str, timeout: float = 60.0, check: bool = True) -> Reply:
         messages: list[dict[str, Any]] = []
@@ -80,6 +84,8 @@ class Kernel:
                 message = self.client.get_iopub_msg(timeout=max(deadline - time.monotonic(), 0.01))
             except Exception:  # queue.Empty
                 break
+            if message["msg_type"] == "update_display_data":
+                self.display_updates.append(message)
             if message["parent_header"].get("msg_id") != msg_id:
                 continue
             seen.append(message)

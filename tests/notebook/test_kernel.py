@@ -235,8 +235,14 @@ def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     assert reply.status == "ok", reply.error
     assert "job 'button' stopped: 20 messages" in reply.stdout
     assert kernel.value("samza.run.outcome") == "stopped"
-    # The live widgets gave way to a static snapshot (a saved notebook shows it, not "model not found").
-    updates = [m for m in reply.messages if m["msg_type"] == "update_display_data"]
+    # The live widgets gave way to a static snapshot (a saved notebook shows it, not "model not found"): an
+    # update of the dashboard's display, sent before the cell ended (its parent may be the click).
+    (dashboard,) = [
+        m["content"]["transient"]["display_id"]
+        for m in seen
+        if m["msg_type"] == "display_data" and m["content"].get("transient", {}).get("display_id")
+    ]
+    updates = [m for m in kernel.display_updates if m["content"]["transient"]["display_id"] == dashboard]
     assert updates and "samza-snapshot" in updates[-1]["content"]["data"]["text/html"]
 
 

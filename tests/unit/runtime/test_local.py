@@ -143,8 +143,9 @@ def test_more_than_one_container_is_refused(workdir: Path) -> None:
 def test_timeout_stops_gracefully_and_commits(workdir: Path) -> None:
     pool = {"job.container.thread.pool.size": "1"}
     runner = LocalJobRunner(job_config(100_000, workdir, **pool), Slow)
-    with pytest.raises(JobTimeoutError, match="0.3 s"):
-        runner.run(timeout=0.3)
+    # A generous bound: 100,000 messages of 1 ms cannot finish in 2 s, and the job starts well within it.
+    with pytest.raises(JobTimeoutError, match="within 2 s"):
+        runner.run(timeout=2)
     processed = runner.processed
     assert 0 < processed < 100_000
     assert asyncio.run(runner.read_checkpoints()) == {"Partition 0": {SSP: str(processed - 1)}}
