@@ -29,7 +29,10 @@ POINTS: Final[Mapping[str, str]] = {
     "the checkpoint are not written",
     "commit.state-written": "the state file is committed with the offsets it reflects; the checkpoint is "
     "not written",
-    "commit.checkpoint-written": "the checkpoint is written; the loop has not recorded the commit",
+    "commit.outputs-prepared": "a committing producer (the Spark sink) recorded the commit's output files "
+    "as pending; the checkpoint is not written",
+    "commit.checkpoint-written": "the checkpoint is written; the loop has not recorded the commit, and a "
+    "committing producer's pending output is not yet committed",
     "state.mid-transaction": "inside the state file's transaction: the stores' rows are written, the "
     "offsets are not, nothing is committed",
     # -- the durable log (systems/log/) ----------------------------------------------------------------

@@ -28,7 +28,16 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.spark.output.dir",
         None,
         "str",
-        "Spark: directory of output streams' parquet (default <job.logged.store.base.dir>/spark-output).",
+        "Spark: directory of output streams' parquet (default <job.shared.dir>/<job.name>-<job.id>/"
+        "spark-output).",
+    ),
+    KeySpec(
+        "job.shared.dir",
+        None,
+        "str",
+        "Spark: a directory the driver and every executor reach at the same path (a shared mount; file:// "
+        "URIs too) for written inputs and outputs; required under a cluster master (default: "
+        "job.logged.store.base.dir, one machine).",
     ),
     KeySpec(
         "systems.<system>.spark.max.backlog",

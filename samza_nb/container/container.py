@@ -36,6 +36,7 @@ from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
 from samza_nb.storage.manager import StorageManager
 from samza_nb.storage.sql import QueryResult
+from samza_nb.systems.base import CommittingProducer
 from samza_nb.systems.registry import system_factory
 
 if TYPE_CHECKING:
@@ -277,6 +278,9 @@ class SamzaContainer:
         )
         self._storage = storage
         resume_from = await storage.start(remote)
+        for producer in self._committing():
+            for name, task_model in tasks.items():
+                await producer.recover(name, remote[name], reset=offsets.resets(task_model.ssps))
         outputs = self._outputs = OutputBuffer(self._producers)
         inline = self._executor is None
         for name, task_model in tasks.items():
@@ -343,11 +347,22 @@ class SamzaContainer:
             crash_points.reached("commit.state-written")
         assert self._checkpoints is not None
         checkpoint = Checkpoint(offsets, changelog_offsets, changelog_ssps)
+        committing = self._committing()
+        for producer in committing:
+            await producer.prepare_commit(ti.name, checkpoint)
+        if crash_points.ARMED and committing:
+            crash_points.reached("commit.outputs-prepared")
         await self._checkpoints.write_checkpoint(ti.name, checkpoint)
         if crash_points.ARMED:
             crash_points.reached("commit.checkpoint-written")
+        for producer in committing:
+            await producer.commit_done(ti.name, checkpoint)
         if self.bus.active:
             self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
+
+    def _committing(self) -> list[CommittingProducer]:
+        """The producers whose output counts only with the checkpoint that covers it."""
+        return [p for p in self._producers.values() if isinstance(p, CommittingProducer)]
 
     async def _close(self, error: BaseException | None) -> None:
         """Stop everything that started, in reverse order; the first cleanup error is raised only when

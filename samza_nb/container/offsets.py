@@ -75,6 +75,12 @@ class OffsetManager:
                 result[ssp] = offset
         return result
 
+    def resets(self, ssps: Iterable[SystemStreamPartition]) -> bool:
+        """True when any of ``ssps`` ignores its checkpoint (``reset.offset``): the task starts over."""
+        return any(
+            (setting := self._settings.get(ssp.system_stream)) is not None and setting.reset for ssp in ssps
+        )
+
     def starting_offsets(
         self, ssps: Iterable[SystemStreamPartition], checkpoint: Checkpoint | None
     ) -> dict[SystemStreamPartition, str]:

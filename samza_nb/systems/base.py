@@ -10,6 +10,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
     from samza_nb.config import Config
@@ -109,6 +110,26 @@ class SystemProducer(Protocol):
 
     async def stop(self) -> None:
         """Flush and disconnect; called once."""
+        ...
+
+
+@runtime_checkable
+class CommittingProducer(SystemProducer, Protocol):
+    """A producer whose output counts only once the checkpoint covering it is written (an exactly-once
+    sink). The container calls ``recover`` for each task before its first message, and ``prepare_commit``
+    / ``commit_done`` around writing each of its checkpoints (after ``flush``)."""
+
+    async def recover(self, source: str, checkpoint: Checkpoint | None, *, reset: bool) -> None:
+        """Settle what task ``source`` left uncommitted, given its last written ``checkpoint``; ``reset``:
+        its inputs start over (``reset.offset``), so its earlier output is superseded."""
+        ...
+
+    async def prepare_commit(self, source: str, checkpoint: Checkpoint) -> None:
+        """Before ``checkpoint`` of task ``source`` is written: make what it flushed recoverable."""
+        ...
+
+    async def commit_done(self, source: str, checkpoint: Checkpoint) -> None:
+        """After ``checkpoint`` of task ``source`` was written: what it flushed before is committed."""
         ...
 
 

@@ -9,8 +9,9 @@ partition), or, with ``partitions`` N, partition of a row = :class:`.keys.RowPar
 ``key_partition`` of the key bytes), rows sorted by the timestamp column within each partition, every one
 of the N partitions present (an empty one has no file and 0 rows).
 
-A fingerprint tells whether the source changed since it was written: for a registered DataFrame its plan's
-``semanticHash``, the files it reads (path, size, mtime) and, for a plan over an RDD, a hash of its rows;
+A fingerprint tells whether the source changed since it was written, the same in every driver process: for
+a registered DataFrame its optimized plan as text (expression ids taken out) and schema, the files it reads
+(path, size, mtime) and, for a plan over an RDD or local rows, a hash of its rows;
 for a configured path the format and each file's path, size and mtime; and the column roles and partitions.
 A changed source is
 rewritten unless a consumer has read the old rows (the ``read`` marker) and ``reset.offset`` is not set:
@@ -211,27 +212,36 @@ class _Source:
 
 
 def _frame_parts(frame: Any) -> dict[str, Any]:
-    """What identifies a registered DataFrame's rows: its plan's ``semanticHash``; the files it reads, with
-    their size and mtime (a plan over a directory hashes the same when files are added or rewritten); and,
-    when the plan holds rows Spark cannot describe (an RDD: ``createDataFrame`` of Python rows,
-    ``rdd.toDF``, whose hash is the RDD object's, not its rows'), a hash of the rows themselves, in order."""
-    parts: dict[str, Any] = {"plan": int(frame.semanticHash())}
+    """What identifies a registered DataFrame's rows, the same in every driver process: its optimized
+    plan as text with Spark's per-session expression ids taken out, and its schema (``semanticHash`` is
+    per session: the same ``spark.read.parquet(dir)`` hashes differently in a new process); the files it
+    reads, with their size and mtime (a plan over a directory reads the same when files are added or
+    rewritten); and, when the plan holds rows its text does not show (an RDD: ``createDataFrame`` of Python
+    rows, ``rdd.toDF``; a local relation), a hash of the rows themselves, in order."""
+    plan = _plan_text(frame)
+    parts: dict[str, Any] = {"plan": plan, "schema": frame.schema.json()}
     try:
         parts["files"] = _file_stats(frame.inputFiles())
     except Exception as exc:  # a plan Spark cannot list the files of: its rows decide
         parts["files"] = f"unlisted: {type(exc).__name__}"
-    if _reads_an_rdd(frame) or isinstance(parts["files"], str):
-        parts["plan"] = None  # the RDD's identity changes from run to run; the rows do not
+    if plan is None or _ROW_LEAVES.search(plan) or isinstance(parts["files"], str):
+        parts["plan"] = None  # the text names the rows' holder, not the rows
         parts["rows"] = _content_hash(frame)
     return parts
 
 
-def _reads_an_rdd(frame: Any) -> bool:
-    """True when the analyzed plan has an RDD leaf (or cannot be inspected: then the rows are hashed)."""
+_EXPRESSION_ID = re.compile(r"#\d+L?\b")
+_ROW_LEAVES = re.compile(r"\b(LogicalRDD|LocalRelation|ExternalRDD)\b")
+
+
+def _plan_text(frame: Any) -> str | None:
+    """The optimized logical plan as text, expression ids (``a#12L``) taken out; None when it cannot be
+    read (then the rows are hashed)."""
     try:
-        return "LogicalRDD" in str(frame._jdf.queryExecution().analyzed().toString())
+        text = str(frame._jdf.queryExecution().optimizedPlan().toString())
     except Exception:
-        return True
+        return None
+    return _EXPRESSION_ID.sub("#", text)
 
 
 def _content_hash(frame: Any) -> list[Any]:

@@ -3,12 +3,14 @@
 A stream of a Spark system is a DataFrame registered in this process (:func:`register_dataframe`) or one
 configured by path: ``systems.<s>.streams.<t>.spark.path``, ``.spark.format`` (default parquet),
 ``.spark.key``, ``.spark.value``, ``.spark.timestamp``, ``.spark.partitions``. A registration wins over
-the config. Every file sits under the job's directory ``job.logged.store.base.dir`` (absolute), so
-containers on the executors of a local-mode Spark see the same files:
+the config. Every file sits under the job's files directory ``<job.shared.dir>/<job.name>-<job.id>``
+(``job.shared.dir`` defaults to ``job.logged.store.base.dir``: one machine), which the driver and every
+executor see at the same path:
 
-- ``<base>/<job.name>-<job.id>/spark-input/<system>/<stream>/``: a bounded input, written once
-(``manifest.json`` and parquet);
-- ``systems.<s>.spark.output.dir`` (default ``<base>/spark-output``) ``/<stream>/``: an output's parquet.
+- ``<job files>/spark-input/<system>/<stream>/``: a bounded input, written once (``manifest.json`` and
+  parquet);
+- ``systems.<s>.spark.output.dir`` (default ``<job files>/spark-output``) ``/<stream>/``: an output's
+  parquet, and ``_samza_commits/`` beside the streams: which of those files are committed.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ FORMATS: Final = ("parquet", "orc", "json", "csv", "text")
 """The ``spark.format`` values Spark reads without extra packages."""
 
 BASE_DIR_KEY: Final = "job.logged.store.base.dir"
+SHARED_DIR_KEY: Final = "job.shared.dir"
 
 
 def stream_key(system: str, stream: str, name: str) -> str:
@@ -42,23 +45,47 @@ def job_directory(config: Config) -> Path:
     return Path(raw).expanduser().absolute()
 
 
+def shared_directory(config: Config) -> Path:
+    """``job.shared.dir`` (a path, or a ``file://`` URI), absolute; else the job's directory: what the
+    driver and every executor reach at the same path."""
+    raw = (config.get_str(SHARED_DIR_KEY) or "").strip()
+    if not raw:
+        return job_directory(config)
+    if "://" in raw and not raw.startswith("file://"):
+        raise ConfigError(
+            f"{SHARED_DIR_KEY} = {raw!r}: only a directory the driver and the executors mount at the same "
+            "path (or a file:// URI) is supported",
+            key=SHARED_DIR_KEY,
+        )
+    return Path(raw.removeprefix("file://")).expanduser().absolute()
+
+
 def job_files_directory(config: Config) -> Path:
-    """``<base>/<job.name>-<job.id>``: the job's own directory (its checkpoints and stores live there too),
-    so another job, or the same job under a new ``job.id``, never shares a written or fed input."""
-    return job_directory(config) / f"{config.job_name()}-{config.job_id()}"
+    """``<job.shared.dir>/<job.name>-<job.id>``: the job's own directory of Spark files, so another job, or
+    the same job under a new ``job.id``, never shares a written or fed input or an output."""
+    return shared_directory(config) / job_key(config)
+
+
+def job_key(config: Config) -> str:
+    """``<job.name>-<job.id>``: what tells the job's files from another job's."""
+    return f"{config.job_name()}-{config.job_id()}"
 
 
 def input_directory(config: Config, system: str, stream: str) -> Path:
-    """``<base>/<job.name>-<job.id>/spark-input/<system>/<stream>``: where the bounded input ``stream`` is
-    written once."""
+    """``<job files>/spark-input/<system>/<stream>``: where the bounded input ``stream`` is written once."""
     return job_files_directory(config) / "spark-input" / system / stream
 
 
-def output_directory(config: Config, system: str, stream: str) -> Path:
-    """``<systems.<s>.spark.output.dir>/<stream>`` (default ``<base>/spark-output/<stream>``)."""
+def output_root(config: Config, system: str) -> Path:
+    """``systems.<s>.spark.output.dir`` (default ``<job files>/spark-output``): the system's outputs, a
+    directory per stream, and their commit records."""
     raw = (config.get_str(f"systems.{system}.spark.output.dir") or "").strip()
-    root = Path(raw).expanduser().absolute() if raw else job_directory(config) / "spark-output"
-    return root / stream
+    return Path(raw).expanduser().absolute() if raw else job_files_directory(config) / "spark-output"
+
+
+def output_directory(config: Config, system: str, stream: str) -> Path:
+    """``<output root>/<stream>``: the parquet files of output ``stream``."""
+    return output_root(config, system) / stream
 
 
 def reset_offset(config: Config, system: str, stream: str) -> bool:
@@ -175,12 +202,16 @@ def _text(config: Config, key: str) -> str | None:
 
 __all__ = [
     "FORMATS",
+    "SHARED_DIR_KEY",
     "StreamSettings",
     "input_directory",
     "job_directory",
     "job_files_directory",
+    "job_key",
     "output_directory",
+    "output_root",
     "reset_offset",
+    "shared_directory",
     "stream_key",
     "stream_settings",
 ]

@@ -1,11 +1,15 @@
-"""A Spark system's outputs: parquet per task per commit, and :func:`read_output` (docs/architecture.md §13).
+"""A Spark system's outputs: parquet per task per commit, committed with the checkpoint, and
+:func:`read_output` (docs/architecture.md §13).
 
 A task sending to ``SystemStream("<s>", "<t>")`` of a Spark system has its messages buffered (per task);
 ``flush(task)``, which the container calls before every checkpoint, writes them as one parquet file under
-``systems.<s>.spark.output.dir`` (default ``<job.logged.store.base.dir>/spark-output``) ``/<t>/`` — to a
-hidden temporary name, fsynced, then renamed into place — and nothing when nothing was sent. A crash after
-the rename and before the checkpoint repeats those rows (at-least-once). File names sort by task, then in
-commit order, and never collide across restarts: ``<task>.<ns since epoch>-<random>.parquet``.
+``systems.<s>.spark.output.dir`` (default ``<job.shared.dir>/<job.name>-<job.id>/spark-output``) ``/<t>/``
+— to a hidden temporary name, fsynced, then renamed into place — and nothing when nothing was sent. A file
+counts as output only once the checkpoint covering it is written (:mod:`.commits`: a record of each
+commit's files beside them): :func:`read_output` reads committed files only, so the files of an attempt
+that died before its checkpoint are never read (exactly once), and a task whose inputs start over
+(``reset.offset``) writes a new generation that replaces its earlier output. File names sort by task, then
+in commit order, and never collide across restarts: ``<task>.<ns since epoch>-<random>.parquet``.
 
 Columns: ``key`` when any message of the file has a key; a dict message's fields (when every message is a
 dict), else ``value``. A message pyarrow cannot store is a SystemProducerError naming stream and task.
@@ -32,22 +36,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.systems.spark.commits import OutputCommits, committed_files, safe_name
 from samza_nb.systems.spark.manifest import fsync_directory
-from samza_nb.systems.spark.settings import output_directory
+from samza_nb.systems.spark.settings import job_key, output_directory, output_root
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.api.streams import OutgoingMessageEnvelope
     from samza_nb.config import Config
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
 
 
 def file_prefix(task: str) -> str:
     """``task`` made safe as the start of a file name Spark reads (no leading ``.`` or ``_``)."""
-    safe = _UNSAFE.sub("_", task).lstrip("._")
-    return safe or "task"
+    return safe_name(task)
 
 
 class _Buffer:
@@ -61,7 +64,8 @@ class _Buffer:
 
 
 class SparkSinkProducer:
-    """Writes what each task sends as parquet per task per commit (see the module); thread-safe sends."""
+    """Writes what each task sends as parquet per task per commit, committed with the task's checkpoint
+    (a :class:`~samza_nb.systems.base.CommittingProducer`; see the module); thread-safe sends."""
 
     def __init__(self, system: str, config: Config) -> None:
         self.system = system
@@ -70,6 +74,7 @@ class SparkSinkProducer:
         self._lock = threading.Lock()
         self._last_stamp = 0
         self._schemas = _KnownTypes()
+        self._commits = OutputCommits(output_root(config, system), job_key(config))
 
     async def start(self) -> None:
         """Learn the column types of the files already in the system's output directories (their footers)."""
@@ -85,6 +90,18 @@ class SparkSinkProducer:
                 buffer = self._buffers[key] = _Buffer()
             buffer.keys.append(envelope.key)
             buffer.messages.append(envelope.message)
+
+    async def recover(self, source: str, checkpoint: Checkpoint | None, *, reset: bool) -> None:
+        """Settle what task ``source`` left uncommitted when its container stopped (see :mod:`.commits`)."""
+        await asyncio.to_thread(self._commits.recover, source, checkpoint, reset=reset)
+
+    async def prepare_commit(self, source: str, checkpoint: Checkpoint) -> None:
+        """Record the files ``source`` flushed since its last commit as pending with ``checkpoint``."""
+        await asyncio.to_thread(self._commits.prepare, source, checkpoint)
+
+    async def commit_done(self, source: str, checkpoint: Checkpoint) -> None:
+        """``checkpoint`` was written: the pending files of ``source`` are committed output."""
+        await asyncio.to_thread(self._commits.committed, source, checkpoint)
 
     async def flush(self, source: str) -> None:
         """Write one file per stream ``source`` sent to since its last flush (nothing when nothing was)."""
@@ -111,6 +128,7 @@ class SparkSinkProducer:
             os.replace(temporary, path)
             self._schemas.learn(stream, table.schema, path.name)
             fsync_directory(directory)
+            self._commits.written(task, stream, path.name)
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             raise SystemProducerError(
@@ -125,11 +143,13 @@ class SparkSinkProducer:
             return self._last_stamp
 
     async def stop(self) -> None:
-        """Write what every task sent since its last flush."""
+        """Drop what tasks sent after their last commit: no checkpoint covers it, so it is not output (the
+        tasks' next start processes its input again)."""
         with self._lock:
-            sources = sorted({task for task, _ in self._buffers})
-        for source in sources:
-            await self.flush(source)
+            dropped = sum(len(buffer.messages) for buffer in self._buffers.values())
+            self._buffers.clear()
+        if dropped:
+            log.info("Spark output %s: %d messages sent after the last commit dropped", self.system, dropped)
 
 
 class _KnownTypes:
@@ -266,21 +286,26 @@ def _table(task: str, system: str, stream: str, buffer: _Buffer) -> Any:
 
 
 def read_output(spark: Any, stream: str, config: Config, *, system: str = "spark") -> Any:
-    """The messages the job wrote to ``SystemStream(system, stream)``, as a DataFrame of ``spark`` (schemas
-    of the files merged); a SamzaError naming the directory when it holds no file yet, and a one-line
-    SamzaError naming the directory and the column when the files' column types conflict (Spark cannot merge
-    them) or Spark cannot read them."""
+    """The committed messages the job (``job.name`` and ``job.id`` of ``config``) wrote to
+    ``SystemStream(system, stream)``, as a DataFrame of ``spark`` (schemas of the files merged): each
+    task's newest generation, files of commits whose checkpoint was written only (see :mod:`.commits`).
+    A SamzaError naming the directory when nothing is committed yet, and a one-line SamzaError naming the
+    directory and the column when the files' column types conflict (Spark cannot merge them) or Spark
+    cannot read them."""
     directory = output_directory(config, system, stream)
-    files = sorted(_visible_files(directory)) if directory.is_dir() else []
-    if not any(path.suffix == ".parquet" for path in files):
-        raise SamzaError(f"Spark output {system}.{stream} has no files yet in {directory}")
+    files = committed_files(output_root(config, system), job_key(config), stream)
+    if not files:
+        raise SamzaError(
+            f"Spark output {system}.{stream} of job {job_key(config)} has no committed files yet in "
+            f"{directory}"
+        )
     conflict = _type_conflict(files, _spark_type)
     if conflict is not None:
         raise SamzaError(
             f"Spark output {system}.{stream} in {directory}: {conflict}; Spark cannot merge them"
         )
     try:
-        return spark.read.option("mergeSchema", "true").parquet(str(directory))
+        return spark.read.option("mergeSchema", "true").parquet(*(str(path) for path in files))
     except Exception as exc:
         conflict = _type_conflict(files, str)
         where = f": {conflict}" if conflict is not None else ""

@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from samza_nb import OutgoingMessageEnvelope, SamzaError, SystemStream
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.errors import SystemProducerError
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.systems.partitioner import key_partition
@@ -20,6 +21,8 @@ from tests.integration.spark.bounded_support import job_config, no_registrations
 __all__ = ["no_registrations"]
 
 OUT = SystemStream("spark", "out")
+JOB = "spark-bounded-1"
+"""The job's files directory under its base directory (job.name spark-bounded, job.id 1)."""
 
 
 class Enrich:
@@ -41,7 +44,7 @@ def test_a_jobs_output_round_trips_through_read_output(spark: Any, tmp_path: Pat
     assert sorted((r["key"], r["user"], r["double"]) for r in rows) == sorted(
         (f"u{i % 5}", f"u{i % 5}", 2 * i) for i in range(40)
     )
-    files = sorted(p.name for p in (tmp_path / "spark-output" / "out").iterdir())
+    files = sorted(p.name for p in (tmp_path / JOB / "spark-output" / "out").iterdir())
     tasks = sorted({f"Partition_{key_partition(f'u{i}'.encode(), 2)}" for i in range(5)})
     assert [name.split(".")[0] for name in files] == tasks  # one file per task (one commit: at the end)
 
@@ -51,6 +54,7 @@ def test_each_flush_writes_one_file_per_task_in_commit_order(tmp_path: Path) -> 
 
     async def scenario() -> None:
         await producer.start()
+        await recover(producer, "Partition 0", "Partition 1")
         for commit in range(3):
             for i in range(4):
                 producer.send("Partition 1", OutgoingMessageEnvelope(OUT, f"v{commit}.{i}"))
@@ -61,7 +65,7 @@ def test_each_flush_writes_one_file_per_task_in_commit_order(tmp_path: Path) -> 
         await producer.stop()
 
     asyncio.run(scenario())
-    directory = tmp_path / "spark-output" / "out"
+    directory = tmp_path / JOB / "spark-output" / "out"
     files = sorted(directory.iterdir())
     assert [f.name.split(".")[0] for f in files] == ["Partition_0"] * 3 + ["Partition_1"] * 3
     values = [pq.read_table(f).to_pylist() for f in files]
@@ -71,11 +75,12 @@ def test_each_flush_writes_one_file_per_task_in_commit_order(tmp_path: Path) -> 
 
 def test_a_message_parquet_cannot_store_names_stream_and_task(tmp_path: Path) -> None:
     producer = SparkSinkProducer("spark", job_config(tmp_path))
+    asyncio.run(recover(producer, "Partition 3"))
     producer.send("Partition 3", OutgoingMessageEnvelope(OUT, object()))
     with pytest.raises(SystemProducerError, match=r"spark\.out .*'Partition 3'"):
         asyncio.run(producer.flush("Partition 3"))
-    assert not (tmp_path / "spark-output" / "out").exists() or not list(
-        (tmp_path / "spark-output" / "out").iterdir()
+    assert not (tmp_path / JOB / "spark-output" / "out").exists() or not list(
+        (tmp_path / JOB / "spark-output" / "out").iterdir()
     )
 
 
@@ -84,13 +89,27 @@ def test_read_output_of_a_stream_without_files_names_its_directory(spark: Any, t
         read_output(spark, "nothing", job_config(tmp_path))
 
 
+async def recover(producer: SparkSinkProducer, *tasks: str) -> None:
+    """What a container does before its tasks process: settle each task's commits (none yet here)."""
+    for task in tasks:
+        await producer.recover(task, None, reset=False)
+
+
+async def commit(producer: SparkSinkProducer, task: str, checkpoint: Checkpoint) -> None:
+    """A task's commit as the container makes it: flush, record as pending, write the checkpoint, commit."""
+    await producer.flush(task)
+    await producer.prepare_commit(task, checkpoint)
+    await producer.commit_done(task, checkpoint)
+
+
 def _write_commits(producer: SparkSinkProducer, commits: list[tuple[str, list[Any]]]) -> None:
     async def scenario() -> None:
         await producer.start()
-        for task, messages in commits:
+        await recover(producer, *sorted({task for task, _ in commits}))
+        for number, (task, messages) in enumerate(commits):
             for message in messages:
                 producer.send(task, OutgoingMessageEnvelope(OUT, message))
-            await producer.flush(task)
+            await commit(producer, task, Checkpoint(changelog_offsets={"s": str(number)}))
         await producer.stop()
 
     asyncio.run(scenario())
@@ -110,7 +129,7 @@ def test_a_field_always_none_in_a_commit_takes_the_known_type_or_is_left_out(
     )
     # a restarted producer knows the types from the files already there
     _write_commits(SparkSinkProducer("spark", config), [("Partition 1", [{"n": 5, "note": None}])])
-    directory = tmp_path / "spark-output" / "out"
+    directory = tmp_path / JOB / "spark-output" / "out"
     schemas = [pq.read_schema(f) for f in sorted(directory.iterdir())]
     assert [s.names for s in schemas] == [["n"], ["n", "note"], ["n", "note"], ["n", "note"]]
     assert all(s.field("note").type == "string" for s in schemas[1:])
@@ -139,7 +158,7 @@ def test_conflicting_column_types_are_one_line_naming_directory_and_column(
         read_output(spark, "out", config)
     message = str(raised.value)
     assert "\n" not in message
-    assert str(tmp_path / "spark-output" / "out") in message and "'n'" in message
+    assert str(tmp_path / JOB / "spark-output" / "out") in message and "'n'" in message
     assert "Py4J" not in message and "at org.apache" not in message
     assert raised.value.__cause__ is None  # no JVM traceback chained to it
     assert raised.value.__context__ is None or raised.value.__suppress_context__
