@@ -83,10 +83,14 @@ class JobCoordinator:
     then on. A container may report again after it reported "failed" or from a new process (a retried
     attempt): its earlier attempts' messages stay counted; a process's running reports handled after its final
     one are ignored. ``await stop()`` stops serving and closes the
-    stream."""
+    stream. ``token``: the token every request must carry, also on a loopback address (default: one is
+    generated when the service binds another address, else none is needed)."""
 
-    def __init__(self, config: Config, *, store: CoordinatorStore | None = None) -> None:
+    def __init__(
+        self, config: Config, *, store: CoordinatorStore | None = None, token: str | None = None
+    ) -> None:
         self.config = config.validate()
+        self._token = token
         self._store = store if store is not None else default_store(self.config)
         self._model: JobModel | None = None
         self._model_json = b""
@@ -166,6 +170,7 @@ class JobCoordinator:
             _Endpoints(self),
             config.value("cluster-manager.jobcoordinator.host"),
             config.value("cluster-manager.jobcoordinator.url.port"),
+            token=self._token,
         )
         interval = config.value("job.coordinator.catchup.ms")
         if interval > 0:
