@@ -163,7 +163,8 @@ class SparkCluster:
         parts = []
         for log in sorted(self.root.rglob("*.log")) + sorted(self.root.rglob("stderr")):
             with contextlib.suppress(OSError):
-                tail = log.read_text(errors="replace").splitlines()[-15:]
+                lines = log.read_text(errors="replace").splitlines()
+                tail = [line for line in lines if "[container " in line][-40:] + lines[-15:]
                 parts.append(f"== {log.relative_to(self.root)}\n" + "\n".join(tail))
         return "\n".join(parts)
 

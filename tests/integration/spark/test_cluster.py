@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from samza_nb.runtime.dev_broker import DevBroker
+from tests.eventually import eventually
 from tests.integration.spark.cluster import SparkCluster
 
 pytestmark = [pytest.mark.spark_cluster, pytest.mark.timeout(300)]
@@ -156,3 +157,45 @@ def test_a_two_container_kafka_job_runs_on_the_cluster_and_ends_by_itself(
     assert status == 0, err[-4000:]
     assert recorded(record) == Counter({m: PARTITIONS for m in expected()})
     assert spark_cluster.containers() == []
+
+
+def executor_of(cluster: SparkCluster, pid: int) -> int:
+    """The executor JVM that ``pid`` (a container) descends from."""
+    executors = set(cluster.executors())
+    current = pid
+    while current > 1:
+        if current in executors:
+            return current
+        with open(f"/proc/{current}/stat") as stat:
+            current = int(stat.read().rsplit(")", 1)[-1].split()[1])
+    raise AssertionError(f"container process {pid} runs under no executor of the cluster")
+
+
+@pytest.mark.parametrize("round_", range(int(os.environ.get("SAMZA_NB_CLUSTER_KILLS", "1"))))
+def test_losing_an_executor_retries_its_container_and_the_job_ends_by_itself(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path, round_: int
+) -> None:
+    """``SAMZA_NB_CLUSTER_KILLS=5`` runs it five times in a row (on the same cluster)."""
+    config, record = cluster_job(spark_cluster, cluster_kafka, tmp_path)
+    topic = config["job.name"]
+    produce(cluster_kafka, topic, [f"m{i}" for i in range(MESSAGES)])
+    driver = start_driver(config, tmp_path)
+    try:
+        eventually(
+            lambda: set(recorded(record)) == expected() and min(recorded(record).values()) >= PARTITIONS,
+            timeout=120,
+            message="both containers processed their partition",
+        )
+        containers = eventually(lambda: spark_cluster.containers(), message="the containers' processes")
+        victim = executor_of(spark_cluster, containers[0])
+        spark_cluster.kill_executor(victim)
+        produce(cluster_kafka, topic, ["end"])
+        status, _, err = finish(driver, spark_cluster)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+    assert status == 0, err[-4000:]
+    counts = recorded(record)
+    assert set(counts) == expected() and min(counts.values()) >= PARTITIONS, "nothing lost"
+    assert spark_cluster.containers() == [], "no container outlives the job"
