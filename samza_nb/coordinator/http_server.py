@@ -157,7 +157,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         length_header = self.headers.get("Content-Length")
-        if length_header is None or not length_header.strip().isdigit():
+        if length_header is None or not (length_header.strip().isascii() and length_header.strip().isdigit()):
             self.close_connection = True
             self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "a status report needs a Content-Length"})
             return
@@ -182,7 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _discard_body(self) -> None:
         length = self.headers.get("Content-Length", "0").strip()
-        if length.isdigit() and int(length) <= MAX_BODY_BYTES:
+        if length.isascii() and length.isdigit() and int(length) <= MAX_BODY_BYTES:
             self.rfile.read(int(length))
         else:
             self.close_connection = True

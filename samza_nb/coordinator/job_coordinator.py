@@ -83,10 +83,14 @@ class JobCoordinator:
     then on. A container may report again after it reported "failed" or from a new process (a retried
     attempt): its earlier attempts' messages stay counted; a process's running reports handled after its final
     one are ignored. ``await stop()`` stops serving and closes the
-    stream."""
+    stream. ``token``: the token every request must carry, also on a loopback address (default: one is
+    generated when the service binds another address, else none is needed)."""
 
-    def __init__(self, config: Config, *, store: CoordinatorStore | None = None) -> None:
+    def __init__(
+        self, config: Config, *, store: CoordinatorStore | None = None, token: str | None = None
+    ) -> None:
         self.config = config.validate()
+        self._token = token
         self._store = store if store is not None else default_store(self.config)
         self._model: JobModel | None = None
         self._model_json = b""
@@ -101,6 +105,7 @@ class JobCoordinator:
         self._catch_up: asyncio.Task[None] | None = None
         self._started_store = False
         self._stop_requested = False
+        self._completed: dict[str, int | None] = {}  # container id -> the pid that completed its work
 
     @property
     def job_model(self) -> JobModel:
@@ -166,6 +171,7 @@ class JobCoordinator:
             _Endpoints(self),
             config.value("cluster-manager.jobcoordinator.host"),
             config.value("cluster-manager.jobcoordinator.url.port"),
+            token=self._token,
         )
         interval = config.value("job.coordinator.catchup.ms")
         if interval > 0:
@@ -199,11 +205,17 @@ class JobCoordinator:
         report from a new process starts a new attempt (the previous attempt's last count moves to the
         status' ``earlier``); a final report ends its process, whose later non-final reports (in flight
         when it was sent) are ignored, as are reports of a process a newer attempt replaced (see
-        :meth:`JobStatus.take`). True when the container should stop (see :meth:`request_stop`)."""
+        :meth:`JobStatus.take`). True when the container should stop (see :meth:`request_stop`), and for
+        any later attempt of a container whose work was completed (a retry Spark started because the
+        executor of an attempt that had finished was lost: it has nothing to do)."""
+        cid = report.container_id
         with self._lock:
             if self._status is None:
                 raise SamzaError("the job coordinator has not started")
             taken = self._status.take(report)
+            if taken and report.completed and report.state == "stopped" and cid not in self._completed:
+                self._completed[cid] = report.pid
+            redundant = cid in self._completed and self._completed[cid] != report.pid
             moved = taken and report.host and self._hosts.get(report.container_id) != report.host
             if moved:
                 self._hosts[report.container_id] = report.host
@@ -213,7 +225,9 @@ class JobCoordinator:
             future.add_done_callback(_log_failure)
             with self._lock:
                 self._writes = [f for f in self._writes if not f.done()] + [future]
-        return self._stop_requested
+        if redundant and not report.final:
+            log.info("container %s had completed its work: its new attempt (pid %s) stops", cid, report.pid)
+        return self._stop_requested or redundant
 
     async def stop(self) -> None:
         """Stop the feeds it started, stop serving, finish pending writes, close the coordinator stream

@@ -22,7 +22,9 @@ class StatusReportError(SamzaError):
 @dataclass(frozen=True)
 class ContainerReport:
     """One container's latest report: where it runs, its lifecycle state, messages processed so far, its
-    tasks (one JSON object each, with at least ``name``), and the error that ended it, if any."""
+    tasks (one JSON object each, with at least ``name``), and the error that ended it, if any.
+    ``completed``: a "stopped" container ended by itself (its tasks finished or asked to shut down), not
+    on a stop request or a signal: its work is done, and a later attempt of it has nothing to do."""
 
     container_id: str
     host: str
@@ -31,6 +33,7 @@ class ContainerReport:
     tasks: tuple[Mapping[str, Any], ...] = ()
     error: str | None = None
     pid: int | None = None
+    completed: bool = False
 
     @property
     def final(self) -> bool:
@@ -46,6 +49,7 @@ class ContainerReport:
             "tasks": [dict(task) for task in self.tasks],
             "error": self.error,
             "pid": self.pid,
+            "completed": self.completed,
         }
 
     def to_json(self) -> bytes:
@@ -86,7 +90,10 @@ class ContainerReport:
         pid = data.get("pid")
         if pid is not None and (not isinstance(pid, int) or isinstance(pid, bool)):
             raise StatusReportError(f"status of container {container_id!r}: pid must be an integer or null")
-        return cls(container_id, host, state, processed, tuple(tasks), error, pid)
+        completed = data.get("completed", False)
+        if not isinstance(completed, bool):
+            raise StatusReportError(f"status of container {container_id!r}: completed must be a boolean")
+        return cls(container_id, host, state, processed, tuple(tasks), error, pid, completed)
 
 
 def _field(data: Mapping[str, Any], name: str, kind: type, container_id: str) -> Any:

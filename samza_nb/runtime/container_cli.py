@@ -99,6 +99,7 @@ class ContainerProcess:
         self._job: asyncio.Future[None] | None = None
         self._lost: str | None = None
         self._unknown = False
+        self._asked = False  # the coordinator asked it to stop
         self.expected_job: tuple[str | None, str | None] = (None, None)
         """(job.name, job.id) this container belongs to; a job model of another job is refused."""
 
@@ -164,6 +165,10 @@ class ContainerProcess:
         elif self._job.cancel():
             self.forced = 128 + signum
 
+    def _completed(self) -> bool:
+        """It ended by itself: no signal, no stop asked by the coordinator, the coordinator never lost."""
+        return self.signals == 0 and not self._asked and self._lost is None and self.forced is None
+
     def _report(self, state: str | None = None, error: str | None = None) -> ContainerReport:
         if self.container is None:  # it failed before its container existed
             return ContainerReport(self.container_id, self.host, state or "failed", 0, (), error, os.getpid())
@@ -193,21 +198,21 @@ class ContainerProcess:
         reported = state or (
             status.state if status.state in ("starting", "running", "stopping") else "running"
         )
+        completed = reported == "stopped" and self._completed()
         return ContainerReport(
-            self.container_id, self.host, reported, status.processed, tasks, error, os.getpid()
+            self.container_id, self.host, reported, status.processed, tasks, error, os.getpid(), completed
         )
 
     async def _report_periodically(self, interval_s: float, patience_s: float) -> None:
         """Send a report every ``interval_s``; when the coordinator answers "stop", stop gracefully (commits);
         when no report got through for ``patience_s``, the coordinator is gone: stop gracefully and fail."""
         last_ok = time.monotonic()
-        asked = False
         while True:
             try:
                 stop = await asyncio.to_thread(send_report, self.url, self._report(), min(patience_s, 10.0))
                 last_ok = time.monotonic()
-                if stop and not asked:
-                    asked = True
+                if stop and not self._asked:
+                    self._asked = True
                     log.info("container %s: the job coordinator asked it to stop", self.container_id)
                     assert self.container is not None
                     self.container.shutdown()

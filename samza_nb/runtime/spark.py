@@ -37,6 +37,13 @@ from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.applications import needs_planning, prepare_configured_application
 from samza_nb.runtime.local import read_checkpoints
+from samza_nb.runtime.spark_cluster import (
+    container_url,
+    coordinator_reach,
+    task_attempts,
+    task_slots,
+    wait_for_slots,
+)
 from samza_nb.runtime.spark_task import FAILED_MARK, container_task
 from samza_nb.systems.spark.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
@@ -139,7 +146,7 @@ class SparkJobRunner:
         if self._thread is not None:
             raise SamzaError(f"the Spark runner of job {self.name} was already started")
         context = self._context = self._spark_context()
-        slots = task_slots(context)
+        slots = wait_for_slots(context, self.slots_needed, self.config.value(TIMEOUT_KEY) / 1000)
         if task_attempts(context) < 2:
             log.warning(
                 "job %s: Spark (master %s) runs each task once, so a failed container is not retried: use "
@@ -250,7 +257,8 @@ class SparkJobRunner:
                         key="app.split.jobs",
                     )
                 config = prepared.jobs[0]
-            coordinator = JobCoordinator(config)
+            config, token = coordinator_reach(config, context)
+            coordinator = JobCoordinator(config, token=token)
         except BaseException as exc:
             ready.set_exception(exc)
             return
@@ -305,7 +313,10 @@ class SparkJobRunner:
         )
         ids = sorted(coordinator.job_model.containers, key=lambda cid: (len(cid), cid))
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
-        task = container_task(sys.executable, coordinator.url, list(dict.fromkeys(path)), os.getcwd())
+        url = container_url(coordinator.url, context)
+        task = container_task(
+            sys.executable, url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token
+        )
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
 
@@ -352,30 +363,6 @@ class SparkJobRunner:
                 return
             await asyncio.sleep(WATCH_INTERVAL_S)
         log.warning("job %s: containers still running after the Spark job ended", self.name)
-
-
-def task_slots(context: Any) -> int:
-    """How many tasks Spark can run at once: what its barrier scheduling counts (executors' cores over
-    ``spark.task.cpus``), not ``defaultParallelism`` (which ``spark.default.parallelism`` overrides)."""
-    try:
-        jvm_context = context._jsc.sc()
-        profile = jvm_context.resourceProfileManager().defaultResourceProfile()
-        return int(jvm_context.maxNumConcurrentTasks(profile))
-    except Exception as exc:  # another Spark build: the documented figure
-        log.debug("maxNumConcurrentTasks is not available (%s): using defaultParallelism", exc)
-        return int(context.defaultParallelism)
-
-
-def task_attempts(context: Any) -> int:
-    """How often Spark runs a failing task: F of ``local[N,F]``; 1 for another local master (Spark's
-    local mode does not retry); else ``spark.task.maxFailures`` (default 4)."""
-    master = str(context.master)
-    found = re.fullmatch(r"local\[[^,\]]+,\s*(\d+)\]", master)
-    if found:
-        return int(found.group(1))
-    if master.startswith("local"):
-        return 1
-    return int(context.getConf().get("spark.task.maxFailures", "4"))
 
 
 def _fed_streams(config: Config) -> list[tuple[str, str]]:

@@ -23,6 +23,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
+from samza_nb.coordinator.client import TOKEN_ENV
 from samza_nb.runtime.console import PROG
 from samza_nb.runtime.container_cli import ID_ENV, URL_ENV
 
@@ -36,10 +37,13 @@ class ContainerAttemptFailed(RuntimeError):
     """A container exited non-zero: this attempt of its Spark task fails (Spark retries it)."""
 
 
-def container_task(executable: str, url: str, python_path: Sequence[str], cwd: str) -> ContainerTask:
+def container_task(
+    executable: str, url: str, python_path: Sequence[str], cwd: str, *, token: str | None = None
+) -> ContainerTask:
     """The function of the containers' Spark job (``rdd.mapPartitions``): it runs each container id of its
     partition with :func:`run_container` (in the driver's working directory ``cwd`` where it exists, so
-    relative paths of the config mean what they mean on the driver). It is a closure that needs only the
+    relative paths of the config mean what they mean on the driver; with the coordinator's ``token``, when
+    it needs one, in the container's environment). It is a closure that needs only the
     standard library to be unpickled (cloudpickle pickles it by value): it puts ``python_path`` (the
     driver's) first on the worker's ``sys.path`` before it imports samza_nb."""
     driver_path = [p for p in python_path if p]
@@ -53,20 +57,30 @@ def container_task(executable: str, url: str, python_path: Sequence[str], cwd: s
         from samza_nb.runtime import spark_task as worker
 
         for cid in ids:
-            yield worker.run_container(executable, url, cid, driver_path, cwd)
+            yield worker.run_container(executable, url, cid, driver_path, cwd, token=token)
 
     return run_partition
 
 
 def run_container(
-    executable: str, url: str, container_id: str, python_path: Sequence[str], cwd: str | None = None
+    executable: str,
+    url: str,
+    container_id: str,
+    python_path: Sequence[str],
+    cwd: str | None = None,
+    *,
+    token: str | None = None,
 ) -> tuple[str, str]:
-    """Run container ``container_id`` as a child process until it exits; its stderr lines go to this
-    process' stderr, prefixed ``[container <id>]``. ``(id, "stopped")`` when it exited 0, else
+    """Run container ``container_id`` as a child process until it exits (with the coordinator's ``token`` in
+    ``SAMZA_COORDINATOR_TOKEN`` when given); its stderr lines go to this process' stderr, prefixed
+    ``[container <id>]``. ``(id, "stopped")`` when it exited 0, else
     :class:`ContainerAttemptFailed` (see the module)."""
     env = dict(os.environ)
     env[URL_ENV] = url
     env[ID_ENV] = container_id
+    env.pop(TOKEN_ENV, None)
+    if token is not None:
+        env[TOKEN_ENV] = token
     inherited = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*python_path, *inherited]))
     parent = os.getpid()

@@ -50,3 +50,17 @@ class Count(Record):
         self.counts.put(message, count)
         self.record.write(f"{self.task} {os.getpid()} {envelope.offset} {message}={count}\n")
         self.record.flush()
+
+
+class RecordUntilEnd(Record):
+    """Records like :class:`Record`; the message ``end`` is not recorded: its task asks to shut down (the
+    container ends once every task of it did), so a job over an unbounded input ends by itself."""
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        message = envelope.message.decode() if isinstance(envelope.message, bytes) else envelope.message
+        if message == "end":
+            from samza_nb.api.task import RequestScope
+
+            coordinator.shutdown(RequestScope.CURRENT_TASK)
+            return
+        super().process(envelope, collector, coordinator)

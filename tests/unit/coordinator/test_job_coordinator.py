@@ -364,3 +364,21 @@ def test_checkpoint_defaults_for_several_containers() -> None:
     duck = "samza_nb.checkpoint.duckdb.DuckDBCheckpointManagerFactory"
     with pytest.raises(ConfigError, match=r"task.checkpoint.factory=.*job.container.count=2"):
         checkpoint_factory_path(Config({"job.container.count": "2", "task.checkpoint.factory": duck}))
+
+
+def test_a_new_attempt_of_a_container_that_completed_its_work_is_told_to_stop(namespace: str) -> None:
+    async def go() -> None:
+        coordinator = await started(job(namespace), MemoryStore())
+        try:
+            assert not coordinator.report(ContainerReport("0", "h", "running", 5, pid=1))
+            # stopped on a signal or a stop request: not completed, a retry has work to do
+            assert not coordinator.report(ContainerReport("1", "h", "stopped", 5, pid=3))
+            assert not coordinator.report(ContainerReport("1", "h", "running", 0, pid=4))
+            # ended by itself: a retry Spark started after losing its executor stops at once
+            assert not coordinator.report(ContainerReport("0", "h", "stopped", 9, pid=1, completed=True))
+            assert coordinator.report(ContainerReport("0", "h", "starting", 0, pid=2))
+            assert coordinator.job_status().processed == 9 + 5  # container 0, container 1's first attempt
+        finally:
+            await coordinator.stop()
+
+    asyncio.run(go())
