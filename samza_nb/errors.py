@@ -50,6 +50,26 @@ class SystemProducerError(SamzaError):
     """An output could not be delivered (unknown stream or partition, a producer that failed)."""
 
 
+class BadMessageError(SystemProducerError):
+    """A message an output cannot store in any attempt (a value that does not fit its column's type): the
+    job fails, and runners do not retry the container (its restart would fail on the same message). The
+    message names the stream, the task and, where there is one, the column and the value."""
+
+
+BAD_MESSAGE_MARK = f"{BadMessageError.__name__}: "
+"""Where a container's one-line error (``<error class>: <message>``) says a bad message failed it."""
+
+
+def is_bad_message(error: BaseException | None) -> bool:
+    """True when ``error`` or an error it was caused by is a :class:`BadMessageError`."""
+    seen = 0
+    while error is not None and seen < 20:
+        if isinstance(error, BadMessageError):
+            return True
+        error, seen = error.__cause__, seen + 1
+    return False
+
+
 class CheckpointError(SamzaError):
     """Checkpoints could not be read or written, or a checkpoint store is corrupt or foreign."""
 
@@ -63,6 +83,8 @@ class JobTimeoutError(SamzaError):
 
 
 __all__ = [
+    "BAD_MESSAGE_MARK",
+    "BadMessageError",
     "CallbackError",
     "CheckpointError",
     "ConfigError",
@@ -72,4 +94,5 @@ __all__ = [
     "SystemConsumersError",
     "SystemProducerError",
     "TaskFailedError",
+    "is_bad_message",
 ]

@@ -25,6 +25,12 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "Spark: repartition an input by its key column into this many partitions (Kafka's key_partition).",
     ),
     KeySpec(
+        f"{_STREAM}.schema",
+        None,
+        "str",
+        "Spark: an output's columns as Spark DDL (a string, t decimal(10,2)); unset: first-seen types.",
+    ),
+    KeySpec(
         "systems.<system>.spark.output.dir",
         None,
         "str",

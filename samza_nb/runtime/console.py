@@ -11,7 +11,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.errors import ConfigError, SamzaError, is_bad_message
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
@@ -20,6 +20,8 @@ PROG = "samza-nb"
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
+EXIT_BAD_MESSAGE = 3
+"""A bad message failed it (BadMessageError): a restart would fail on the same message."""
 PROGRESS_INTERVAL_S = 0.2
 SUMMARY_TASKS = 8
 """At most this many tasks' checkpoints are spelled out in the summary line."""
@@ -110,6 +112,8 @@ def report_error(exc: BaseException, verbose: bool, who: str = "") -> int:
         if not verbose:
             message += " (run with --verbose for the traceback)"
     say(f"{who}error: " + " ".join(message.split()))
+    if is_bad_message(exc):
+        return EXIT_BAD_MESSAGE
     return EXIT_CONFIG if isinstance(exc, ConfigError) else EXIT_FAILED
 
 
@@ -128,6 +132,7 @@ def setup_logging(verbose: bool) -> None:
 
 
 __all__ = [
+    "EXIT_BAD_MESSAGE",
     "EXIT_CONFIG",
     "EXIT_FAILED",
     "EXIT_OK",

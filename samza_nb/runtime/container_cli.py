@@ -7,7 +7,8 @@ operator task of the planned application its ``app.class`` names), reports its h
 to the coordinator every ``cluster-manager.container.status.interval.ms``, and stops gracefully (every
 task commits) when the coordinator's answer asks it to, or on SIGTERM or SIGINT; a second signal stops it
 without committing.
-Exit status: 0 done or stopped, 1 failed, 2 bad config or usage, 128 + signal when forced.
+Exit status: 0 done or stopped, 1 failed, 2 bad config or usage, 3 failed by a bad message (a message an
+output cannot store: runners do not restart it), 128 + signal when forced.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The job coordinator runs on the driver, on an event loop of its own thread; the
 ``job.container.count`` containers are the tasks of ONE plain Spark job (no barrier) submitted from another
 thread under a job group with ``interruptOnCancel``. Each task runs its container as a child process of
 its Python worker (:mod:`.spark_task`) against the coordinator's URL; a container that fails fails its task,
-which Spark retries up to ``spark.task.maxFailures``: the new attempt resumes from the container's
+which Spark retries up to ``spark.task.maxFailures`` (not one a bad message failed: the job fails at once,
+see :mod:`.spark_task`): the new attempt resumes from the container's
 checkpoints and restores its stores from their changelogs (an ordinary container start), and the
 coordinator takes its reports as the same container's. When the retries run out the job fails with that
 container's error (:attr:`SparkJobRunner.failure`).
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.coordinator.job_coordinator import JobCoordinator
-from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
+from samza_nb.errors import BAD_MESSAGE_MARK, ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.applications import needs_planning, prepare_configured_application
 from samza_nb.runtime.local import read_checkpoints
 from samza_nb.runtime.spark_cluster import (
@@ -285,9 +286,9 @@ class SparkJobRunner:
         asked: float | None = None
         while not job.done():
             await asyncio.wait({job}, timeout=WATCH_INTERVAL_S)
-            failed_feed = self._failed_feed()
-            if failed_feed is not None and self.failure is None:
-                self.failure = failed_feed  # the containers would wait for rows that never come
+            failed = self._failed_feed() or _bad_message(coordinator)
+            if failed is not None and self.failure is None:
+                self.failure = failed  # a feed: containers would wait for rows that never come
                 self._stop_requested.set()
             if self._stop_requested.is_set() and not job.done():
                 if asked is None:
@@ -298,11 +299,13 @@ class SparkJobRunner:
                     self.cancelled = True
                     await asyncio.to_thread(self._cancel, context)
         try:
-            job.result()
+            ended = job.result()
         except Exception as exc:
             self._job_failed(exc)
         else:
-            self.stopped = self._stop_requested.is_set()
+            bad = [f"container {cid} {end}" for cid, end in ended if end.startswith(FAILED_MARK)]
+            self.failure = self.failure or (bad[0] if bad else None)  # a bad message's container
+            self.stopped = self._stop_requested.is_set() and not bad
         finally:
             await asyncio.to_thread(self._cancel, context)  # the job group's end (retries pending, if any)
 
@@ -363,6 +366,14 @@ class SparkJobRunner:
                 return
             await asyncio.sleep(WATCH_INTERVAL_S)
         log.warning("job %s: containers still running after the Spark job ended", self.name)
+
+
+def _bad_message(coordinator: JobCoordinator) -> str | None:
+    """The line of the first container a bad message failed (it is not retried), if any."""
+    for report in coordinator.job_status().failed():
+        if report.error is not None and BAD_MESSAGE_MARK in report.error:
+            return f"container {report.container_id} {FAILED_MARK}{report.error}"
+    return None
 
 
 def _fed_streams(config: Config) -> list[tuple[str, str]]:

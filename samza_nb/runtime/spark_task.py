@@ -11,7 +11,10 @@ and exits), and like every container it stops when the coordinator stays unreach
 
 The task returns ``(container id, "stopped")`` when its container exits 0 and raises
 :class:`ContainerAttemptFailed` otherwise, which Spark retries up to ``spark.task.maxFailures``; its message
-is ``container <id> failed: <its last error line> (<how it exited>)``, the line the driver reports.
+is ``container <id> failed: <its last error line> (<how it exited>)``, the line the driver reports. A
+container failed by a bad message (exit status 3: a message an output cannot store) would fail again: its task
+returns ``(container id, "failed: <that line>")`` instead, which Spark does not retry; the driver fails the
+job with it.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from samza_nb.coordinator.client import TOKEN_ENV
-from samza_nb.runtime.console import PROG
+from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
 from samza_nb.runtime.container_cli import ID_ENV, URL_ENV
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
@@ -114,6 +117,8 @@ def run_container(
     )
     how = f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
     what = f"{detail} ({how})" if detail else how
+    if status == EXIT_BAD_MESSAGE:
+        return container_id, f"{FAILED_MARK}{what}"  # not retried: the same message would fail it again
     raise ContainerAttemptFailed(f"container {container_id} {FAILED_MARK}{what}")
 
 

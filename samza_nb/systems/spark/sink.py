@@ -11,8 +11,10 @@ that died before its checkpoint are never read (exactly once), and a task whose 
 (``reset.offset``) writes a new generation that replaces its earlier output. File names sort by task, then
 in commit order, and never collide across restarts: ``<task>.<ns since epoch>-<random>.parquet``.
 
-Columns: ``key`` when any message of the file has a key; a dict message's fields (when every message is a
-dict), else ``value``. A message pyarrow cannot store is a SystemProducerError naming stream and task.
+Columns and their types: :mod:`.output_types` (a dict message's fields, else ``value``; ``key`` only when
+the message is not a dict or the stream's ``spark.schema`` declares it; each column keeps its declared or
+first-seen type). A message that cannot be stored is a BadMessageError naming stream, task, column and value:
+it fails the job, and no runner retries it.
 
 Files of a stream must agree on each column's type for Spark to merge their schemas. A column that is null in
 every row of a file (an optional field no message of that commit set) has no type of its own: it takes the
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.spark.commits import OutputCommits, committed_files, safe_name
 from samza_nb.systems.spark.manifest import fsync_directory
+from samza_nb.systems.spark.output_types import _KnownTypes, _spark_type, _type_conflict
 from samza_nb.systems.spark.settings import job_key, output_directory, output_root
 
 log = logging.getLogger(__name__)
@@ -73,7 +76,7 @@ class SparkSinkProducer:
         self._buffers: dict[tuple[str, str], _Buffer] = {}
         self._lock = threading.Lock()
         self._last_stamp = 0
-        self._schemas = _KnownTypes()
+        self._schemas = _KnownTypes(system, config)
         self._commits = OutputCommits(output_root(config, system), job_key(config))
 
     async def start(self) -> None:
@@ -113,7 +116,7 @@ class SparkSinkProducer:
 
     def _write(self, task: str, stream: str, buffer: _Buffer) -> Path:
         directory = output_directory(self.config, self.system, stream)
-        table = self._schemas.typed(stream, directory, _table(task, self.system, stream, buffer))
+        table = self._schemas.table(task, stream, directory, buffer)
         name = f"{file_prefix(task)}.{self._stamp():020d}-{secrets.token_hex(4)}.parquet"
         path = directory / name
         temporary = directory / f".{name}.tmp"
@@ -152,139 +155,6 @@ class SparkSinkProducer:
             log.info("Spark output %s: %d messages sent after the last commit dropped", self.system, dropped)
 
 
-class _KnownTypes:
-    """Per stream: the type of each column, from files written or read (the first null-free type seen), and
-    the names of the files already looked at. Thread-safe."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._types: dict[str, dict[str, Any]] = {}
-        self._seen: dict[str, set[str]] = {}
-
-    def seed(self, root: Path) -> None:
-        """Read the footers of the files under every stream directory of ``root``."""
-        if root.is_dir():
-            for directory in sorted(root.iterdir()):
-                if directory.is_dir():
-                    self._read_new(directory.name, directory)
-
-    def learn(self, stream: str, schema: Any, name: str) -> None:
-        """Take the column types of the file ``name`` of ``stream`` (written or read)."""
-        with self._lock:
-            self._seen.setdefault(stream, set()).add(name)
-            known = self._types.setdefault(stream, {})
-            for field in schema:
-                if field.name not in known and not _has_null(field.type):
-                    known[field.name] = field.type
-
-    def typed(self, stream: str, directory: Path, table: Any) -> Any:
-        """``table`` with each all-null column given its known type, left out when none is known (kept when
-        the file would have no column left). A column with a null type nested in it (an always empty list) is
-        cast to the known type when it can be."""
-        import pyarrow as pa
-
-        untyped = [name for name, column in zip(table.column_names, table.columns, strict=True)
-                   if _has_null(column.type)]  # fmt: skip
-        if not untyped:
-            return table
-        if any(name not in self._known(stream) for name in untyped):
-            self._read_new(stream, directory)  # another container may have written it since
-        known = self._known(stream)
-        columns: dict[str, Any] = {}
-        for name, column in zip(table.column_names, table.columns, strict=True):
-            if name not in untyped:
-                columns[name] = column
-            elif name in known and pa.types.is_null(column.type):
-                columns[name] = pa.nulls(len(column), known[name])
-            elif name in known:
-                try:
-                    columns[name] = column.cast(known[name])
-                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                    columns[name] = column
-            elif not pa.types.is_null(column.type):
-                columns[name] = column  # data with an untyped part (an empty list): kept as it is
-        if not columns:
-            return table
-        return pa.table(columns)
-
-    def _known(self, stream: str) -> dict[str, Any]:
-        with self._lock:
-            return dict(self._types.get(stream, {}))
-
-    def _read_new(self, stream: str, directory: Path) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        with self._lock:
-            seen = set(self._seen.get(stream, set()))
-        try:
-            paths = sorted(_visible_files(directory))
-        except OSError:
-            return
-        for path in paths:
-            if path.name in seen or path.suffix != ".parquet":
-                continue
-            try:
-                schema = pq.read_schema(path)
-            except (OSError, pa.ArrowException) as exc:
-                log.warning("Spark output %s: cannot read the schema of %s: %s", stream, path, exc)
-                continue
-            self.learn(stream, schema, path.name)
-
-
-def _has_null(data_type: Any) -> bool:
-    """True when ``data_type`` is null or has a null type nested in it."""
-    import pyarrow as pa
-
-    if pa.types.is_null(data_type):
-        return True
-    if (
-        pa.types.is_list(data_type)
-        or pa.types.is_large_list(data_type)
-        or pa.types.is_fixed_size_list(data_type)
-    ):
-        return _has_null(data_type.value_type)
-    if pa.types.is_map(data_type):
-        return _has_null(data_type.key_type) or _has_null(data_type.item_type)
-    if pa.types.is_struct(data_type):
-        return any(_has_null(data_type.field(i).type) for i in range(data_type.num_fields))
-    return False
-
-
-def _visible_files(directory: Path) -> list[Path]:
-    """The files of ``directory`` Spark reads (not hidden, not ``_``-prefixed)."""
-    return [path for path in directory.iterdir()
-            if path.is_file() and not path.name.startswith((".", "_"))]  # fmt: skip
-
-
-def _table(task: str, system: str, stream: str, buffer: _Buffer) -> Any:
-    """The messages of ``buffer`` as a pyarrow table (see the module for the columns)."""
-    import pyarrow as pa
-
-    messages = buffer.messages
-    columns: dict[str, Any] = {}
-    try:
-        if any(key is not None for key in buffer.keys):
-            columns["key"] = pa.array(buffer.keys)
-        if messages and all(isinstance(message, dict) for message in messages):
-            fields = pa.Table.from_pylist(messages)
-            if "key" in columns and "key" in fields.column_names:
-                raise SystemProducerError(
-                    f"{system}.{stream} output of task {task!r}: messages with keys cannot have a field 'key'"
-                )
-            for name in fields.column_names:
-                columns[name] = fields.column(name)
-        else:
-            columns["value"] = pa.array(messages)
-        return pa.table(columns)
-    except SamzaError:
-        raise
-    except Exception as exc:
-        raise SystemProducerError(
-            f"{system}.{stream} output of task {task!r} cannot be stored as parquet: {exc}"
-        ) from None
-
-
 def read_output(spark: Any, stream: str, config: Config, *, system: str = "spark") -> Any:
     """The committed messages the job (``job.name`` and ``job.id`` of ``config``) wrote to
     ``SystemStream(system, stream)``, as a DataFrame of ``spark`` (schemas of the files merged): each
@@ -312,53 +182,6 @@ def read_output(spark: Any, stream: str, config: Config, *, system: str = "spark
         raise SamzaError(
             f"Spark cannot read output {system}.{stream} in {directory}{where}: {_one_line(exc)}"
         ) from None
-
-
-def _spark_type(data_type: Any) -> str | None:
-    """The Spark type a parquet column of ``data_type`` is read as, for plain types (None otherwise)."""
-    import pyarrow as pa
-
-    if pa.types.is_null(data_type):
-        return "int"  # what Spark reads a null-typed parquet column as
-    for test, name in _SPARK_TYPES:
-        if getattr(pa.types, test)(data_type):
-            return name
-    return None
-
-
-_SPARK_TYPES = (
-    ("is_boolean", "boolean"), ("is_int8", "tinyint"), ("is_int16", "smallint"), ("is_int32", "int"),
-    ("is_int64", "bigint"), ("is_uint8", "smallint"), ("is_uint16", "int"), ("is_uint32", "bigint"),
-    ("is_float32", "float"), ("is_float64", "double"), ("is_string", "string"),
-    ("is_large_string", "string"), ("is_binary", "binary"), ("is_large_binary", "binary"),
-    ("is_date32", "date"),
-)  # fmt: skip
-
-
-def _type_conflict(files: list[Path], kind: Any) -> str | None:
-    """The first column whose ``kind`` (of its pyarrow type; None: not compared) differs between two of
-    ``files``, described with both types and files; None when there is none (unreadable footers skipped)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    first: dict[str, tuple[str, Any, str]] = {}
-    for path in files:
-        try:
-            schema = pq.read_schema(path)
-        except (OSError, pa.ArrowException):
-            continue
-        for field in schema:
-            seen = kind(field.type)
-            if seen is None:
-                continue
-            if field.name not in first:
-                first[field.name] = (seen, field.type, path.name)
-            elif first[field.name][0] != seen:
-                _, other_type, other_file = first[field.name]
-                return (
-                    f"column {field.name!r} is {other_type} in {other_file} but {field.type} in {path.name}"
-                )
-    return None
 
 
 def _one_line(exc: BaseException) -> str:

@@ -64,3 +64,18 @@ class RecordUntilEnd(Record):
             coordinator.shutdown(RequestScope.CURRENT_TASK)
             return
         super().process(envelope, collector, coordinator)
+
+
+class ToSpark(Record):
+    """Records each message and sends ``{"line": text, "total": Decimal}`` to the Spark output ``out``; the
+    line ``test.fail.on`` gets the total ``Decimal("1234.567")``, which a ``decimal(10,2)`` cannot hold."""
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        from decimal import Decimal
+
+        from samza_nb import OutgoingMessageEnvelope, SystemStream
+
+        super().process(envelope, collector, coordinator)
+        text = envelope.message.decode() if isinstance(envelope.message, bytes) else envelope.message
+        total = Decimal("1234.567") if text == self.fail_on else Decimal("1.5")
+        collector.send(OutgoingMessageEnvelope(SystemStream("spark", "out"), {"line": text, "total": total}))

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -15,6 +16,7 @@ from samza_nb.errors import SystemProducerError
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.systems.partitioner import key_partition
 from samza_nb.systems.spark import read_output, register_dataframe
+from samza_nb.systems.spark.commits import OutputCommits
 from samza_nb.systems.spark.sink import SparkSinkProducer
 from tests.integration.spark.bounded_support import job_config, no_registrations
 
@@ -40,10 +42,10 @@ def test_a_jobs_output_round_trips_through_read_output(spark: Any, tmp_path: Pat
     register_dataframe("clicks", clicks, key="user", partitions=2)
     config = job_config(tmp_path, **{"task.commit.ms": "-1"})
     LocalJobRunner(config, Enrich).run(timeout=60)
-    rows = read_output(spark, "out", config).collect()
-    assert sorted((r["key"], r["user"], r["double"]) for r in rows) == sorted(
-        (f"u{i % 5}", f"u{i % 5}", 2 * i) for i in range(40)
-    )
+    frame = read_output(spark, "out", config)
+    assert frame.columns == ["user", "double"]  # dict messages carry their key: no column key
+    rows = frame.collect()
+    assert sorted((r["user"], r["double"]) for r in rows) == sorted((f"u{i % 5}", 2 * i) for i in range(40))
     files = sorted(p.name for p in (tmp_path / JOB / "spark-output" / "out").iterdir())
     tasks = sorted({f"Partition_{key_partition(f'u{i}'.encode(), 2)}" for i in range(5)})
     assert [name.split(".")[0] for name in files] == tasks  # one file per task (one commit: at the end)
@@ -58,7 +60,7 @@ def test_each_flush_writes_one_file_per_task_in_commit_order(tmp_path: Path) -> 
         for commit in range(3):
             for i in range(4):
                 producer.send("Partition 1", OutgoingMessageEnvelope(OUT, f"v{commit}.{i}"))
-            producer.send("Partition 0", OutgoingMessageEnvelope(OUT, commit, key=b"k"))
+            producer.send("Partition 0", OutgoingMessageEnvelope(OUT, f"c{commit}", key=b"k"))
             await producer.flush("Partition 1")
             await producer.flush("Partition 0")
         await producer.flush("Partition 0")  # nothing sent since: no file
@@ -69,7 +71,7 @@ def test_each_flush_writes_one_file_per_task_in_commit_order(tmp_path: Path) -> 
     files = sorted(directory.iterdir())
     assert [f.name.split(".")[0] for f in files] == ["Partition_0"] * 3 + ["Partition_1"] * 3
     values = [pq.read_table(f).to_pylist() for f in files]
-    assert values[:3] == [[{"key": b"k", "value": c}] for c in range(3)]
+    assert values[:3] == [[{"key": b"k", "value": f"c{c}"}] for c in range(3)]
     assert values[3:] == [[{"value": f"v{c}.{i}"} for i in range(4)] for c in range(3)]
 
 
@@ -150,10 +152,15 @@ def test_conflicting_column_types_are_one_line_naming_directory_and_column(
     spark: Any, tmp_path: Path, first: dict[str, Any], second: dict[str, Any]
 ) -> None:
     config = job_config(tmp_path)
-    _write_commits(
-        SparkSinkProducer("spark", config),
-        [("Partition 0", [{"k": "a", **first}]), ("Partition 1", [{"k": "b", **second}])],
-    )
+    _write_commits(SparkSinkProducer("spark", config), [("Partition 0", [{"k": "a", **first}])])
+    # the producer keeps a column's first type (test_output_types): another writer's file conflicts
+    other = pa.Table.from_pylist([{"k": "b", **second}])
+    pq.write_table(other, tmp_path / JOB / "spark-output" / "out" / "Partition_1.0001-other.parquet")
+    commits = OutputCommits(tmp_path / JOB / "spark-output", JOB)
+    commits.recover("Partition 1", None, reset=False)
+    commits.written("Partition 1", "out", "Partition_1.0001-other.parquet")
+    commits.prepare("Partition 1", Checkpoint(changelog_offsets={"s": "1"}))
+    commits.committed("Partition 1", Checkpoint(changelog_offsets={"s": "1"}))
     with pytest.raises(SamzaError) as raised:
         read_output(spark, "out", config)
     message = str(raised.value)
