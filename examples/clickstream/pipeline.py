@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from examples.clickstream.data import write_inputs
+from examples.clickstream.sessionize import DEFAULT_GAP_MS
 from samza_nb.config import load_config
 from samza_nb.errors import SamzaError
 from samza_nb.runtime.console import PROGRESS_INTERVAL_S, progress_bar
 from samza_nb.runtime.spark import SparkJobRunner
 from samza_nb.systems.spark import read_output, register_dataframe
-from samza_nb.systems.spark.session import spark_session
+from samza_nb.systems.spark.session import jvm_log_path, spark_session
 
 HERE = Path(__file__).parent
 SUMMARY_SQL = """
@@ -68,20 +69,50 @@ def run_pipeline(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m examples.clickstream.pipeline [--config-path F] [--data DIR]``."""
+    """``python -m examples.clickstream.pipeline [--config-path F] [--data DIR] [--verbose]``."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--config-path", default=str(HERE / "job.properties"))
     parser.add_argument("--data", default=".samza_nb/clickstream-data", help="where the inputs are generated")
+    parser.add_argument("--verbose", action="store_true", help="Spark's log on the terminal (else a file)")
     args = parser.parse_args(argv)
     config = load_config(args.config_path)
     data = write_inputs(args.data)
-    spark = spark_session(config, config.get_int("job.container.count", 1))
-    spark.sparkContext.setLogLevel("ERROR")
+    jvm_log = None if args.verbose else jvm_log_path(config)
+    if jvm_log is not None:
+        print(f"clickstream: starting Spark (its log: {jvm_log})", file=sys.stderr, flush=True)
+    spark = spark_session(config, config.get_int("job.container.count", 1), jvm_log=jvm_log)
+    spark.sparkContext.setLogLevel("WARN" if args.verbose else "ERROR")
     try:
-        summary = run_pipeline(config, spark, data, progress=sys.stderr.isatty())
+        summary = run_pipeline(config, spark, data, progress=sys.stderr.isatty()).collect()
     except SamzaError as exc:
         sys.exit(f"clickstream: {exc}")
-    summary.show(truncate=False)
+    print(caption(config, spark, summary))
+    print(table(summary))
+
+
+def caption(config: Any, spark: Any, rows: list[Any]) -> str:
+    """What the summary table shows and where it came from, in one line."""
+    sessions = sum(int(row["sessions"]) for row in rows)
+    containers = config.get_int("job.container.count", 1)
+    gap = config.get_int("sessionize.gap.ms", DEFAULT_GAP_MS) / 60_000
+    return (
+        f"Sessions per country: {sessions:,} sessions (a gap of over {gap:g} minutes ends one), sessionised "
+        f"by {containers} containers on Spark {spark.sparkContext.master}"
+    )
+
+
+def table(rows: list[Any]) -> str:
+    """The summary rows as an aligned text table."""
+    header = ("country", "sessions", "avg clicks", "avg minutes")
+    cells = [header] + [(str(r["country"]), f"{r['sessions']:,}", f"{r['avg_clicks']}", f"{r['avg_minutes']}")
+                        for r in rows]  # fmt: skip
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = [
+        "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
+        for row in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from samza_nb.runtime.spark_cluster import (
     task_slots,
     wait_for_slots,
 )
+from samza_nb.runtime.spark_placement import check_cluster_placement
 from samza_nb.runtime.spark_task import FAILED_MARK, container_task
 from samza_nb.systems.spark.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
@@ -83,12 +84,21 @@ class SparkJobRunner:
     request, ``cancelled`` that its Spark job was cancelled before its containers ended. ``spark``: the
     SparkSession (default: the active one, else one built from ``spark.master`` / ``spark.conf.*``);
     ``python_path``: directories the containers import from before the driver's ``sys.path`` (e.g. a
-    notebook's task module)."""
+    notebook's task module); ``jvm_log``: a file for the output of the JVM of a session the runner starts
+    (Spark's log, the containers' standard error; default: the terminal)."""
 
-    def __init__(self, config: Config, spark: Any = None, *, python_path: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        config: Config,
+        spark: Any = None,
+        *,
+        python_path: Sequence[str] = (),
+        jvm_log: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.config = config.validate()
         self.spark = spark
         self.python_path = tuple(python_path)
+        self.jvm_log = jvm_log
         self.containers = self.config.get_int(COUNT_KEY, 1)
         self.fed = _fed_streams(self.config)
         """(system, stream) of each streaming DataFrame this job's Spark systems feed from the driver."""
@@ -146,7 +156,11 @@ class SparkJobRunner:
         """Check the slots, start the coordinator (its errors propagate) and submit the containers' job."""
         if self._thread is not None:
             raise SamzaError(f"the Spark runner of job {self.name} was already started")
+        configured_master = (self.config.get_str("spark.master") or "").strip()
+        if self.spark is None and configured_master:
+            check_cluster_placement(self.config, configured_master)  # before a session starts
         context = self._context = self._spark_context()
+        check_cluster_placement(self.config, str(context.master))
         slots = wait_for_slots(context, self.slots_needed, self.config.value(TIMEOUT_KEY) / 1000)
         if task_attempts(context) < 2:
             log.warning(
@@ -222,7 +236,7 @@ class SparkJobRunner:
         if spark is None:
             if import_pyspark_sql().SparkSession.getActiveSession() is None:
                 os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers run the driver's Python
-            spark = self.spark = spark_session(self.config, self.slots_needed)
+            spark = self.spark = spark_session(self.config, self.slots_needed, jvm_log=self.jvm_log)
         try:
             return spark.sparkContext
         except Exception as exc:

@@ -2,12 +2,13 @@
 ``job.container.count`` containers as the tasks of one Spark job (:class:`~.spark.SparkJobRunner`).
 
 The SparkSession is made from ``spark.master`` (default ``local[<containers>,4]``) and ``spark.conf.*``;
-Spark's console progress is off and its log quiet (``--verbose``: warnings) so the run shows one tqdm bar
-counting every container's messages. ``--max-messages`` counts them all and then stops the job (containers
-report every ``cluster-manager.container.status.interval.ms``, so they may pass the limit by what they
-process meanwhile); ``--timeout`` stops it after S seconds; Ctrl-C or SIGTERM stops it gracefully (each
-container commits), a second signal cancels the Spark job at once. A failed container is retried by Spark;
-when its retries run out the run exits non-zero with one line naming it (2 when it refused the config,
+Spark's console progress is off and the output of its JVM (Spark's log, the containers' standard error) goes
+to ``<job.logged.store.base.dir>/<job.name>-<job.id>/spark-driver.log`` (``--verbose``: the terminal), so the
+run shows one tqdm bar counting every container's messages. ``--max-messages`` counts them all and then stops
+the job (containers report every ``cluster-manager.container.status.interval.ms``, so they may pass the limit
+by what they process meanwhile); ``--timeout`` stops it after S seconds; Ctrl-C or SIGTERM stops it gracefully
+(each container commits), a second signal cancels the Spark job at once. A failed container is retried by
+Spark; when its retries run out the run exits non-zero with one line naming it (2 when it refused the config,
 else 1), after the summary line.
 """
 
@@ -36,7 +37,7 @@ from samza_nb.runtime.console import (
     summary,
 )
 from samza_nb.runtime.spark import SparkJobRunner
-from samza_nb.systems.spark.session import CONF_PREFIX
+from samza_nb.systems.spark.session import CONF_PREFIX, jvm_log_path
 
 QUIET = {"spark.ui.showConsoleProgress": "false"}
 """Spark settings of the session this command makes, unless the config sets them (``spark.conf.<key>``)."""
@@ -80,7 +81,8 @@ class SparkRun:
         restore = _install_signal_handlers(self._on_signal)
         try:
             try:
-                runner = self.runner = SparkJobRunner(self.config)
+                jvm_log = None if self.verbose else jvm_log_path(self.config)
+                runner = self.runner = SparkJobRunner(self.config, jvm_log=jvm_log)
                 if self.signals:
                     runner.stop()
                 runner.start()
@@ -148,6 +150,8 @@ class SparkRun:
         print(summary(runner.name, processed, elapsed, checkpoints), flush=True)
         if runner.failure is None:
             return EXIT_OK
+        if runner.jvm_log is not None:
+            say(f"Spark's log and the containers' standard error: {runner.jvm_log}")
         return report_error(runner.failure_kind(runner.failure), self.verbose)
 
 

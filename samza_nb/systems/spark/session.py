@@ -3,13 +3,21 @@
 ``spark.master`` (default ``local[<containers>,4]``: a slot per container, a task retried up to 4 times) and
 ``spark.conf.<key> = <value>`` configure a session this module builds; the UI is off unless
 ``spark.conf.spark.ui.enabled`` says otherwise. An active session (a notebook's, a test's) is used as it is.
+With ``jvm_log``, the JVM of a session this module starts writes its output (Spark's start-up lines and
+log, its Python workers' and the containers' standard error) to that file instead of the terminal.
 """
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import ConfigError
+from samza_nb.systems.spark.settings import job_directory, job_key
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -29,8 +37,11 @@ def import_pyspark_sql() -> Any:
     return sql
 
 
-def spark_session(config: Config, containers: int = 1) -> Any:
-    """The active SparkSession, else a new one built from ``config`` (see the module)."""
+def spark_session(
+    config: Config, containers: int = 1, *, jvm_log: str | os.PathLike[str] | None = None
+) -> Any:
+    """The active SparkSession, else a new one built from ``config`` whose JVM writes to ``jvm_log`` when
+    given (see the module)."""
     sql = import_pyspark_sql()
     active = sql.SparkSession.getActiveSession()
     if active is not None:
@@ -41,7 +52,36 @@ def spark_session(config: Config, containers: int = 1) -> Any:
     for key in sorted(config):
         if key.startswith(CONF_PREFIX):
             builder = builder.config(key.removeprefix(CONF_PREFIX), config[key])
-    return builder.getOrCreate()
+    if jvm_log is None:
+        return builder.getOrCreate()
+    with _output_to(Path(jvm_log)):
+        return builder.getOrCreate()
 
 
-__all__ = ["CONF_PREFIX", "MASTER_KEY", "import_pyspark_sql", "spark_session"]
+def jvm_log_path(config: Config) -> Path:
+    """Where a quiet run puts the output of its Spark JVM: ``<job.logged.store.base.dir>/<job.name>-<job.id>/
+    spark-driver.log`` (the driver's own disk)."""
+    return job_directory(config) / job_key(config) / "spark-driver.log"
+
+
+@contextmanager
+def _output_to(path: Path) -> Iterator[None]:
+    """While the JVM starts, this process' standard output and error are ``path`` (appended): the JVM keeps
+    them, this process gets its own back."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    log = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    saved = (os.dup(1), os.dup(2))
+    try:
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for descriptor in (*saved, log):
+            os.close(descriptor)
+
+
+__all__ = ["CONF_PREFIX", "MASTER_KEY", "import_pyspark_sql", "jvm_log_path", "spark_session"]

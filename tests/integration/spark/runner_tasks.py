@@ -79,3 +79,26 @@ class ToSpark(Record):
         text = envelope.message.decode() if isinstance(envelope.message, bytes) else envelope.message
         total = Decimal("1234.567") if text == self.fail_on else Decimal("1.5")
         collector.send(OutgoingMessageEnvelope(SystemStream("spark", "out"), {"line": text, "total": total}))
+
+
+class ForwardUntilEnd(RecordUntilEnd):
+    """Like :class:`RecordUntilEnd`, and sends each recorded message to the Spark output ``out`` as
+    ``{"message": text, "partition": n}`` (exactly once in ``read_output``)."""
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        message = envelope.message.decode() if isinstance(envelope.message, bytes) else envelope.message
+        super().process(envelope, collector, coordinator)
+        if message != "end":
+            from samza_nb import OutgoingMessageEnvelope, SystemStream
+
+            out = {"message": str(message), "partition": envelope.ssp.partition}
+            collector.send(OutgoingMessageEnvelope(SystemStream("spark", "out"), out))
+
+
+class ForwardRows:
+    """Sends each row of a Spark input to the Spark output ``out`` as ``{"id": row["id"]}``."""
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        from samza_nb import OutgoingMessageEnvelope, SystemStream
+
+        collector.send(OutgoingMessageEnvelope(SystemStream("spark", "out"), {"id": envelope.message["id"]}))

@@ -17,10 +17,13 @@ import sys
 import uuid
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from samza_nb import Config
 from samza_nb.runtime.dev_broker import DevBroker
+from samza_nb.systems.spark import read_output
 from tests.eventually import eventually
 from tests.integration.spark.cluster import SparkCluster
 
@@ -50,6 +53,7 @@ def cluster_job(
             "task.class": "tests.integration.spark.runner_tasks.RecordUntilEnd",
             "task.inputs": f"kafka.{topic}",
             "job.container.count": "2",
+            "job.default.system": "kafka",
             "job.logged.store.base.dir": str(tmp_path / "state"),
             "task.commit.ms": "200",
             "cluster-manager.container.status.interval.ms": "100",
@@ -63,6 +67,17 @@ def cluster_job(
         },
     )
     return config, record
+
+
+def spark_output(cluster: SparkCluster, task: str) -> dict[str, str]:
+    """Config of a job that runs ``runner_tasks.<task>`` and writes the Spark system ``spark``'s outputs under
+    its own directory of the cluster's shared directory."""
+    return {
+        "task.class": f"tests.integration.spark.runner_tasks.{task}",
+        "systems.spark.samza.factory": "samza_nb.systems.spark.SparkSystemFactory",
+        "systems.spark.samza.offset.default": "oldest",
+        "job.shared.dir": str(cluster.shared / uuid.uuid4().hex[:8]),
+    }
 
 
 def produce(broker: DevBroker, topic: str, values: list[str]) -> None:
@@ -173,10 +188,12 @@ def executor_of(cluster: SparkCluster, pid: int) -> int:
 
 @pytest.mark.parametrize("round_", range(int(os.environ.get("SAMZA_NB_CLUSTER_KILLS", "1"))))
 def test_losing_an_executor_retries_its_container_and_the_job_ends_by_itself(
-    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path, round_: int
+    spark: Any, spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path, round_: int
 ) -> None:
     """``SAMZA_NB_CLUSTER_KILLS=5`` runs it five times in a row (on the same cluster)."""
-    config, record = cluster_job(spark_cluster, cluster_kafka, tmp_path)
+    config, record = cluster_job(
+        spark_cluster, cluster_kafka, tmp_path, **spark_output(spark_cluster, "ForwardUntilEnd")
+    )
     topic = config["job.name"]
     produce(cluster_kafka, topic, [f"m{i}" for i in range(MESSAGES)])
     driver = start_driver(config, tmp_path)
@@ -199,3 +216,8 @@ def test_losing_an_executor_retries_its_container_and_the_job_ends_by_itself(
     counts = recorded(record)
     assert set(counts) == expected() and min(counts.values()) >= PARTITIONS, "nothing lost"
     assert spark_cluster.containers() == [], "no container outlives the job"
+    rows = read_output(spark, "out", Config(config)).collect()
+    exact = Counter((m, p) for m in expected() for p in range(PARTITIONS))
+    assert Counter((r["message"], r["partition"]) for r in rows) == exact, (
+        "the committed output, exactly once"
+    )

@@ -1,0 +1,72 @@
+"""Spark inputs and outputs on the standalone cluster (``spark_cluster``): under ``job.shared.dir`` (a
+directory every executor reaches at the same path), written by Spark's executors, read by containers on
+other "hosts", and read back exactly once; without ``job.shared.dir`` the job is refused in one line."""
+
+from __future__ import annotations
+
+import collections
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from samza_nb import Config
+from samza_nb.runtime.dev_broker import DevBroker
+from samza_nb.systems.spark import read_output
+from tests.integration.spark.cluster import SparkCluster
+from tests.integration.spark.test_cluster import cluster_job, finish, spark_output, start_driver
+
+pytestmark = [pytest.mark.spark_cluster, pytest.mark.timeout(300)]
+
+ROWS = 2000
+
+
+def source(cluster: SparkCluster, name: str) -> Path:
+    """Parquet of ``ROWS`` rows (``id``, ``k``) in the shared directory (Spark's executors read it)."""
+    path = cluster.shared / f"{name}-source.parquet"
+    pq.write_table(pa.table({"id": list(range(ROWS)), "k": [f"k{i % 17}" for i in range(ROWS)]}), path)
+    return path
+
+
+def spark_input_job(cluster: SparkCluster, broker: DevBroker, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """Two containers reading a configured parquet input (repartitioned by Spark into 2 partitions) and
+    writing each row to the Spark output ``out``; Kafka checkpoints and coordinator stream."""
+    config, _ = cluster_job(cluster, broker, tmp_path, **spark_output(cluster, "ForwardRows"))
+    path = source(cluster, config["job.name"])
+    config.update(
+        {
+            "task.inputs": "spark.rows",
+            "systems.spark.streams.rows.spark.path": str(path),
+            "systems.spark.streams.rows.spark.key": "k",
+            "systems.spark.streams.rows.spark.partitions": "2",
+            **extra,
+        }
+    )
+    return config
+
+
+def test_a_spark_input_and_output_under_the_shared_dir_are_exact_on_the_cluster(
+    spark: Any, spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    config = spark_input_job(spark_cluster, cluster_kafka, tmp_path)
+    status, _, err = finish(start_driver(config, tmp_path), spark_cluster)
+    assert status == 0, err[-4000:]
+    rows = read_output(spark, "out", Config(config)).collect()
+    assert collections.Counter(r["id"] for r in rows) == collections.Counter(range(ROWS))
+    assert spark_cluster.containers() == []
+    assert not (tmp_path / "state" / f"{config['job.name']}-1" / "spark-input").exists(), (
+        "nothing of the input on the driver's private disk"
+    )
+
+
+def test_without_the_shared_dir_the_job_is_refused_in_one_line_naming_the_key(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    config = spark_input_job(spark_cluster, cluster_kafka, tmp_path)
+    del config["job.shared.dir"]
+    status, _, err = finish(start_driver(config, tmp_path), spark_cluster)
+    assert status == 2
+    lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
+    assert len(lines) == 1 and "job.shared.dir" in lines[0], err
