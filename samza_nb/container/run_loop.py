@@ -120,8 +120,8 @@ class RunLoop:
         if state.stop_requested:
             return True
         if state.requests.shutdown_now:
-            # Pending commits run before stopping.
-            return not any(ti.need_commit or ti.commit_in_flight for ti in state.tasks)
+            # Pending commits run before stopping (a done task has none).
+            return not any((ti.need_commit or ti.commit_in_flight) and not ti.done for ti in state.tasks)
         return all(ti.done for ti in state.tasks)
 
     def _next_deadline(self, now: float) -> float | None:

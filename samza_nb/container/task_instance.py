@@ -152,6 +152,8 @@ class TaskInstance:
             self.committed_offsets = offsets
             if self.end_of_stream and self.eos_ran:
                 self.done = finished = True
+                # a timer that fired during this final commit asks for nothing more: the task is done
+                self.need_commit = self.need_window = False
         self._refresh()
         return finished
 

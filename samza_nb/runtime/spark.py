@@ -41,6 +41,7 @@ from samza_nb.runtime.local import read_checkpoints
 from samza_nb.runtime.spark_cluster import (
     container_url,
     coordinator_reach,
+    local_workers_run_this_python,
     task_attempts,
     task_slots,
     wait_for_slots,
@@ -49,7 +50,7 @@ from samza_nb.runtime.spark_placement import check_cluster_placement
 from samza_nb.runtime.spark_task import FAILED_MARK, container_task
 from samza_nb.systems.spark.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
-from samza_nb.systems.spark.session import import_pyspark_sql, spark_session
+from samza_nb.systems.spark.session import import_pyspark_sql, spark_session, worker_python_error
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
@@ -235,7 +236,7 @@ class SparkJobRunner:
         spark = self.spark
         if spark is None:
             if import_pyspark_sql().SparkSession.getActiveSession() is None:
-                os.environ["PYSPARK_PYTHON"] = sys.executable  # the workers run the driver's Python
+                local_workers_run_this_python(self.config)
             spark = self.spark = spark_session(self.config, self.slots_needed, jvm_log=self.jvm_log)
         try:
             return spark.sparkContext
@@ -331,9 +332,7 @@ class SparkJobRunner:
         ids = sorted(coordinator.job_model.containers, key=lambda cid: (len(cid), cid))
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
         url = container_url(coordinator.url, context)
-        task = container_task(
-            sys.executable, url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token
-        )
+        task = container_task(url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token)
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
 
@@ -354,6 +353,10 @@ class SparkJobRunner:
     def _job_failed(self, exc: BaseException) -> None:
         """The Spark job ended with ``exc``: a failure, unless it was this runner's cancellation."""
         text = str(exc)
+        missing = worker_python_error(text)
+        if missing is not None:
+            self.failure, self.failure_kind = str(missing), ConfigError
+            return
         found = re.findall(rf"container \S+ {FAILED_MARK}[^\n]*", text)
         if self._stop_requested.is_set() and (self.cancelled or not found):
             self.stopped = True

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import os
 import re
 import secrets
+import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,17 @@ def is_local_master(master: str) -> bool:
     """True for Spark's local masters (``local``, ``local[N]``, ``local[N,F]``, ``local-cluster[...]`` is a
     cluster on this machine, so False)."""
     return master == "local" or master.startswith("local[")
+
+
+def local_workers_run_this_python(config: Config) -> None:
+    """Before the runner makes a session of its own under a local master (``spark.master``, default local)
+    with no Python for its workers configured (``PYSPARK_PYTHON``, ``spark.conf.spark.pyspark.python``):
+    its workers run this process' Python (the same machine). A cluster's workers run the Python Spark is
+    configured with."""
+    master = (config.get_str("spark.master") or "").strip() or "local"
+    configured = "PYSPARK_PYTHON" in os.environ or "spark.conf.spark.pyspark.python" in config
+    if is_local_master(master) and not configured:
+        os.environ["PYSPARK_PYTHON"] = sys.executable
 
 
 def driver_host(context: Any) -> str | None:
@@ -115,6 +128,7 @@ __all__ = [
     "coordinator_reach",
     "driver_host",
     "is_local_master",
+    "local_workers_run_this_python",
     "task_attempts",
     "task_slots",
     "wait_for_slots",

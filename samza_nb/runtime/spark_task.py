@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from samza_nb.coordinator.client import TOKEN_ENV
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
 from samza_nb.runtime.container_cli import ID_ENV, URL_ENV
+from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
 FAILED_MARK = "failed: "
@@ -41,15 +42,18 @@ class ContainerAttemptFailed(RuntimeError):
 
 
 def container_task(
-    executable: str, url: str, python_path: Sequence[str], cwd: str, *, token: str | None = None
+    url: str, python_path: Sequence[str], cwd: str, *, token: str | None = None
 ) -> ContainerTask:
     """The function of the containers' Spark job (``rdd.mapPartitions``): it runs each container id of its
-    partition with :func:`run_container` (in the driver's working directory ``cwd`` where it exists, so
-    relative paths of the config mean what they mean on the driver; with the coordinator's ``token``, when
-    it needs one, in the container's environment). It is a closure that needs only the
-    standard library to be unpickled (cloudpickle pickles it by value): it puts ``python_path`` (the
-    driver's) first on the worker's ``sys.path`` before it imports samza_nb."""
+    partition with :func:`run_container` under the worker's own Python (Spark's ``spark.pyspark.python`` /
+    ``PYSPARK_PYTHON``; in the driver's working directory ``cwd`` where the worker has it, so relative paths
+    of the config mean what they mean on the driver; with the coordinator's ``token``, when it needs one, in
+    the container's environment). It is a closure that needs only the standard library to be unpickled
+    (cloudpickle pickles it by value): it puts ``python_path`` (the driver's, for a notebook's task module)
+    first on the worker's ``sys.path`` before it imports samza_nb, and a worker whose Python cannot import
+    samza_nb fails with one line that names the fix (:data:`WORKER_PYTHON_MISSING`)."""
     driver_path = [p for p in python_path if p]
+    missing = WORKER_PYTHON_MISSING
 
     def run_partition(ids: Iterable[str]) -> Iterator[tuple[str, str]]:
         import sys as worker_sys
@@ -57,10 +61,16 @@ def container_task(
         for entry in reversed(driver_path):
             if entry not in worker_sys.path:
                 worker_sys.path.insert(0, entry)
-        from samza_nb.runtime import spark_task as worker
+        try:
+            from samza_nb.runtime import spark_task as worker
+        except ImportError as exc:
+            raise RuntimeError(
+                f"{missing} ({worker_sys.executable}: {exc}): install samza_nb there, or point "
+                "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it"
+            ) from None
 
         for cid in ids:
-            yield worker.run_container(executable, url, cid, driver_path, cwd, token=token)
+            yield worker.run_container(worker_sys.executable, url, cid, driver_path, cwd, token=token)
 
     return run_partition
 

@@ -27,7 +27,6 @@ import json
 import os
 import re
 import shutil
-import sys
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +44,7 @@ from samza_nb.systems.spark.manifest import (
     was_read,
     write_manifest,
 )
+from samza_nb.systems.spark.session import worker_python_error
 from samza_nb.systems.spark.settings import (
     StreamSettings,
     input_directory,
@@ -181,6 +181,9 @@ class _Source:
         except SamzaError:
             raise
         except Exception as exc:  # Spark's errors carry a worker's whole traceback: keep its last line
+            missing = worker_python_error(str(exc))
+            if missing is not None:
+                raise missing from None
             lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
             raise SamzaError(
                 f"writing the input of stream {settings.system}.{settings.stream} with Spark failed: "
@@ -194,8 +197,6 @@ class _Source:
             written = [_partition_of(data, [path]) for path in _part_files(data)]
             return written or [PartitionFiles((), 0)]  # no rows at all: one empty partition
         from pyspark.sql import functions
-
-        _workers_run_this_python(frame.sparkSession)
 
         partitioner = RowPartitioner(
             settings.partitions, key_serde(self.config, settings.system, settings.stream)
@@ -269,19 +270,6 @@ def _file_stats(paths: Any) -> list[list[Any]]:
         else:
             stats.append([raw, stat.st_size, stat.st_mtime_ns])
     return stats
-
-
-def _workers_run_this_python(spark: Any) -> None:
-    """The partition UDF unpickles samza_nb on Spark's Python workers. A local-mode session made without
-    ``PYSPARK_PYTHON`` (e.g. in a notebook whose PATH has another ``python3``) would start workers that
-    cannot import it: in local mode, this session's later Python functions run this interpreter instead.
-    A cluster's workers keep the Python their administrator configured."""
-    context = spark.sparkContext
-    if not str(context.master).startswith("local"):
-        return
-    current = shutil.which(context.pythonExec) or context.pythonExec
-    if os.path.realpath(current) != os.path.realpath(sys.executable):
-        context.pythonExec = sys.executable
 
 
 def _partition_of(data: Path, files: list[Path]) -> PartitionFiles:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 MASTER_KEY = "spark.master"
 CONF_PREFIX = "spark.conf."
+WORKER_PYTHON_MISSING = "samza_nb is not importable by the Python of Spark's workers"
+"""How the error of a Spark job whose workers cannot import samza_nb starts (:func:`worker_python_error`)."""
 
 
 def import_pyspark_sql() -> Any:
@@ -58,6 +60,22 @@ def spark_session(
         return builder.getOrCreate()
 
 
+def worker_python_error(text: str) -> ConfigError | None:
+    """The one-line error for a Spark job's failure ``text`` (its exception as text) when a worker's Python
+    could not import samza_nb (a ``ModuleNotFoundError`` of it, or a line starting
+    :data:`WORKER_PYTHON_MISSING`); None for any other failure."""
+    for line in text.splitlines():
+        if WORKER_PYTHON_MISSING in line:
+            return ConfigError(line[line.index(WORKER_PYTHON_MISSING) :].strip(), key="spark.pyspark.python")
+    if "No module named 'samza_nb" not in text:
+        return None
+    return ConfigError(
+        f"{WORKER_PYTHON_MISSING}: install samza_nb for the Python Spark runs on its workers, or point "
+        "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it",
+        key="spark.pyspark.python",
+    )
+
+
 def jvm_log_path(config: Config) -> Path:
     """Where a quiet run puts the output of its Spark JVM: ``<job.logged.store.base.dir>/<job.name>-<job.id>/
     spark-driver.log`` (the driver's own disk)."""
@@ -84,4 +102,12 @@ def _output_to(path: Path) -> Iterator[None]:
             os.close(descriptor)
 
 
-__all__ = ["CONF_PREFIX", "MASTER_KEY", "import_pyspark_sql", "jvm_log_path", "spark_session"]
+__all__ = [
+    "CONF_PREFIX",
+    "MASTER_KEY",
+    "WORKER_PYTHON_MISSING",
+    "import_pyspark_sql",
+    "jvm_log_path",
+    "spark_session",
+    "worker_python_error",
+]
