@@ -46,7 +46,7 @@ from samza_nb.runtime.spark_cluster import (
     task_slots,
     wait_for_slots,
 )
-from samza_nb.runtime.spark_placement import check_cluster_placement
+from samza_nb.runtime.spark_placement import check_cluster_placement, with_absolute_base_dir
 from samza_nb.runtime.spark_task import FAILED_MARK, container_task
 from samza_nb.systems.spark.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
@@ -96,7 +96,7 @@ class SparkJobRunner:
         python_path: Sequence[str] = (),
         jvm_log: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.config = config.validate()
+        self.config = with_absolute_base_dir(config.validate())
         self.spark = spark
         self.python_path = tuple(python_path)
         self.jvm_log = jvm_log

@@ -12,6 +12,7 @@ Executors do not share the driver's disk. So under a cluster master:
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from samza_nb.checkpoint.base import (
@@ -20,13 +21,14 @@ from samza_nb.checkpoint.base import (
     MULTI_CONTAINER_CHECKPOINT_FACTORY,
     checkpoint_factory_path,
 )
+from samza_nb.config.catalogue import default_of
 from samza_nb.config.stores import changelog_stream, configured_store_names, store_key
 from samza_nb.config.system_defaults import DEFAULT_LOG_SYSTEM
 from samza_nb.container.inputs import input_streams
 from samza_nb.coordinator.stream_store import COORDINATOR_SYSTEM_KEY, coordinator_system
 from samza_nb.errors import ConfigError
 from samza_nb.runtime.spark_cluster import is_local_master
-from samza_nb.systems.spark.settings import SHARED_DIR_KEY
+from samza_nb.systems.spark.settings import BASE_DIR_KEY, SHARED_DIR_KEY
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -81,6 +83,17 @@ def check_cluster_placement(config: Config, master: str) -> None:
         )
 
 
+def with_absolute_base_dir(config: Config) -> Config:
+    """``config`` with a relative ``job.logged.store.base.dir`` (the default ``./.samza_nb/state`` too) made
+    absolute against the driver's working directory: a container on an executor then keeps its state
+    there on its own disk, not in the executor's temporary working directory that Spark deletes."""
+    raw = (config.get_str(BASE_DIR_KEY) or "").strip() or (default_of(BASE_DIR_KEY) or ".")
+    path = Path(raw).expanduser()
+    if path.is_absolute() and BASE_DIR_KEY in config:
+        return config
+    return config.with_overrides({BASE_DIR_KEY: str(path.absolute())})
+
+
 def _systems_with(config: Config, factory: str) -> set[str]:
     """The systems whose ``systems.<s>.samza.factory`` is ``factory``."""
     return {
@@ -98,4 +111,4 @@ def _log_systems(config: Config) -> set[str]:
     return found
 
 
-__all__ = ["check_cluster_placement"]
+__all__ = ["check_cluster_placement", "with_absolute_base_dir"]

@@ -56,8 +56,11 @@ class DurableLog:
     UTF-8); a None value is stored as None (a tombstone). Thread-safe.
     """
 
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
+    def __init__(self, directory: str | os.PathLike[str], *, remote_writers: bool = False) -> None:
         self.directory = Path(directory).absolute()
+        self.remote_writers = remote_writers
+        """Other machines append to this log (a shared mount): waiters also look again every
+        :data:`~samza_nb.systems.log.wake.FALLBACK_POLL_S` seconds, as inotify does not see their writes."""
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -339,7 +342,7 @@ class DurableLog:
             part = self._partition(stream, number)
             part.flushed()  # opens (and creates) the mark file
             marks.append(part.mark_path)
-        return FlushWaiter(marks)
+        return FlushWaiter(marks, remote_writers=self.remote_writers)
 
     def wait(self, stream: str, partition: int, offset: int, timeout: float) -> bool:
         """Block until offset ``offset`` of the partition is flushed (True) or ``timeout`` s pass

@@ -5,7 +5,9 @@ A flush rewrites the partition's flush mark file. In this process, :func:`notify
 watches the mark files with inotify (``inotify_simple``), which reports every write to them. Either way
 the waiter's file descriptors become readable, so a blocking wait is one ``select`` and an asyncio wait is
 ``loop.add_reader``: no timer, no polling. Where inotify is unavailable (not Linux), waits of other
-processes' flushes fall back to looking again every :data:`FALLBACK_POLL_S` seconds.
+processes' flushes fall back to looking again every :data:`FALLBACK_POLL_S` seconds, and so do waiters made
+with ``remote_writers`` (the marks are on a shared mount that other machines write: inotify sees only this
+machine's writes).
 
 Use: construct the waiter (it watches from then on), check the condition, and wait only if it does not
 hold yet: a flush between the check and the wait leaves the descriptor readable, so nothing is missed.
@@ -55,8 +57,9 @@ class FlushWaiter:
     (not a timeout): a reader woken only by flushes does not poll.
     """
 
-    def __init__(self, marks: Iterable[Path]) -> None:
+    def __init__(self, marks: Iterable[Path], *, remote_writers: bool = False) -> None:
         self._marks = [str(mark) for mark in marks]
+        self._poll = remote_writers
         self._read_fd, self._write_fd = os.pipe()
         os.set_blocking(self._read_fd, False)
         os.set_blocking(self._write_fd, False)
@@ -103,7 +106,9 @@ class FlushWaiter:
                 self._inotify.read(timeout=0)
 
     def _cap(self, timeout: float) -> float:
-        return timeout if self._inotify is not None else min(timeout, FALLBACK_POLL_S)
+        if self._inotify is not None and not self._poll:
+            return timeout
+        return min(timeout, FALLBACK_POLL_S)
 
     def wait(self, timeout: float) -> bool:
         """Block until a watched mark changes (True) or ``timeout`` seconds pass (False)."""

@@ -22,6 +22,7 @@ from samza_nb.systems.log.system import LogSystemAdmin, LogSystemConsumer
 from samza_nb.systems.serdes import StreamSerdes
 from samza_nb.systems.spark.feed import StreamFeed, feed_failure
 from samza_nb.systems.spark.registry import registered_frame
+from samza_nb.systems.spark.settings import shared_across_machines
 from samza_nb.systems.spark.streaming import (
     PositionFile,
     fed_log_dir,
@@ -50,7 +51,8 @@ class LogFedStreams:
     def log(self) -> DurableLog:
         """The fed log (opened on first use)."""
         if self._log is None:
-            self._log = DurableLog(fed_log_dir(self.config, self.system))
+            remote = shared_across_machines(self.config)
+            self._log = DurableLog(fed_log_dir(self.config, self.system), remote_writers=remote)
         return self._log
 
     def is_fed(self, stream: str) -> bool:

@@ -30,6 +30,7 @@ from samza_nb.systems.log.durable_log import DurableLog
 from samza_nb.systems.log.wake import FlushWaiter
 from samza_nb.systems.spark.keys import RowPartitioner, key_serde
 from samza_nb.systems.spark.reader import timestamps_in_ms
+from samza_nb.systems.spark.settings import shared_across_machines
 from samza_nb.systems.spark.streaming import (
     FED_SERDE,
     PositionFile,
@@ -103,7 +104,8 @@ class StreamFeed:
         self.system, self.stream = frame.system, frame.stream
         self.partitions = frame.partitions or 1
         self.max_backlog = max_backlog(config, self.system)
-        self.log = DurableLog(fed_log_dir(config, self.system))
+        self.remote = shared_across_machines(config)
+        self.log = DurableLog(fed_log_dir(config, self.system), remote_writers=self.remote)
         self.log.create_stream(self.stream, self.partitions)
         directory = positions_dir(config, self.system)
         self._positions = [PositionFile(directory, self.stream, n) for n in range(self.partitions)]
@@ -215,7 +217,7 @@ class StreamFeed:
     def _wait_for_backlog(self, batch_id: int) -> None:
         if self.backlog() <= self.max_backlog:
             return
-        waiter = FlushWaiter(p.path for p in self._positions)
+        waiter = FlushWaiter((p.path for p in self._positions), remote_writers=self.remote)
         with self._lock:
             self._waiter = waiter
         try:

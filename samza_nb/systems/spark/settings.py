@@ -60,6 +60,12 @@ def shared_directory(config: Config) -> Path:
     return Path(raw.removeprefix("file://")).expanduser().absolute()
 
 
+def shared_across_machines(config: Config) -> bool:
+    """True when ``job.shared.dir`` is set: other machines write the job's shared files (a waiter for their
+    writes polls, as inotify sees only this machine's)."""
+    return bool((config.get_str(SHARED_DIR_KEY) or "").strip())
+
+
 def job_files_directory(config: Config) -> Path:
     """``<job.shared.dir>/<job.name>-<job.id>``: the job's own directory of Spark files, so another job, or
     the same job under a new ``job.id``, never shares a written or fed input or an output."""
@@ -211,6 +217,7 @@ __all__ = [
     "output_directory",
     "output_root",
     "reset_offset",
+    "shared_across_machines",
     "shared_directory",
     "stream_key",
     "stream_settings",
