@@ -22,7 +22,6 @@ each task's newest generation only, so output of the earlier processing is never
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.systems.spark.manifest import fsync_directory, read_json_file, write_json_durably
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
@@ -95,7 +95,7 @@ class OutputCommits:
             next_seq = records[-1][0] + 1 if records else 1
         else:
             directory = _generation_directory(task_directory, (current or 0) + 1)
-            _write_json(directory / STARTED, {"version": VERSION, "task": task, "reset": reset})
+            write_json_durably(directory / STARTED, {"version": VERSION, "task": task, "reset": reset})
             next_seq = 1
         self._tasks[task] = _TaskCommits(directory, next_seq, restored)
 
@@ -116,7 +116,7 @@ class OutputCommits:
             "previous": commits.last,
             "files": commits.files,
         }
-        _write_json(commits.directory / PENDING, record)
+        write_json_durably(commits.directory / PENDING, record)
         commits.pending = True
 
     def committed(self, task: str, checkpoint: Checkpoint) -> None:
@@ -125,7 +125,7 @@ class OutputCommits:
         if commits.pending:
             target = commits.directory / f"{commits.next_seq:010d}.json"
             os.replace(commits.directory / PENDING, target)
-            _fsync_directory(commits.directory)
+            fsync_directory(commits.directory)
             commits.next_seq += 1
             commits.pending = False
         commits.files = {}
@@ -153,7 +153,7 @@ class OutputCommits:
                 for name in names:
                     (self.root / stream / name).unlink(missing_ok=True)
             pending.unlink()
-        _fsync_directory(directory)
+        fsync_directory(directory)
 
 
 def committed_files(root: Path, job: str, stream: str) -> list[Path]:
@@ -193,35 +193,12 @@ def _records(directory: Path) -> list[tuple[int, Path]]:
 
 
 def _read_json(path: Path) -> Mapping[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    data = read_json_file(path, "Spark output commit record")
+    if data is None:
         return None
-    except (OSError, ValueError) as exc:
-        raise SamzaError(f"cannot read Spark output commit record {str(path)!r}: {exc}") from None
     if not isinstance(data, dict) or data.get("version") != VERSION:
         raise SamzaError(f"Spark output commit record {str(path)!r} is not a version {VERSION} record")
     return data
-
-
-def _write_json(path: Path, data: Mapping[str, Any]) -> None:
-    """Write ``path`` durably: a temporary file, fsynced, renamed into place, the directory fsynced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("w", encoding="utf-8") as file:
-        json.dump(data, file, sort_keys=True)
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(temporary, path)
-    _fsync_directory(path.parent)
-
-
-def _fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 __all__ = ["COMMITS_DIR", "OutputCommits", "checkpoint_json", "committed_files", "safe_name"]

@@ -88,12 +88,9 @@ def read_manifest(directory: Path) -> Manifest | None:
     """The manifest in ``directory``; None when there is none; a SamzaError naming the file when it
     cannot be read or is not a manifest."""
     path = directory / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    data = read_json_file(path, "Spark input manifest")
+    if data is None:
         return None
-    except (OSError, ValueError) as exc:
-        raise SamzaError(f"cannot read Spark input manifest {str(path)!r}: {exc}") from None
     try:
         if data["version"] != VERSION:
             raise SamzaError(f"Spark input manifest {str(path)!r} has version {data['version']!r}")
@@ -108,6 +105,17 @@ def read_manifest(directory: Path) -> Manifest | None:
         raise SamzaError(f"Spark input manifest {str(path)!r} is malformed: {exc!r}") from None
 
 
+def read_json_file(path: Path, what: str) -> Any:
+    """The JSON in ``path``; None when there is no such file; a SamzaError naming ``what`` and the file when
+    it cannot be read or parsed."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise SamzaError(f"cannot read {what} {str(path)!r}: {exc}") from None
+
+
 def not_written(system: str, stream: str, directory: Path) -> SamzaError:
     """The error of a process that has no manifest of ``stream`` and cannot write one."""
     return SamzaError(
@@ -118,15 +126,21 @@ def not_written(system: str, stream: str, directory: Path) -> SamzaError:
 
 
 def write_manifest(manifest: Manifest) -> None:
-    """Write ``manifest.json`` into its directory: a temporary file, fsynced, renamed into place."""
-    path = manifest.directory / MANIFEST
-    temporary = path.with_name(f".{MANIFEST}.tmp")
+    """Write ``manifest.json`` into its directory (:func:`write_json_durably`)."""
+    write_json_durably(manifest.directory / MANIFEST, manifest.to_json())
+
+
+def write_json_durably(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path``: a hidden temporary file beside it, fsynced, renamed into place,
+    the directory fsynced (created first when missing)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.tmp")
     with temporary.open("w", encoding="utf-8") as file:
-        json.dump(manifest.to_json(), file, indent=1, sort_keys=True)
+        json.dump(data, file, indent=1, sort_keys=True)
         file.flush()
         os.fsync(file.fileno())
     os.replace(temporary, path)
-    fsync_directory(manifest.directory)
+    fsync_directory(path.parent)
 
 
 def fsync_directory(directory: Path) -> None:
@@ -156,7 +170,9 @@ __all__ = [
     "fsync_directory",
     "mark_read",
     "not_written",
+    "read_json_file",
     "read_manifest",
     "was_read",
+    "write_json_durably",
     "write_manifest",
 ]
