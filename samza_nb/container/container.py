@@ -23,6 +23,8 @@ from samza_nb.container.inputs import (
     configured_systems,
     input_metadata,
     input_streams,
+    own_container,
+    refuse_shared_partitions,
     start_feeding,
     stop_feeding,
 )
@@ -31,7 +33,7 @@ from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.container.task_instance import TaskInstance, TaskKind, task_kind
-from samza_nb.errors import ConfigError, ContainerStateError, SamzaError
+from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
 from samza_nb.storage.manager import StorageManager
@@ -42,7 +44,7 @@ from samza_nb.systems.registry import system_factory
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import ContainerModel, JobModel, TaskModel
+    from samza_nb.coordinator.job_model import JobModel, TaskModel
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 
 log = logging.getLogger(__name__)
@@ -211,8 +213,8 @@ class SamzaContainer:
         self.job_model = model
         if self._planner is not None:  # it planned the model, so it feeds (else the coordinator does)
             await start_feeding(admins, inputs, self._feeding)
-        container = _own_container(model, self.container_id, self.metadata)
-        _refuse_shared_partitions(container.tasks)
+        container = own_container(model, self.container_id, self.metadata)
+        refuse_shared_partitions(container.tasks)
 
         checkpoints = self._checkpoints or load_checkpoint_manager(config)
         self._checkpoints = checkpoints
@@ -402,46 +404,11 @@ class SamzaContainer:
                 raise problems[0]
 
 
-def _refuse_shared_partitions(tasks: Mapping[str, TaskModel]) -> None:
-    """The run loop delivers each input partition to one task: a partition several tasks read (a broadcast
-    input) is a ConfigError until it delivers to all of them."""
-    owner: dict[SystemStreamPartition, str] = {}
-    for name, task in tasks.items():
-        for ssp in task.ssps:
-            if owner.setdefault(ssp, name) != name:
-                raise ConfigError(
-                    f"task.broadcast.inputs: {ssp} is read by tasks {owner[ssp]!r} and {name!r} of one "
-                    "container; the container cannot deliver one partition to several tasks yet",
-                    key="task.broadcast.inputs",
-                )
-
-
 async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:
     try:
         await awaitable
     except Exception as exc:
         problems.append(exc)
-
-
-def _own_container(
-    model: JobModel, container_id: str, metadata: Mapping[SystemStreamPartition, SSPMetadata]
-) -> ContainerModel:
-    """This container's part of ``model``; a SamzaError when the model has no such container or names an
-    input partition the systems do not have (the inputs changed since the model was computed)."""
-    container = model.containers.get(container_id)
-    if container is None:
-        raise SamzaError(
-            f"container {container_id!r} is not in the job model (its containers: "
-            f"{', '.join(sorted(model.containers)) or 'none'})"
-        )
-    for task in container.tasks.values():
-        missing = sorted(ssp for ssp in task.ssps if ssp not in metadata)
-        if missing:
-            raise SamzaError(
-                f"task {task.name!r} of container {container_id!r} reads {missing[0]}, which its system does "
-                "not have (the inputs changed since the job model was computed; restart the job)"
-            )
-    return container
 
 
 def _settings(config: Config, max_messages: int | None) -> RunLoopSettings:

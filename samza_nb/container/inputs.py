@@ -1,5 +1,5 @@
-"""A job's inputs as its config names them, the systems it configures, and what they say of their
-partitions."""
+"""A job's inputs as its config names them, the systems it configures, what they say of their partitions,
+and the partitions a container's part of the job model reads."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
-from samza_nb.errors import ConfigError
+from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.systems.base import FeedingSystemAdmin
 
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
+    from samza_nb.coordinator.job_model import ContainerModel, JobModel, TaskModel
     from samza_nb.systems.base import SystemAdmin
 
 
@@ -88,4 +89,47 @@ async def stop_feeding(admins: Mapping[str, SystemAdmin], systems: list[str]) ->
         raise first
 
 
-__all__ = ["configured_systems", "input_metadata", "input_streams", "start_feeding", "stop_feeding"]
+def refuse_shared_partitions(tasks: Mapping[str, TaskModel]) -> None:
+    """The run loop delivers each input partition to one task: a partition several tasks read (a broadcast
+    input) is a ConfigError until it delivers to all of them."""
+    owner: dict[SystemStreamPartition, str] = {}
+    for name, task in tasks.items():
+        for ssp in task.ssps:
+            if owner.setdefault(ssp, name) != name:
+                raise ConfigError(
+                    f"task.broadcast.inputs: {ssp} is read by tasks {owner[ssp]!r} and {name!r} of one "
+                    "container; the container cannot deliver one partition to several tasks yet",
+                    key="task.broadcast.inputs",
+                )
+
+
+def own_container(
+    model: JobModel, container_id: str, metadata: Mapping[SystemStreamPartition, SSPMetadata]
+) -> ContainerModel:
+    """This container's part of ``model``; a SamzaError when the model has no such container or names an
+    input partition the systems do not have (the inputs changed since the model was computed)."""
+    container = model.containers.get(container_id)
+    if container is None:
+        raise SamzaError(
+            f"container {container_id!r} is not in the job model (its containers: "
+            f"{', '.join(sorted(model.containers)) or 'none'})"
+        )
+    for task in container.tasks.values():
+        missing = sorted(ssp for ssp in task.ssps if ssp not in metadata)
+        if missing:
+            raise SamzaError(
+                f"task {task.name!r} of container {container_id!r} reads {missing[0]}, which its system does "
+                "not have (the inputs changed since the job model was computed; restart the job)"
+            )
+    return container
+
+
+__all__ = [
+    "configured_systems",
+    "input_metadata",
+    "input_streams",
+    "own_container",
+    "refuse_shared_partitions",
+    "start_feeding",
+    "stop_feeding",
+]
