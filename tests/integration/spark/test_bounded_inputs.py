@@ -10,13 +10,15 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
-from samza_nb import SystemStreamPartition
+from samza_nb import ConfigError, SystemStreamPartition
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.systems.partitioner import key_partition
 from samza_nb.systems.spark import register_dataframe
 from samza_nb.systems.spark.factory import SparkSystemAdmin, SparkSystemConsumer
+from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
 from tests.integration.spark.bounded_support import Seen, job_config, no_registrations, recorder
 
 __all__ = ["no_registrations"]
@@ -154,11 +156,12 @@ def test_an_empty_dataframe_ends_at_once_in_every_partition(spark: Any, tmp_path
     assert run(job_config(tmp_path)) == []
 
 
-def test_partitioning_works_on_a_local_session_whose_workers_run_another_python(
+def test_partitioning_on_a_session_whose_workers_run_another_python_fails_in_one_line(
     spark: Any, tmp_path: Path
 ) -> None:
     """A notebook's session made without PYSPARK_PYTHON starts workers with the PATH's python3, which may not
-    have samza_nb: the partition function must still run (in local mode, on this interpreter)."""
+    have samza_nb: the workers' Python is Spark's to choose (it is not changed behind the user's back), and
+    the partition function's failure there is one line naming the fix, not a JVM trace."""
     other = "/usr/bin/python3.11"
     if not Path(other).exists():
         other = "python3"
@@ -171,8 +174,11 @@ def test_partitioning_works_on_a_local_session_whose_workers_run_another_python(
     try:
         register_dataframe("clicks", clicks(spark), key="user", timestamp="ts", partitions=2)
         admin = SparkSystemAdmin("spark", job_config(tmp_path))
-        metadata = asyncio.run(admin.get_metadata(["clicks"]))
-        assert sum(int(m.upcoming or 0) for m in metadata["clicks"].values()) == 120
+        with pytest.raises(ConfigError) as raised:
+            asyncio.run(admin.get_metadata(["clicks"]))
+        message = str(raised.value)
+        assert "\n" not in message and message.startswith(WORKER_PYTHON_MISSING), message
+        assert context.pythonExec == other, "the session's worker Python is left as it was"
     finally:
         context.pythonExec = before
         context.environment.pop("PYTHONSAFEPATH", None)
