@@ -47,6 +47,7 @@ from samza_nb.runtime.spark_cluster import (
     wait_for_slots,
 )
 from samza_nb.runtime.spark_placement import check_cluster_placement, with_absolute_base_dir
+from samza_nb.runtime.spark_ship import ship_job_module
 from samza_nb.runtime.spark_task import FAILED_MARK, container_task
 from samza_nb.systems.spark.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
@@ -331,6 +332,7 @@ class SparkJobRunner:
         )
         ids = sorted(coordinator.job_model.containers, key=lambda cid: (len(cid), cid))
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
+        ship_job_module(context, self.config, path)
         url = container_url(coordinator.url, context)
         task = container_task(url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token)
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from samza_nb.coordinator.client import TOKEN_ENV
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
 from samza_nb.runtime.container_cli import ID_ENV, URL_ENV
+from samza_nb.runtime.spark_ship import spark_files_directory
 from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
@@ -69,8 +70,10 @@ def container_task(
                 "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it"
             ) from None
 
+        shipped = worker.spark_files_directory()  # the job's module, when the driver shipped it
+        path = [*driver_path, shipped] if shipped else driver_path
         for cid in ids:
-            yield worker.run_container(worker_sys.executable, url, cid, driver_path, cwd, token=token)
+            yield worker.run_container(worker_sys.executable, url, cid, path, cwd, token=token)
 
     return run_partition
 
@@ -144,4 +147,10 @@ def _die_with_parent(parent: int) -> None:
         os._exit(128 + signal.SIGTERM)
 
 
-__all__ = ["ContainerAttemptFailed", "ContainerTask", "container_task", "run_container"]
+__all__ = [
+    "ContainerAttemptFailed",
+    "ContainerTask",
+    "container_task",
+    "run_container",
+    "spark_files_directory",
+]

@@ -5,6 +5,7 @@ other "hosts", and read back exactly once; without ``job.shared.dir`` the job is
 from __future__ import annotations
 
 import collections
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,16 @@ from samza_nb import Config
 from samza_nb.runtime.dev_broker import DevBroker
 from samza_nb.systems.spark import read_output
 from tests.integration.spark.cluster import SparkCluster
-from tests.integration.spark.test_cluster import cluster_job, finish, spark_output, start_driver
+from tests.integration.spark.test_cluster import (
+    MESSAGES,
+    PARTITIONS,
+    cluster_job,
+    finish,
+    produce,
+    recorded,
+    spark_output,
+    start_driver,
+)
 
 pytestmark = [pytest.mark.spark_cluster, pytest.mark.timeout(300)]
 
@@ -70,3 +80,27 @@ def test_without_the_shared_dir_the_job_is_refused_in_one_line_naming_the_key(
     assert status == 2
     lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
     assert len(lines) == 1 and "job.shared.dir" in lines[0], err
+
+
+SHIPPED_TASK = '''
+from tests.integration.spark.runner_tasks import RecordUntilEnd
+
+
+class Shipped(RecordUntilEnd):
+    """A task in a module beside the job's properties, on the driver's private disk."""
+'''
+
+
+def test_a_task_module_beside_the_config_is_shipped_to_the_executors(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    module = f"shipped_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{module}.py").write_text(SHIPPED_TASK)  # the workers do not see tmp_path
+    config, record = cluster_job(
+        spark_cluster, cluster_kafka, tmp_path, **{"task.class": f"{module}.Shipped"}
+    )
+    produce(cluster_kafka, config["job.name"], [f"m{i}" for i in range(MESSAGES)] + ["end"])
+    status, _, err = finish(start_driver(config, tmp_path), spark_cluster)
+    assert status == 0, err[-4000:]
+    assert recorded(record) == collections.Counter({f"m{i}": PARTITIONS for i in range(MESSAGES)})
+    assert spark_cluster.containers() == []
