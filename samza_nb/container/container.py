@@ -114,6 +114,7 @@ class SamzaContainer:
         self.metadata: dict[SystemStreamPartition, SSPMetadata] = {}
         self._stop_requested = False
         self._producers: dict[str, SystemProducer] = {}
+        self._committing_producers: list[CommittingProducer] | None = None
         self._outputs: OutputBuffer | None = None
         self._consumers: SystemConsumers | None = None
         self._executor: ThreadPoolExecutor | None = None
@@ -363,8 +364,12 @@ class SamzaContainer:
             self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
 
     def _committing(self) -> list[CommittingProducer]:
-        """The producers whose output counts only with the checkpoint that covers it."""
-        return [p for p in self._producers.values() if isinstance(p, CommittingProducer)]
+        """The producers whose output counts only with the checkpoint that covers it (found once)."""
+        found = self._committing_producers
+        if found is None:
+            found = [p for p in self._producers.values() if isinstance(p, CommittingProducer)]
+            self._committing_producers = found
+        return found
 
     async def _close(self, error: BaseException | None) -> None:
         """Stop everything that started, in reverse order; the first cleanup error is raised only when

@@ -151,7 +151,8 @@ class RunLoop:
             period = settings.commit_ms
             self._next_commit += period * (math.floor((now - self._next_commit) / period) + 1)
             for ti in self.state.tasks:
-                ti.request_commit()
+                if not ti.commit_in_flight:  # a commit slower than the period must not starve messages
+                    ti.request_commit()
 
     def _check_timeouts(self, now: float) -> None:
         heap = self.state.deadlines

@@ -1,6 +1,8 @@
-"""A task's final commit (after end-of-stream) that is slower than ``task.commit.ms``: the commit timer fires
-while it is in flight, and the container still ends once every task is done (it used to wait forever:
-the done task kept a commit request the loop no longer serves, and the container's stop waited for it)."""
+"""Commits slower than ``task.commit.ms``: the commit timer fires while a commit is in flight. Messages still
+flow between commits (a timer firing during a commit used to queue the next one at once, so the messages
+parked behind commits forever), and the container ends once every task is done (a timer firing during a
+task's final commit used to leave the done task with a commit request the loop no longer serves, and the
+container's stop waited for it forever)."""
 
 from __future__ import annotations
 
