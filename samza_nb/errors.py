@@ -83,7 +83,6 @@ class JobTimeoutError(SamzaError):
 
 
 __all__ = [
-    "BAD_MESSAGE_MARK",
     "BadMessageError",
     "CallbackError",
     "CheckpointError",
@@ -94,5 +93,4 @@ __all__ = [
     "SystemConsumersError",
     "SystemProducerError",
     "TaskFailedError",
-    "is_bad_message",
 ]
