@@ -32,7 +32,7 @@ from tests.notebook.kernel import Kernel  # noqa: E402 (after the path and envir
 
 SETUP = """
 %load_ext samza_nb
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 broker = InMemoryBroker.named("bench")
 """
 
@@ -64,7 +64,7 @@ MAGIC = (
 # bus events): the share of the loop they take, measured directly.
 INSTRUMENT = """
 import functools
-from samza_nb.notebook.monitor import Monitor
+from samza_nb.notebook.display.monitor import Monitor
 spent = []
 def timed(method):
     @functools.wraps(method)

@@ -22,7 +22,7 @@ from typing import Any
 from samza_nb import Config
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.systems.spark import register_dataframe
-from samza_nb.systems.spark.materialize import prepare_input
+from samza_nb.systems.spark.inputs.materialize import prepare_input
 
 
 class Pass:

@@ -79,7 +79,7 @@ def scaling(messages: int, work: int, runs: int) -> None:
     from pyspark.sql import SparkSession
 
     from samza_nb import Config
-    from samza_nb.runtime.spark import SparkJobRunner
+    from samza_nb.runtime.spark.runner import SparkJobRunner
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     spark = (

@@ -26,7 +26,7 @@ from samza_nb.api.streams import IncomingMessageEnvelope
 from samza_nb.config import Config
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.systems.spark import register_dataframe
-from samza_nb.systems.spark.feed import running_feeds
+from samza_nb.systems.spark.inputs.feed import running_feeds
 
 
 class LatencyTask:

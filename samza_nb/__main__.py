@@ -1,6 +1,6 @@
 """``python -m samza_nb``: the ``samza-nb`` command line."""
 
-from samza_nb.runtime.cli import main
+from samza_nb.runtime.cli.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

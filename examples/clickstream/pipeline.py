@@ -22,7 +22,7 @@ from examples.clickstream.sessionize import DEFAULT_GAP_MS
 from samza_nb.config import load_config
 from samza_nb.errors import SamzaError
 from samza_nb.runtime.console import PROGRESS_INTERVAL_S, progress_bar
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.spark import read_output, register_dataframe
 from samza_nb.systems.spark.session import jvm_log_path, spark_session
 

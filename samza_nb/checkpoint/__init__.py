@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.checkpoint.base import (
     CHECKPOINT_FACTORY_KEY,
     DEFAULT_CHECKPOINT_FACTORY,
@@ -14,7 +15,6 @@ from samza_nb.checkpoint.base import (
     CheckpointManagerFactory,
     load_checkpoint_manager,
 )
-from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.duckdb import (
     DuckDBCheckpointManager,
     DuckDBCheckpointManagerFactory,

@@ -8,7 +8,7 @@ from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
 
 if TYPE_CHECKING:
-    from samza_nb.checkpoint.checkpoint import Checkpoint
+    from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.config.config import Config
 
 CHECKPOINT_FACTORY_KEY = "task.checkpoint.factory"

@@ -2,8 +2,8 @@
 
 The file is ``<job.logged.store.base.dir>/<job.name>-<job.id>/samza.duckdb``; its format (and the refusal of
 corrupt, foreign, other-version or other-job files, and of a file in use by another process) is
-:mod:`samza_nb.storage.job_files`'s, shared with the job's state files. A manager can be given an existing
-connection, exposes its own (:attr:`DuckDBCheckpointManager.connection`), and
+:mod:`samza_nb.storage.duckdb.job_files`'s, shared with the job's state files. A manager can be given an
+existing connection, exposes its own (:attr:`DuckDBCheckpointManager.connection`), and
 :meth:`DuckDBCheckpointManager.write_checkpoint_in` writes a checkpoint inside a transaction the caller
 manages, so that other writes to the same file can commit with it.
 """
@@ -18,7 +18,7 @@ import duckdb
 
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.errors import CheckpointError
-from samza_nb.storage.job_files import (
+from samza_nb.storage.duckdb.job_files import (
     DATABASE_FILE_NAME,
     DEFAULT_JOB_ID,
     DEFAULT_JOB_NAME,
@@ -30,7 +30,7 @@ from samza_nb.storage.job_files import (
     job_database_path,
     job_identity,
 )
-from samza_nb.storage.state_file import StateFile, write_offsets
+from samza_nb.storage.duckdb.state_file import StateFile, write_offsets
 
 if TYPE_CHECKING:
     from samza_nb.config.config import Config

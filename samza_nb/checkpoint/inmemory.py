@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from samza_nb.errors import CheckpointError
 
 if TYPE_CHECKING:
-    from samza_nb.checkpoint.checkpoint import Checkpoint
+    from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.config import Config
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.checkpoint.stream_format import CheckpointFormat, StreamCheckpointManager, checkpoint_topic
 from samza_nb.errors import CheckpointError, ConfigError, SamzaError
 from samza_nb.systems.kafka.admin import KafkaSystemAdmin, check_topic_name

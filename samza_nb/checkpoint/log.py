@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Final
 
-from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.checkpoint.stream_format import CheckpointFormat, StreamCheckpointManager, checkpoint_topic
 from samza_nb.config.system_defaults import default_system, log_directory
 from samza_nb.errors import CheckpointError, ConfigError, SamzaError

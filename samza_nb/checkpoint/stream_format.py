@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
-from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.samza_serdes import (
     KAFKA_STATE_BACKEND,
     KEY_TYPE_VERSIONS,

@@ -2,6 +2,6 @@
 
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.container import ContainerState, SamzaContainer
-from samza_nb.container.run_loop import RunLoop, RunLoopSettings
+from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
 
 __all__ = ["Clock", "ContainerState", "RunLoop", "RunLoopSettings", "SamzaContainer", "SystemClock"]

@@ -10,14 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb import crash_points
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import TaskContext
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
-from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.chooser.factory import build_chooser
 from samza_nb.config.stores import changelog_systems
-from samza_nb.container.chooser_setup import build_chooser
 from samza_nb.container.clock import Clock, SystemClock
-from samza_nb.container.collector import OutputBuffer, TaskCollector
 from samza_nb.container.consumers import SystemConsumers
 from samza_nb.container.inputs import (
     configured_systems,
@@ -28,16 +27,17 @@ from samza_nb.container.inputs import (
     start_feeding,
     stop_feeding,
 )
-from samza_nb.container.loop_state import LoopState
+from samza_nb.container.loop.collector import OutputBuffer, TaskCollector
+from samza_nb.container.loop.loop_state import LoopState
+from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
+from samza_nb.container.loop.task_instance import TaskInstance, TaskKind, task_kind
 from samza_nb.container.offsets import OffsetManager
-from samza_nb.container.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.status import ContainerStatus, task_status
-from samza_nb.container.task_instance import TaskInstance, TaskKind, task_kind
 from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
 from samza_nb.storage.manager import StorageManager
-from samza_nb.storage.sql import QueryResult
+from samza_nb.storage.sql.query import QueryResult
 from samza_nb.systems.base import CommittingProducer
 from samza_nb.systems.registry import system_factory
 

@@ -9,9 +9,9 @@ from samza_nb.config.key_spec import parse_bool, parse_choice
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
+    from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
-    from samza_nb.checkpoint.checkpoint import Checkpoint
     from samza_nb.config import Config
     from samza_nb.systems.base import SystemAdmin
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
-    from samza_nb.container.task_instance import TaskInstance
+    from samza_nb.container.loop.task_instance import TaskInstance
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,12 @@ FIRST_PAUSE_S = 0.05
 MAX_PAUSE_S = 1.0
 TOKEN_ENV = "SAMZA_COORDINATOR_TOKEN"
 """The job's token for a coordinator bound to a non-loopback address (sent as a Bearer token when set)."""
+URL_ENV = "SAMZA_COORDINATOR_URL"
+ID_ENV = "SAMZA_CONTAINER_ID"
+JOB_NAME_ENV = "SAMZA_JOB_NAME"
+JOB_ID_ENV = "SAMZA_JOB_ID"
+"""A container process's environment: its coordinator's URL, its id, and the job (``job.name``,
+``job.id``) it belongs to (a served job model of another job is refused)."""
 
 
 class CoordinatorUnreachable(SamzaError):
@@ -88,4 +94,13 @@ def _error_text(exc: urllib.error.HTTPError) -> str:
         return exc.reason if isinstance(exc.reason, str) else str(exc.reason)
 
 
-__all__ = ["TOKEN_ENV", "CoordinatorUnreachable", "fetch_job_model", "send_report"]
+__all__ = [
+    "ID_ENV",
+    "JOB_ID_ENV",
+    "JOB_NAME_ENV",
+    "TOKEN_ENV",
+    "URL_ENV",
+    "CoordinatorUnreachable",
+    "fetch_job_model",
+    "send_report",
+]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import samza_nb
-from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.notebook.magics.registration import SamzaMagics
 
 SESSION_NAME = "samza"
 

@@ -29,22 +29,22 @@ from typing import TYPE_CHECKING, Any, cast
 
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
-from samza_nb.notebook import cell_config, checkpoints
-from samza_nb.notebook.dashboard import Dashboard
+from samza_nb.notebook.display.dashboard import Dashboard
+from samza_nb.notebook.display.text_status import StatusReport, render_text
+from samza_nb.notebook.display.updater import DashboardUpdater
+from samza_nb.notebook.display.views import plural, rate_text
 from samza_nb.notebook.errors import NotebookError
-from samza_nb.notebook.failures import keep_for_tb, task_cell_line
-from samza_nb.notebook.job import JobRun
-from samza_nb.notebook.prepare import prepare_job
-from samza_nb.notebook.processes_job import ProcessesJob
-from samza_nb.notebook.spark_job import SparkNotebookJob
-from samza_nb.notebook.task_cell import TaskDefinition, define_task
-from samza_nb.notebook.text_status import StatusReport, render_text
-from samza_nb.notebook.updater import DashboardUpdater
-from samza_nb.notebook.views import plural, rate_text
+from samza_nb.notebook.magics import cell_config, checkpoints
+from samza_nb.notebook.magics.task_cell import TaskDefinition, define_task
+from samza_nb.notebook.runs.failures import keep_for_tb, task_cell_line
+from samza_nb.notebook.runs.job import JobRun
+from samza_nb.notebook.runs.prepare import prepare_job
+from samza_nb.notebook.runs.processes_job import ProcessesJob
+from samza_nb.notebook.runs.spark_job import SparkNotebookJob
 
 if TYPE_CHECKING:
-    from samza_nb.checkpoint.checkpoint import Checkpoint
-    from samza_nb.notebook.views import JobView
+    from samza_nb.api.checkpoint import Checkpoint
+    from samza_nb.notebook.display.views import JobView
     from samza_nb.observe.events import ChooserDecision
 
 NOTE_AFTER_S = 2.0

@@ -171,7 +171,7 @@ def _processing_window_sizes(ops: list[OperatorSpec]) -> list[int]:
 def _carries_bytes(config: Config, system: str) -> bool:
     """False for an in-memory system (it passes Python objects through), True for the others (the durable
     log, Kafka: they carry bytes, so intermediate streams need the intermediate message serde)."""
-    from samza_nb.systems.inmemory import InMemorySystemFactory
+    from samza_nb.systems.inmemory.system import InMemorySystemFactory
 
     key = f"systems.{system}.samza.factory"
     path = (config.get_str(key) or "").strip()

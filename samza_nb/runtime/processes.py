@@ -19,11 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from samza_nb.config import Config
-from samza_nb.coordinator.client import TOKEN_ENV
+from samza_nb.coordinator.client import ID_ENV, JOB_ID_ENV, JOB_NAME_ENV, TOKEN_ENV, URL_ENV
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.coordinator.status import JobStatus
 from samza_nb.runtime.console import PROG
-from samza_nb.runtime.container_cli import ID_ENV, JOB_ID_ENV, JOB_NAME_ENV, URL_ENV
 
 log = logging.getLogger(__name__)
 

@@ -7,18 +7,18 @@ Layers, outermost first: cached (LRU object cache, batched writes) → serialize
 """
 
 from samza_nb.storage.base import KeyValueStore, StoreError
-from samza_nb.storage.cached import CachedStore
-from samza_nb.storage.duckdb import DuckDBStoreFactory
-from samza_nb.storage.engine import DuckDBEngine
-from samza_nb.storage.logged import ChangelogSend, LoggedStore
+from samza_nb.storage.duckdb.engine import DuckDBEngine
+from samza_nb.storage.duckdb.state_file import StateFile, StateTransaction, TaskOffsets
+from samza_nb.storage.duckdb.store_factory import DuckDBStoreFactory
+from samza_nb.storage.duckdb.tables import table_name
+from samza_nb.storage.layers.cached import CachedStore
+from samza_nb.storage.layers.logged import ChangelogSend, LoggedStore
+from samza_nb.storage.layers.serialized import SerializedStore
+from samza_nb.storage.layers.synchronized import SynchronizedStore
 from samza_nb.storage.registry import StoreFactory, StorePartition, load_store_factory
-from samza_nb.storage.results import QueryResult
-from samza_nb.storage.serialized import SerializedStore
 from samza_nb.storage.settings import StoreSettings, changelog_stream, configured_store_names
-from samza_nb.storage.sql import query_store, query_store_on, store_names
-from samza_nb.storage.state_file import StateFile, StateTransaction, TaskOffsets
-from samza_nb.storage.synchronized import SynchronizedStore
-from samza_nb.storage.tables import table_name
+from samza_nb.storage.sql.query import query_store, query_store_on, store_names
+from samza_nb.storage.sql.results import QueryResult
 
 __all__ = [
     "CachedStore",

@@ -23,14 +23,14 @@ from samza_nb import crash_points
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.storage.engine import DuckDBEngine
-from samza_nb.storage.job_files import job_identity, partition_state_path
-from samza_nb.storage.job_files import state_directory as state_directory
+from samza_nb.storage.duckdb.engine import DuckDBEngine
+from samza_nb.storage.duckdb.job_files import job_identity, partition_state_path
+from samza_nb.storage.duckdb.job_files import state_directory as state_directory
+from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
 from samza_nb.storage.restore import Restorer, TimeSource
-from samza_nb.storage.results import QueryResult
 from samza_nb.storage.settings import changelog_stream, configured_store_names
-from samza_nb.storage.sql import query_store, query_store_on
-from samza_nb.storage.state_file import StateFile, TaskOffsets
+from samza_nb.storage.sql.query import query_store, query_store_on
+from samza_nb.storage.sql.results import QueryResult
 from samza_nb.systems.base import ChangelogStreamAdmin
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from samza_nb.config import Config
 from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
 from samza_nb.storage.base import KeyValueStore
-from samza_nb.storage.engine import DuckDBEngine
-from samza_nb.storage.logged import ChangelogSend
+from samza_nb.storage.duckdb.engine import DuckDBEngine
+from samza_nb.storage.layers.logged import ChangelogSend
 from samza_nb.storage.settings import store_key
 
 

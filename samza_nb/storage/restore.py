@@ -20,7 +20,7 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.storage.changelog import ChangelogReader
-from samza_nb.storage.engine import DuckDBEngine
+from samza_nb.storage.duckdb.engine import DuckDBEngine
 
 if TYPE_CHECKING:
     from samza_nb.config import Config

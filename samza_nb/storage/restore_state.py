@@ -26,15 +26,15 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from samza_nb.errors import CheckpointError
-from samza_nb.storage.job_files import job_identity, quote_ident, state_directory
-from samza_nb.storage.open_errors import (
+from samza_nb.storage.duckdb.job_files import job_identity, quote_ident, state_directory
+from samza_nb.storage.duckdb.open_errors import (
     RESTORE_STATE_OPTION,
     UnusableStateFileError,
     companions,
     use_error,
 )
+from samza_nb.storage.duckdb.state_file import StateFile
 from samza_nb.storage.settings import changelog_stream, configured_store_names
-from samza_nb.storage.state_file import StateFile
 
 if TYPE_CHECKING:
     from samza_nb.config.config import Config

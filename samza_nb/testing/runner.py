@@ -26,7 +26,7 @@ from samza_nb.observe.bus import EventBus, Subscriber
 from samza_nb.observe.events import Event, WatermarkAdvanced
 from samza_nb.operators.application import is_application
 from samza_nb.operators.prepare import prepare_application
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 
 SYSTEM = "test"
 STATE_DIR_KEY = "job.logged.store.base.dir"

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from samza_nb.config import load_config
-from samza_nb.systems.spark.commits import committed_files
+from samza_nb.systems.spark.outputs.commits import committed_files
 from samza_nb.systems.spark.settings import job_key, output_root
 from tests.faults.harness import RUNS, SAMZA_NB, Outcome, record, run_killed_at, run_to_completion
 from tests.faults.jobs import words

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
-from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.samza_serdes import CHECKPOINT_V1_TYPE, CHECKPOINT_V2_TYPE, CheckpointKey
 from samza_nb.checkpoint.stream_format import CheckpointFormat, CheckpointTable
 from samza_nb.errors import CheckpointError

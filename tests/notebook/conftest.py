@@ -21,8 +21,8 @@ require("IPython", "the notebook layer needs IPython (samza_nb[notebook])")
 from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
 from IPython.testing import globalipapp  # noqa: E402
 
-from samza_nb.notebook.magics import SamzaMagics  # noqa: E402
-from samza_nb.systems.inmemory import InMemoryBroker  # noqa: E402
+from samza_nb.notebook.magics.registration import SamzaMagics  # noqa: E402
+from samza_nb.systems.inmemory.system import InMemoryBroker  # noqa: E402
 
 
 def pytest_configure(config: pytest.Config) -> None:

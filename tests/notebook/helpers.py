@@ -6,7 +6,7 @@ from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
 
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 
 
 def config_cell(broker: InMemoryBroker, *inputs: str, job: str = "nbjob", **extra: object) -> str:

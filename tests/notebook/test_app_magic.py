@@ -8,8 +8,8 @@ from typing import Any
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.control import WatermarkMessage
-from samza_nb.notebook.magics import SamzaMagics
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.notebook.magics.registration import SamzaMagics
+from samza_nb.systems.inmemory.system import InMemoryBroker
 
 from .helpers import error_line, run
 

@@ -51,7 +51,7 @@ CHROMIUM_ARGS = [
 
 CELLS = [
     "%load_ext samza_nb",
-    "from samza_nb.systems.inmemory import InMemoryBroker\n"
+    "from samza_nb.systems.inmemory.system import InMemoryBroker\n"
     "broker = InMemoryBroker.named('browser')\n"
     "broker.create_stream('clicks', partitions=2)\n"
     "for i in range(20000):\n"

@@ -6,13 +6,13 @@ import importlib.util
 import math
 
 from samza_nb.api.streams import SystemStreamPartition
-from samza_nb.notebook.views import JobView, PartitionView, TaskView
+from samza_nb.notebook.display.views import JobView, PartitionView, TaskView
 from tests.requirements import unavailable
 
 if importlib.util.find_spec("bqplot") is None:  # not imported here: the chart's module imports it quietly
     unavailable("bqplot is not installed: the chart needs it (samza_nb[notebook])")
 
-from samza_nb.notebook.charts import ThroughputLagChart, total_lag
+from samza_nb.notebook.display.charts import ThroughputLagChart, total_lag
 
 TD = "<td style='padding:0 8px;white-space:nowrap'>"
 TH = "<th style='text-align:left;padding:0 8px;white-space:nowrap'>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.notebook.magics.registration import SamzaMagics
 
 from .helpers import error_line, run
 

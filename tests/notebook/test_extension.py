@@ -8,9 +8,9 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import samza_nb
 from samza_nb.notebook.extension import load_ipython_extension, unload_ipython_extension
-from samza_nb.notebook.magics import SamzaMagics
+from samza_nb.notebook.magics.registration import SamzaMagics
 from samza_nb.notebook.session import NotebookSession
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 
 from .helpers import config_cell, run
 
@@ -89,7 +89,7 @@ def test_errors_fall_back_to_usage_error_when_the_handler_slot_is_taken(
 def test_without_ipywidgets_the_dashboard_degrades_to_text(
     shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from samza_nb.notebook import magics as magics_module
+    from samza_nb.notebook.magics import registration as magics_module
 
     magics = SamzaMagics(shell)
     monkeypatch.setattr(shell, "kernel", object(), raising=False)  # as in a Jupyter kernel

@@ -9,9 +9,9 @@ from typing import Any
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.config import Config
-from samza_nb.notebook.awaiting import WaitRewriter
-from samza_nb.notebook.job import JobRun
-from samza_nb.notebook.views import JobView
+from samza_nb.notebook.display.views import JobView
+from samza_nb.notebook.magics.awaiting import WaitRewriter
+from samza_nb.notebook.runs.job import JobRun
 
 
 class QuickJob:
@@ -74,7 +74,7 @@ def _rewritten(shell: InteractiveShell, cell: str) -> str:
 def test_only_top_level_waits_are_rewritten_into_awaits(shell: InteractiveShell) -> None:
     assert shell.autoawait
     top = _rewritten(shell, "%samza_run --wait --timeout 5  # a comment\n")
-    assert top.startswith("(await __import__('samza_nb.notebook.awaiting'")
+    assert top.startswith("(await __import__('samza_nb.notebook.magics.awaiting'")
     assert "run_and_wait(get_ipython(), '--wait --timeout 5  # a comment')" in top
     assert "await" in _rewritten(shell, "if True:\n    x = %samza_run --wait\n")
     for untouched in (

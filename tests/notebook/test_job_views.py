@@ -16,10 +16,10 @@ import pytest
 from samza_nb.config import Config
 from samza_nb.container.container import SamzaContainer
 from samza_nb.coordinator.planning import plan_job_model
-from samza_nb.notebook.dashboard_html import body_html, header_html
-from samza_nb.notebook.monitor import Monitor
-from samza_nb.notebook.text_status import render_text
-from samza_nb.notebook.view_rows import (
+from samza_nb.notebook.display.dashboard_html import body_html, header_html
+from samza_nb.notebook.display.monitor import Monitor
+from samza_nb.notebook.display.text_status import render_text
+from samza_nb.notebook.display.view_rows import (
     PARTITION_HEADERS,
     TIMES,
     commit_rows,
@@ -28,9 +28,9 @@ from samza_nb.notebook.view_rows import (
     partition_rows,
     task_rows,
 )
-from samza_nb.notebook.views import JobView
+from samza_nb.notebook.display.views import JobView
 from samza_nb.observe import events as ev
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import aeventually
 
 
@@ -275,7 +275,7 @@ def test_a_batch_shows_its_position(broker: InMemoryBroker) -> None:
     reasons: list[str] = []
     container.bus.subscribe(
         lambda e: reasons.append(
-            __import__("samza_nb.notebook.monitor", fromlist=["x"]).decision_reason(e.trace)  # type: ignore[attr-defined]
+            __import__("samza_nb.notebook.display.monitor", fromlist=["x"]).decision_reason(e.trace)  # type: ignore[attr-defined]
         ),
         [ev.ChooserDecision],
         sampled=True,
@@ -294,7 +294,7 @@ def test_a_traced_batch_shows_its_position(broker: InMemoryBroker) -> None:
         t.batch_position for d in monitor.decisions if (t := d.trace) is not None and t.held_by_batching
     ]
     assert reasons and max(p or 0 for p in reasons) == 100
-    from samza_nb.notebook.monitor import decision_reason
+    from samza_nb.notebook.display.monitor import decision_reason
 
     assert any(decision_reason(d.trace).startswith("continues a batch: 37 of 100") for d in monitor.decisions)
 
@@ -311,7 +311,7 @@ def test_decisions_are_sampled_fairly_over_partitions(broker: InMemoryBroker) ->
 def test_a_sampled_decision_is_kept_when_its_reason_changes() -> None:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.chooser.trace import ChoiceTrace
-    from samza_nb.notebook.monitor import DECISION_SPACING_MS
+    from samza_nb.notebook.display.monitor import DECISION_SPACING_MS
 
     monitor = object.__new__(Monitor)
     monitor._trace_all = False  # type: ignore[attr-defined]

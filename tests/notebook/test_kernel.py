@@ -30,7 +30,7 @@ ARTIFACTS = Path(__file__).parent / "artifacts"
 
 SETUP = """
 %load_ext samza_nb
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 broker = InMemoryBroker.named("kern")
 """
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from samza_nb import OutgoingMessageEnvelope, SystemStreamPartition
-from samza_nb.notebook.dashboard_html import body_html
-from samza_nb.notebook.monitor import Monitor
-from samza_nb.notebook.samplers import short, short_text
-from samza_nb.notebook.views import JobView, MessageView, StoreTableView, TaskView
+from samza_nb.notebook.display.dashboard_html import body_html
+from samza_nb.notebook.display.monitor import Monitor
+from samza_nb.notebook.display.samplers import short, short_text
+from samza_nb.notebook.display.views import JobView, MessageView, StoreTableView, TaskView
 from samza_nb.observe import ChooserDecision, EventBus, MessageSent, MessageTaken
 from tests.eventually import aeventually
 from tests.unit.container.harness import OUT, Job

@@ -8,9 +8,9 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb import SystemStreamPartition
-from samza_nb.notebook.magics import SamzaMagics
-from samza_nb.notebook.monitor import decision_reason
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.notebook.display.monitor import decision_reason
+from samza_nb.notebook.magics.registration import SamzaMagics
+from samza_nb.systems.inmemory.system import InMemoryBroker
 
 from .helpers import config_cell, error_line, fill, run
 

@@ -16,10 +16,10 @@ import time
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from samza_nb.notebook import job
-from samza_nb.notebook.job import OWN_THREAD
-from samza_nb.notebook.magics import SamzaMagics
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.notebook.magics.registration import SamzaMagics
+from samza_nb.notebook.runs import job
+from samza_nb.notebook.runs.job import OWN_THREAD
+from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import eventually
 
 from . import sample_tasks

@@ -10,8 +10,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.errors import SamzaError
-from samza_nb.notebook.magics import SamzaMagics
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.notebook.magics.registration import SamzaMagics
+from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import eventually
 from tests.requirements import require
 

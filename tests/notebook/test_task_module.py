@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from samza_nb.notebook import cell_config
-from samza_nb.notebook.task_cell import TaskDefinition
-from samza_nb.notebook.task_module import module_source, undefined_names, write_task_module
+from samza_nb.notebook.magics import cell_config
+from samza_nb.notebook.magics.task_cell import TaskDefinition
+from samza_nb.notebook.magics.task_module import module_source, undefined_names, write_task_module
 
 
 @pytest.mark.parametrize(

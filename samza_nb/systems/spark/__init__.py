@@ -9,8 +9,8 @@ executors read the written files with pyarrow alone.
 """
 
 from samza_nb.systems.spark.factory import SparkSystemFactory
+from samza_nb.systems.spark.outputs.sink import read_output
 from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
-from samza_nb.systems.spark.sink import read_output
 
 
 def register_samza_log(spark: object) -> None:

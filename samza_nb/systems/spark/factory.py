@@ -15,12 +15,12 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after
-from samza_nb.systems.spark.fed import FedStreams, fed_streams
-from samza_nb.systems.spark.manifest import Manifest
-from samza_nb.systems.spark.materialize import prepare_input
-from samza_nb.systems.spark.reader import SPARK_OFFSET, BoundedConsumer
+from samza_nb.systems.spark.inputs.fed import FedStreams, fed_streams
+from samza_nb.systems.spark.inputs.manifest import Manifest
+from samza_nb.systems.spark.inputs.materialize import prepare_input
+from samza_nb.systems.spark.inputs.reader import SPARK_OFFSET, BoundedConsumer
+from samza_nb.systems.spark.outputs.sink import SparkSinkProducer
 from samza_nb.systems.spark.settings import output_directory
-from samza_nb.systems.spark.sink import SparkSinkProducer
 
 if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata

@@ -12,7 +12,7 @@ import pytest
 from samza_nb import Config
 from samza_nb.coordinator import CoordinatorStreamMessage, CoordinatorStreamStore, coordinator_stream_name
 from samza_nb.coordinator.messages import SET_CONFIG
-from samza_nb.runtime.cli import main
+from samza_nb.runtime.cli.main import main
 from samza_nb.runtime.dev_broker import DevBroker
 from samza_nb.systems.kafka.admin import KafkaSystemAdmin
 from samza_nb.systems.kafka.config import KafkaSystemConfig

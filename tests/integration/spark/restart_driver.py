@@ -15,7 +15,7 @@ import threading
 import time
 
 from samza_nb import Config, OutgoingMessageEnvelope, SystemStream
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.spark import register_dataframe
 from samza_nb.systems.spark.session import import_pyspark_sql
 

@@ -64,7 +64,7 @@ def test_a_changed_dataframe_under_a_checkpoint_is_refused_and_reset_offset_lets
 
 
 def test_a_dataframe_that_changed_before_any_read_is_rewritten(spark: Any, tmp_path: Path) -> None:
-    from samza_nb.systems.spark.materialize import prepare_input
+    from samza_nb.systems.spark.inputs.materialize import prepare_input
 
     config = job_config(tmp_path)
     register_dataframe("clicks", spark.range(0, 4, numPartitions=1), value="id")

@@ -20,7 +20,7 @@ from samza_nb.errors import SamzaError
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.systems.spark import register_dataframe, unregister_dataframe
 from samza_nb.systems.spark.datasource import register_samza_log
-from samza_nb.systems.spark.keys import RowPartitioner
+from samza_nb.systems.spark.inputs.keys import RowPartitioner
 from tests.eventually import eventually
 from tests.integration.spark.fed_job import (
     PARTITIONS,

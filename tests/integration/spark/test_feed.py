@@ -17,7 +17,7 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.errors import SamzaError
 from samza_nb.systems.partitioner import key_partition
-from samza_nb.systems.spark.fed_log import FedStreamConsumer, LogFedStreams
+from samza_nb.systems.spark.inputs.fed_log import FedStreamConsumer, LogFedStreams
 from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
 from tests.eventually import eventually
 

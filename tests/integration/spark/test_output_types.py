@@ -18,9 +18,9 @@ from samza_nb import Config, ConfigError, OutgoingMessageEnvelope, SamzaError, S
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.errors import BadMessageError
 from samza_nb.runtime import LocalJobRunner
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.spark import read_output, register_dataframe
-from samza_nb.systems.spark.sink import SparkSinkProducer
+from samza_nb.systems.spark.outputs.sink import SparkSinkProducer
 from tests.integration.spark.bounded_support import job_config, no_registrations
 from tests.integration.spark.test_sink import JOB, commit, recover
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from samza_nb import Config, ConfigError, SamzaError
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.log import DurableLog
 from tests.eventually import eventually
 
@@ -240,7 +240,7 @@ def test_a_stateful_job_stopped_and_restarted_keeps_exact_counts(spark: Any, tmp
 
 
 def test_task_slots_and_attempts_come_from_the_scheduler_not_default_parallelism(spark: Any) -> None:
-    from samza_nb.runtime.spark import task_attempts, task_slots
+    from samza_nb.runtime.spark.runner import task_attempts, task_slots
 
     assert task_slots(spark.sparkContext) == 2  # local[2,2]
     assert task_attempts(spark.sparkContext) == 2
@@ -251,7 +251,7 @@ import sys
 from pyspark.sql import SparkSession
 from samza_nb import Config
 from samza_nb.errors import ConfigError
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
          .config("spark.default.parallelism", "2").getOrCreate())

@@ -11,7 +11,7 @@ import pytest
 
 from samza_nb.config import Config
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.spark import register_dataframe, unregister_dataframe
 from tests.eventually import eventually
 from tests.integration.spark.fed_job import (

@@ -20,7 +20,7 @@ require("IPython", "the notebook layer needs IPython (samza_nb[notebook])")
 
 from IPython.testing import globalipapp  # noqa: E402
 
-from samza_nb.notebook.magics import SamzaMagics  # noqa: E402
+from samza_nb.notebook.magics.registration import SamzaMagics  # noqa: E402
 
 TASK_CELL = """
 import os

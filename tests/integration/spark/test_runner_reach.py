@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 from tests.integration.spark.test_runner import ROOT, expected_lines, file_job, recorded
 
 

@@ -16,8 +16,8 @@ from samza_nb.errors import SystemProducerError
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.systems.partitioner import key_partition
 from samza_nb.systems.spark import read_output, register_dataframe
-from samza_nb.systems.spark.commits import OutputCommits
-from samza_nb.systems.spark.sink import SparkSinkProducer
+from samza_nb.systems.spark.outputs.commits import OutputCommits
+from samza_nb.systems.spark.outputs.sink import SparkSinkProducer
 from tests.integration.spark.bounded_support import job_config, no_registrations
 
 __all__ = ["no_registrations"]

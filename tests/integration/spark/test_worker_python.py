@@ -15,7 +15,7 @@ import pytest
 
 from samza_nb import ConfigError
 from samza_nb.runtime import LocalJobRunner
-from samza_nb.runtime.spark import SparkJobRunner
+from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.spark import register_dataframe
 from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
 from tests.integration.spark.bounded_support import job_config, no_registrations, recorder

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from samza_nb import Config, SystemStreamPartition
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.checkpoint.base import load_checkpoint_manager
-from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.log import LogCheckpointManager, LogCheckpointManagerFactory
 from samza_nb.checkpoint.samza_serdes import CheckpointKey, decode_v1
 from samza_nb.checkpoint.stream_format import CheckpointFormat
@@ -152,7 +152,7 @@ def test_the_checkpoint_system_must_be_a_durable_log(tmp_path: Path) -> None:
 WRITER = """
 import asyncio, sys
 from samza_nb import Config, SystemStreamPartition
-from samza_nb.checkpoint.checkpoint import Checkpoint
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.checkpoint.log import LogCheckpointManagerFactory
 
 async def main(base, task, count):

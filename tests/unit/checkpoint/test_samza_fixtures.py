@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from samza_nb import Config, SystemStreamPartition
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import SystemStream
-from samza_nb.checkpoint.checkpoint import Checkpoint
 from samza_nb.checkpoint.java_json import java_order, java_string_hash, json_string
 from samza_nb.checkpoint.samza_serdes import (
     CheckpointKey,

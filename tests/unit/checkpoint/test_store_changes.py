@@ -63,7 +63,7 @@ def test_an_input_on_a_changelog_stream_stays_an_input() -> None:
     """A task may read another partition of its store's changelog stream: that entry has a plain offset and
     is read back as an input, the store's own "<checkpointId>:<offset>" entry as the store's."""
     from samza_nb import SystemStream, SystemStreamPartition
-    from samza_nb.checkpoint.checkpoint import Checkpoint
+    from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.checkpoint.stream_format import CheckpointFormat, CheckpointTable
 
     changelog = SystemStreamPartition("kafka", "counts-changelog", 0)

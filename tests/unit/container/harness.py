@@ -14,7 +14,7 @@ from samza_nb.observe import EventBus
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import PER_MESSAGE_EVENTS, SAMPLED_EVENTS
 from samza_nb.observe.events import Committed, Event
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 from samza_nb.testing.runner import task_factory
 
 OUT = SystemStream("test", "out")

@@ -7,8 +7,8 @@ import threading
 import pytest
 
 from samza_nb import RequestScope, SystemStreamPartition
-from samza_nb.container.callbacks import TaskCallbackImpl, TaskCallbackManager
-from samza_nb.container.coordination import ReadableCoordinator
+from samza_nb.container.loop.callbacks import TaskCallbackImpl, TaskCallbackManager
+from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.errors import CallbackError
 
 SSP = SystemStreamPartition("kafka", "topic", 0)

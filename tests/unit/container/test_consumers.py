@@ -9,7 +9,7 @@ from typing import Any
 from samza_nb import Config, SystemStreamPartition
 from samza_nb.chooser.round_robin import RoundRobinChooser
 from samza_nb.container.consumers import SystemConsumers
-from samza_nb.systems.inmemory import InMemorySystemFactory
+from samza_nb.systems.inmemory.system import InMemorySystemFactory
 
 
 class RecordingConsumer:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from samza_nb import RequestScope, SamzaError
-from samza_nb.container.coordination import CoordinatorRequests, ReadableCoordinator
+from samza_nb.container.loop.coordination import CoordinatorRequests, ReadableCoordinator
 
 
 def coordinator(task: str, commit: RequestScope | None = None, shutdown: RequestScope | None = None):

@@ -10,7 +10,7 @@ import asyncio
 from typing import Any
 
 from samza_nb import Config, OutgoingMessageEnvelope, SystemStream
-from samza_nb.systems.inmemory import InMemorySystemFactory, InMemorySystemProducer
+from samza_nb.systems.inmemory.system import InMemorySystemFactory, InMemorySystemProducer
 from samza_nb.testing import TestRunner
 
 FLUSH_S = 0.03

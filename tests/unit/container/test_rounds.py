@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from samza_nb import OutgoingMessageEnvelope, RequestScope, SystemStream
-from samza_nb.container import rounds
+from samza_nb.container.loop import rounds
 from samza_nb.errors import TaskFailedError
 from samza_nb.testing import TestRunner
 

@@ -665,7 +665,7 @@ def test_end_of_stream_output_is_flushed_before_the_final_checkpoint() -> None:
 
 # -- rule 10: starting offsets skip older messages ----------------------------------------------------------
 def test_a_task_skips_messages_older_than_its_starting_offset() -> None:
-    from samza_nb.systems.inmemory import InMemorySystemConsumer
+    from samza_nb.systems.inmemory.system import InMemorySystemConsumer
 
     original = InMemorySystemConsumer.register
 

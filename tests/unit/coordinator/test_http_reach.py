@@ -153,7 +153,7 @@ class ModelEndpoints(Endpoints):
 def test_container_refuses_a_job_model_of_another_job(expected: tuple[str | None, str | None]) -> None:
     import asyncio
 
-    from samza_nb.runtime.container_cli import ContainerProcess
+    from samza_nb.runtime.cli.container import ContainerProcess
 
     endpoints = ModelEndpoints()
     server = CoordinatorHttpServer(endpoints)

@@ -17,7 +17,7 @@ from samza_nb.coordinator.changes import JobChangeRefused
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import ContainerReport
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import eventually
 
 from .memory_store import MemoryStore

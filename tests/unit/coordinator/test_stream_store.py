@@ -12,7 +12,7 @@ from samza_nb.coordinator import CoordinatorStreamMessage, CoordinatorStreamStor
 from samza_nb.coordinator.messages import SET_CHANGELOG, SET_CONFIG
 from samza_nb.coordinator.stream_store import coordinator_system
 from samza_nb.errors import SamzaError
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 
 Msg = CoordinatorStreamMessage
 INMEMORY = "samza_nb.systems.inmemory.InMemorySystemFactory"

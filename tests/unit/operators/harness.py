@@ -15,14 +15,14 @@ from samza_nb.api.streams import (
 )
 from samza_nb.api.task import TaskContext
 from samza_nb.config import Config
-from samza_nb.container.coordination import ReadableCoordinator
+from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.control.messages import WatermarkMessage
 from samza_nb.operators.application import describe_application
 from samza_nb.operators.graph import JoinSpec, WindowSpec
 from samza_nb.operators.plan import APP_PLAN_KEY, CONTROL_STORE, ApplicationPlan, StreamPlan
 from samza_nb.operators.task import StreamOperatorTask, operator_task_factory
-from samza_nb.storage.duckdb import DuckDBStoreFactory
-from samza_nb.storage.state_file import StateFile
+from samza_nb.storage.duckdb.state_file import StateFile
+from samza_nb.storage.duckdb.store_factory import DuckDBStoreFactory
 from samza_nb.testing.runner import SYSTEM, TestRunner
 
 JOB = "test-job"

@@ -13,7 +13,7 @@ from samza_nb.control.messages import EndOfStreamMessage, WatermarkMessage
 from samza_nb.control.sender import aggregation_partition
 from samza_nb.observe.events import EndOfStreamProgress, WatermarkAdvanced
 from samza_nb.operators import StreamApplication, StreamApplicationDescriptor, Windows
-from samza_nb.systems.inmemory_partition import stable_partition
+from samza_nb.systems.inmemory.partition import stable_partition
 from tests.unit.operators.harness import Driver, plan_for
 
 STREAM = "test-job-1-partition_by-p"

@@ -14,7 +14,7 @@ from samza_nb.config import Config
 from samza_nb.errors import SamzaError
 from samza_nb.operators import StreamApplication, StreamApplicationDescriptor, Windows
 from samza_nb.operators.prepare import prepare_application
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.systems.inmemory.system import InMemoryBroker
 from samza_nb.testing import Message, TestRunner, Watermark
 
 X = "test-job-1-partition_by-by-key"

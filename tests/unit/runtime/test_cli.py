@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from samza_nb.runtime.cli import main
+from samza_nb.runtime.cli.main import main
 from tests.eventually import eventually
 
 REPO = Path(__file__).resolve().parents[3]

@@ -11,8 +11,8 @@ import pytest
 
 from samza_nb import SystemStreamPartition
 from samza_nb.coordinator import coordinator_stream_name
-from samza_nb.runtime.cli import main
-from samza_nb.systems.inmemory import InMemoryBroker
+from samza_nb.runtime.cli.main import main
+from samza_nb.systems.inmemory.system import InMemoryBroker
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from samza_nb.runtime.cli import main
+from samza_nb.runtime.cli.main import main
 from samza_nb.systems.log import DurableLog
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from samza_nb import Config
-from samza_nb.runtime.spark_cluster import HOST_KEY, container_url, coordinator_reach, is_local_master
+from samza_nb.runtime.spark.cluster import HOST_KEY, container_url, coordinator_reach, is_local_master
 
 
 class Conf:

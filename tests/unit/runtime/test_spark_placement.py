@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from samza_nb import Config, ConfigError
-from samza_nb.runtime.spark_placement import check_cluster_placement, with_absolute_base_dir
+from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
 from samza_nb.systems.log.wake import FlushWaiter
 
 CLUSTER = "spark://10.1.2.3:7077"

@@ -9,8 +9,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from samza_nb.storage.engine import DuckDBEngine
-from samza_nb.storage.job_files import ensure_schema
+from samza_nb.storage.duckdb.engine import DuckDBEngine
+from samza_nb.storage.duckdb.job_files import ensure_schema
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from samza_nb.storage import (
     configured_store_names,
     load_store_factory,
 )
-from samza_nb.storage.job_files import ensure_schema
+from samza_nb.storage.duckdb.job_files import ensure_schema
 from samza_nb.storage.manager import StorageManager
 from samza_nb.storage.settings import changelog_stream
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from samza_nb.api.streams import SystemStreamPartition
-from samza_nb.storage.job_files import close_database, open_database
-from samza_nb.storage.state_file import StateFile
+from samza_nb.storage.duckdb.job_files import close_database, open_database
+from samza_nb.storage.duckdb.state_file import StateFile
 from samza_nb.systems.log import DurableLog
 
 

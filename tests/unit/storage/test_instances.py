@@ -14,9 +14,9 @@ import pytest
 
 from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager
 from samza_nb.errors import CheckpointError
-from samza_nb.storage import instances
-from samza_nb.storage.job_files import close_database, hand_out, open_database
-from samza_nb.storage.open_errors import UnusableStateFileError
+from samza_nb.storage.duckdb import instances
+from samza_nb.storage.duckdb.job_files import close_database, hand_out, open_database
+from samza_nb.storage.duckdb.open_errors import UnusableStateFileError
 
 
 def _count_in_another_process(path: Path) -> int:

@@ -29,7 +29,7 @@ from samza_nb.storage import (
     StoreError,
     SynchronizedStore,
 )
-from samza_nb.storage.job_files import ensure_schema
+from samza_nb.storage.duckdb.job_files import ensure_schema
 
 from .conftest import commit
 

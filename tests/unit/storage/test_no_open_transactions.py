@@ -10,7 +10,7 @@ from collections.abc import Callable
 import duckdb
 import pytest
 
-from samza_nb.storage.engine import DuckDBEngine
+from samza_nb.storage.duckdb.engine import DuckDBEngine
 
 from .conftest import commit
 

@@ -13,9 +13,9 @@ from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager
 from samza_nb.config import Config
 from samza_nb.errors import CheckpointError
 from samza_nb.storage import query_store
-from samza_nb.storage.engine import DuckDBEngine
-from samza_nb.storage.job_files import partition_state_path, state_directory
-from samza_nb.storage.state_file import StateFile, TaskOffsets
+from samza_nb.storage.duckdb.engine import DuckDBEngine
+from samza_nb.storage.duckdb.job_files import partition_state_path, state_directory
+from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
 
 from .conftest import table_rows
 

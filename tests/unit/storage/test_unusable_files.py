@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from samza_nb.errors import CheckpointError
-from samza_nb.storage.open_errors import UnusableStateFileError
+from samza_nb.storage.duckdb.open_errors import UnusableStateFileError
+from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
 from samza_nb.storage.restore_state import use_up_a_copy
-from samza_nb.storage.state_file import StateFile, TaskOffsets
 
 pytestmark = pytest.mark.faults
 

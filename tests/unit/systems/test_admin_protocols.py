@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from samza_nb import Config
 from samza_nb.systems.base import ChangelogStreamAdmin, SystemAdmin
-from samza_nb.systems.inmemory import InMemorySystemFactory
+from samza_nb.systems.inmemory.system import InMemorySystemFactory
 from samza_nb.systems.kafka.admin import KafkaSystemAdmin
 from samza_nb.systems.kafka.config import KafkaSystemConfig
 

@@ -15,7 +15,7 @@ from samza_nb.api.metadata import SSPMetadata
 from samza_nb.api.streams import END_OF_STREAM_OFFSET, SystemStreamPartition
 from samza_nb.errors import SystemConsumersError, SystemProducerError
 from samza_nb.systems.base import SystemAdmin, SystemConsumer, SystemFactory, SystemProducer
-from samza_nb.systems.file import POLL_BATCH, FileSystemFactory, count_lines
+from samza_nb.systems.file.system import POLL_BATCH, FileSystemFactory, count_lines
 from samza_nb.systems.registry import system_factory
 
 SYSTEM = "files"

@@ -13,7 +13,7 @@ from samza_nb import Config, OutgoingMessageEnvelope, SamzaError, SystemStream, 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.api.streams import NO_HEADERS
 from samza_nb.errors import SystemProducerError
-from samza_nb.systems.inmemory import InMemoryBroker, InMemorySystemFactory, stable_partition
+from samza_nb.systems.inmemory.system import InMemoryBroker, InMemorySystemFactory, stable_partition
 from samza_nb.testing import Message, TestRunner
 
 

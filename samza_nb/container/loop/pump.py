@@ -1,0 +1,378 @@
+"""The message pump: takes envelopes from the chooser and starts them on their tasks.
+
+One mechanism, one place per rule: :meth:`MessagePump.pump` asks the consumers for the chooser's next
+envelope and the room of its run; :meth:`MessagePump._take` applies the per-message rules (end-of-stream,
+which a partition-end listener gets only once it is idle; park while the task is busy; skip before the
+starting offset) and starts the message either as a *run*
+(a sync task with concurrency 1 on the loop thread processes the envelope and the next ones of its
+partition in a tight loop, :meth:`TaskInstance.process_run`) or on the general path
+(:meth:`MessagePump.dispatch`: per-message events, callbacks, thread pool, concurrency above 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import heapq
+import time
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.api.streams import END_OF_STREAM_OFFSET
+from samza_nb.chooser.base import TracedChooser
+from samza_nb.chooser.trace import describe_choice
+from samza_nb.container.loop.callbacks import TaskCallbackImpl
+from samza_nb.container.loop.coordination import ReadableCoordinator
+from samza_nb.container.loop.rounds import run_round
+from samza_nb.container.loop.samples import sample_sent
+from samza_nb.container.loop.task_instance import TaskKind
+from samza_nb.observe import events as ev
+
+if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
+    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+    from samza_nb.container.loop.loop_state import LoopState
+    from samza_nb.container.loop.task_instance import TaskInstance
+
+
+class MessagePump:
+    """Chooses messages and starts them on their tasks, in slices of about ``slice_ms`` of work."""
+
+    PUMP_BATCH = 8192
+    """The most messages one :meth:`pump` starts."""
+
+    def __init__(self, state: LoopState) -> None:
+        self._state = state
+        chooser = state.consumers.chooser
+        self._traced: TracedChooser | None = chooser if isinstance(chooser, TracedChooser) else None
+        self._batch = 64  # messages per pump; adapted to the time a pump takes (see _adapt_batch)
+        self._sample_last = False  # which end of a pump a sampled observer hears about next
+        self._sample_turn = 0  # which envelope of a round a sampled observer hears about next
+
+    def pump(self) -> int:
+        """Choose and start up to a slice's worth of messages; returns how many envelopes it took from the
+        chooser (end-of-stream, skipped and parked ones too)."""
+        budget = self._budget()
+        if budget <= 0:
+            return 0
+        started = time.perf_counter()
+        sample_first, sample_last = self._sampling()
+        count, taken, last = self._choose_and_start(budget, sample_first, sample_last)
+        if sample_last and taken and last is not None:
+            self._publish_sample(last)
+        if (sample_first or sample_last) and not taken:
+            self._sample_last = sample_last  # an idle pump samples nothing: the next one takes its turn
+        elif (sample_first or sample_last) and self._state.bus.messages:
+            sample_sent(self._state, first=sample_first)
+        if count:
+            self._adapt_batch(count, budget, time.perf_counter() - started)
+        return taken
+
+    def _choose_and_start(
+        self, budget: int, sample_first: bool, sample_last: bool = False
+    ) -> tuple[int, int, IncomingMessageEnvelope | None]:
+        """Up to ``budget`` messages: returns how many were started, how many envelopes were taken, and
+        the last envelope chosen (of a round: the one whose turn it is to be sampled). Runs and rounds of
+        sync tasks go in line; anything else through :meth:`_take`."""
+        state = self._state
+        observing = state.bus.per_message
+        consumers = state.consumers
+        choose_run, choose_round = consumers.choose_run, consumers.choose_round
+        take_run, end_run = consumers.take_run, consumers.end_run
+        route = state.route
+        count = taken = inline = 0  # messages started, envelopes taken, messages started in line here
+        envelope: IncomingMessageEnvelope | None = None
+        picked: IncomingMessageEnvelope | None = None  # the last envelope chosen, or its round's pick
+        while count < budget:
+            envelope, room = choose_run()
+            if envelope is None:
+                break
+            picked = envelope
+            ti = route[envelope.ssp]
+            inline_run = ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET
+            if sample_first and (observing or not inline_run or (room and count + 1 < budget)):
+                sample_first = False  # (a round is sampled below, fairly over its partitions)
+                self._publish_sample(envelope)
+            if observing:
+                self._publish_decision(envelope)
+                n = self._take(ti, envelope, room, budget - count - 1, observing)
+                taken += n or 1
+            elif inline_run:
+                # The common case, decided in one test: a run of a sync task, or a round of them.
+                if room and count + 1 < budget:
+                    failed = ti.process_run(envelope, take_run(envelope.ssp, min(room, budget - count - 1)))
+                    n = 1 + end_run()
+                else:
+                    rest = choose_round()
+                    if rest:
+                        if sample_first or sample_last:
+                            picked = self._round_sample(envelope, rest)
+                        if sample_first:
+                            sample_first = False
+                            self._publish_sample(picked)
+                        # The round accounts for itself (task counts, requests, failure).
+                        n = run_round(state, envelope, rest, budget - count)
+                        taken += n or 1
+                        inline += n
+                        count += n
+                        if state.failure is not None or state.requests.shutdown_now:
+                            break
+                        continue
+                    if sample_first:
+                        sample_first = False
+                        self._publish_sample(envelope)
+                    consumers.refill(envelope.ssp)
+                    failed, n = ti.process_run(envelope, ()), 1
+                taken += n
+                if failed is None and not ti.coordinator.requested:
+                    ti.processed += n
+                    ti.processed_by_ssp[envelope.ssp] += n
+                else:
+                    n = self._after_run(ti, envelope, failed, n)
+                inline += n
+            else:
+                n = self._take(ti, envelope, room, budget - count - 1, observing)
+                taken += n or 1
+            count += n
+            if state.failure is not None or state.requests.shutdown_now:
+                break
+        state.processed += inline
+        return count, taken, picked
+
+    def start_parked(self, ti: TaskInstance) -> bool:
+        """Start the task's parked envelopes while it is open; True when any was started or skipped."""
+        state = self._state
+        progressed = False
+        observing = state.bus.per_message
+        while ti.pending and ti.open and state.failure is None and not state.requests.shutdown_now:
+            if ti.pending[0].offset == END_OF_STREAM_OFFSET:  # parked by a partition-end listener
+                if ti.in_flight:
+                    break  # its completions wake the loop, which comes back here
+                self._partition_end(ti, ti.unpark().ssp)
+            else:
+                self._start(ti, ti.unpark(), 0, 0, observing)
+            progressed = True
+        return progressed
+
+    # -- the per-message rules ---------------------------------------------------------------------------
+    def _take(
+        self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int, observing: bool
+    ) -> int:
+        """Handle an envelope just chosen (with the room of its run, at most ``limit`` more); returns how
+        many messages it started."""
+        if envelope.offset == END_OF_STREAM_OFFSET:
+            if ti.partition_end_listener and (ti.pending or ti.in_flight or not ti.open):
+                ti.park(envelope)  # on_partition_end waits, like a message, until the task is idle
+                return 0
+            self._partition_end(ti, envelope.ssp)
+            return 0
+        if ti.pending or not ti.open:
+            ti.park(envelope)  # its partition is not refilled until it runs
+            return 0
+        return self._start(ti, envelope, room, limit, observing)
+
+    def _start(
+        self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int, observing: bool
+    ) -> int:
+        """Start a message its task is open for, unless it is older than its starting offset."""
+        if ti.skips(envelope):
+            self._state.consumers.refill(envelope.ssp)
+            return 0
+        if ti.runs_inline and not observing:
+            return self._run(ti, envelope, room, limit)
+        self.dispatch(ti, envelope)
+        return 1
+
+    def _run(self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int) -> int:
+        """Process ``envelope`` and up to ``min(room, limit)`` more of its partition inline (the pump's
+        loop does the same in line for its common case)."""
+        consumers = self._state.consumers
+        if room and limit > 0:
+            failed = ti.process_run(envelope, consumers.take_run(envelope.ssp, min(room, limit)))
+            n = 1 + consumers.end_run()
+        else:
+            consumers.refill(envelope.ssp)
+            failed = ti.process_run(envelope, ())
+            n = 1
+        n = self._after_run(ti, envelope, failed, n)
+        self._state.processed += n
+        return n
+
+    def _after_run(
+        self,
+        ti: TaskInstance,
+        envelope: IncomingMessageEnvelope,
+        failed: tuple[IncomingMessageEnvelope, Exception] | None,
+        n: int,
+    ) -> int:
+        """Account for a run of ``n`` envelopes: a failure, the requests of its last call; returns how
+        many messages were processed."""
+        state = self._state
+        if failed is not None:
+            n -= 1
+            state.fail(ti, envelope.ssp, failed[0].offset, failed[1], "process")
+        ti.processed += n
+        ti.processed_by_ssp[envelope.ssp] += n
+        coordinator = ti.coordinator
+        if coordinator.requested:
+            state.apply_requests(coordinator)
+            coordinator.reset()
+        return n
+
+    def dispatch(self, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
+        """Start one message on its task (any kind), with per-message events when observed; its partition's
+        next envelope goes to the chooser."""
+        state = self._state
+        ssp = envelope.ssp
+        state.consumers.refill(ssp)
+        state.processed += 1
+        bus = state.bus
+        if ti.inline:
+            if bus.per_message:
+                bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 1))
+            failed = ti.process_run(envelope, ())
+            if failed is not None:
+                state.fail(ti, ssp, envelope.offset, failed[1], "process")
+                return
+            ti.processed += 1
+            ti.processed_by_ssp[ssp] += 1
+            if bus.per_message:
+                bus.publish(ev.ProcessCompleted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 0))
+            coordinator = ti.coordinator
+            if coordinator.requested:
+                state.apply_requests(coordinator)
+                coordinator.reset()
+            return
+        coordinator = ReadableCoordinator(ti.name)
+        now_ms = state.clock.now_ms()
+        callback = TaskCallbackImpl(
+            state,
+            state.callback_lock,
+            ti.name,
+            ssp,
+            envelope.offset,
+            ti.callbacks.take_seq(),
+            coordinator,
+            now_ms,
+        )
+        ti.message_started(callback)
+        if state.settings.callback_timeout_ms > 0:
+            deadline = now_ms + state.settings.callback_timeout_ms
+            heapq.heappush(state.deadlines, (deadline, callback.seq, callback))
+        if bus.per_message:
+            bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, ti.in_flight))
+        try:
+            if ti.kind is TaskKind.CALLBACK:
+                ti.task.process_async(envelope, ti.collector, coordinator, callback)
+            elif ti.kind is TaskKind.COROUTINE:
+                loop = state.loop
+                assert loop is not None
+                loop.create_task(_settle_coroutine(ti.process(envelope, ti.collector, coordinator), callback))
+            else:
+                assert state.executor is not None
+                future = state.executor.submit(ti.process, envelope, ti.collector, coordinator)
+                future.add_done_callback(functools.partial(_settle_from_future, callback))
+        except Exception as exc:
+            callback.failure(exc)
+        if state.completions:
+            state.drain_completions()
+
+    def _partition_end(self, ti: TaskInstance, ssp: SystemStreamPartition) -> None:
+        """``ssp``'s end-of-stream was taken: a partition-end listener is told first (nothing of it is in
+        flight then; its requests apply, an error fails the container), then the partition counts as
+        ended."""
+        state = self._state
+        state.consumers.refill(ssp)
+        if ti.partition_end_listener:
+            coordinator = ReadableCoordinator(ti.name)
+            try:
+                ti.task.on_partition_end(ssp, ti.collector, coordinator)
+            except Exception as exc:
+                state.fail(ti, ssp, END_OF_STREAM_OFFSET, exc, "end-of-stream (on_partition_end)")
+                return
+            if coordinator.requested:
+                state.apply_requests(coordinator)
+        ti.partition_ended(ssp)
+        if state.bus.active:
+            state.bus.publish(ev.EndOfStreamReached(state.clock.now_ms(), ti.name, ssp, False))
+
+    # -- slices -----------------------------------------------------------------------------------------
+    def _budget(self) -> int:
+        state = self._state
+        budget = self._batch
+        if state.settings.max_messages is not None:
+            budget = min(budget, state.settings.max_messages - state.processed)
+            if budget <= 0:
+                state.stop_requested = True
+        return budget
+
+    def _adapt_batch(self, count: int, budget: int, elapsed_s: float) -> None:
+        """Size the next pump so it takes about one slice: slow tasks get small batches (timers, stops
+        and the notebook are never kept waiting long), fast ones up to PUMP_BATCH."""
+        slice_s = self._state.settings.slice_ms / 1000.0
+        if elapsed_s > slice_s:
+            self._batch = max(1, int(count * slice_s / elapsed_s))
+        elif count >= budget and elapsed_s < slice_s / 4:
+            self._batch = min(self.PUMP_BATCH, budget * 2)
+
+    # -- chooser decisions on the bus -----------------------------------------------------------------------
+    def _sampling(self) -> tuple[bool, bool]:
+        """Whether this pump samples its first or its last decision: a sampled observer gets one decision
+        per pump, the first and the last in turn, so it sees more than the partition pumps start with."""
+        if not self._state.bus.sampled:
+            return False, False
+        last = self._sample_last
+        self._sample_last = not last
+        return not last, last
+
+    def _round_sample(
+        self, first: IncomingMessageEnvelope, rest: list[IncomingMessageEnvelope]
+    ) -> IncomingMessageEnvelope:
+        """The envelope of a round (``first``, then ``rest``) a sampled observer hears about: each round
+        the next position in turn, so a job of many partitions shows them all (a round always starts at
+        the same partition)."""
+        turn = self._sample_turn = self._sample_turn + 1
+        position = turn % (len(rest) + 1)
+        return rest[position - 1] if position else first
+
+    def _publish_sample(self, envelope: IncomingMessageEnvelope) -> None:
+        state = self._state
+        bus = state.bus
+        now = state.clock.now_ms()
+        bus.publish_sample(
+            ev.ChooserDecision(
+                now, envelope.ssp, envelope.offset, describe_choice(state.consumers.chooser, envelope)
+            )
+        )
+        if bus.messages and envelope.offset != END_OF_STREAM_OFFSET:
+            task = state.route[envelope.ssp].name
+            bus.publish_sample(
+                ev.MessageTaken(now, task, envelope.ssp, envelope.offset, envelope.key, envelope.message)
+            )
+
+    def _publish_decision(self, envelope: IncomingMessageEnvelope) -> None:
+        state = self._state
+        trace = self._traced.last_choice if self._traced is not None else None
+        state.bus.publish(ev.ChooserDecision(state.clock.now_ms(), envelope.ssp, envelope.offset, trace))
+
+
+async def _settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCallbackImpl) -> None:
+    """Run an ``async def process`` and settle its callback the moment it returns or raises."""
+    try:
+        await coroutine
+    except asyncio.CancelledError:
+        callback.failure(asyncio.CancelledError(f"processing of offset {callback.offset} was cancelled"))
+        raise
+    except Exception as exc:
+        callback.failure(exc)
+    else:
+        callback.complete()
+
+
+def _settle_from_future(callback: TaskCallbackImpl, future: Future[Any]) -> None:
+    error = future.exception()
+    if error is not None:
+        callback.failure(error)
+    else:
+        callback.complete()

@@ -1,0 +1,271 @@
+"""One task instance: the user's task object for a task name, with the run loop's per-task state."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.api.task import PartitionEndListenerTask
+from samza_nb.container.loop.callbacks import TaskCallbackManager
+from samza_nb.container.loop.coordination import ReadableCoordinator
+from samza_nb.errors import SamzaError
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+    from samza_nb.api.task import MessageCollector
+    from samza_nb.container.loop.callbacks import TaskCallbackImpl
+
+
+class TaskKind(enum.Enum):
+    """How a task processes a message."""
+
+    SYNC = "sync"  # process() returns when done
+    CALLBACK = "callback"  # process_async(..., callback)
+    COROUTINE = "coroutine"  # async def process()
+
+
+def task_kind(task: Any) -> TaskKind:
+    """The kind of ``task``; a SamzaError naming its class when it has neither process nor process_async."""
+    if callable(getattr(task, "process_async", None)):
+        return TaskKind.CALLBACK
+    process = getattr(task, "process", None)
+    if not callable(process):
+        raise SamzaError(
+            f"{type(task).__qualname__} is not a task: it needs process(envelope, collector, coordinator) "
+            f"or process_async(envelope, collector, coordinator, callback)"
+        )
+    if inspect.iscoroutinefunction(process):
+        return TaskKind.COROUTINE
+    return TaskKind.SYNC
+
+
+class TaskInstance:
+    """A task name's task object and the state the run loop keeps for it.
+
+    The state changes only through the transition methods below, which keep :attr:`open` (may a new
+    message start now?) and :attr:`runs_inline` (may the next messages run on the inline run path?)
+    current. Operations of one task never overlap: commit > window > end-of-stream > messages.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        task: Any,
+        ssps: frozenset[SystemStreamPartition],
+        collector: MessageCollector,
+        starting_offsets: Mapping[SystemStreamPartition, str],
+        comparators: Mapping[SystemStreamPartition, Callable[[str, str], int]],
+        last_processed: Mapping[SystemStreamPartition, str],
+        max_concurrency: int,
+        window_enabled: bool,
+        inline: bool = True,
+        async_commit: bool = False,
+    ) -> None:
+        self.name = name
+        self.task = task
+        self.ssps = ssps
+        self.collector = collector
+        self.kind = task_kind(task)
+        # Sync tasks without a thread pool complete when process() returns.
+        self.inline = inline and self.kind is TaskKind.SYNC
+        # ...and with concurrency 1 they take runs of messages in a tight loop (process_run).
+        self._run_capable = self.inline and max_concurrency == 1
+        self.process: Callable[..., Any] = getattr(task, "process", None) or task.process_async
+        self.max_concurrency = max_concurrency
+        self.async_commit = async_commit
+        self.windowable = window_enabled and callable(getattr(task, "window", None))
+        # Told of each partition's end-of-stream (on_partition_end) once nothing of it is in flight.
+        self.partition_end_listener = isinstance(task, PartitionEndListenerTask)
+        self.starting_offsets = dict(starting_offsets)
+        self.comparators = comparators
+        # SSPs whose messages may still be older than the starting offset (checked until one is not).
+        self.check_start: set[SystemStreamPartition] = set(ssps)
+        # Low watermark: the last released offset per SSP; starts at the checkpoint.
+        self.last_offsets: dict[SystemStreamPartition, str] = dict(last_processed)
+        self.committed_offsets: dict[SystemStreamPartition, str] = dict(last_processed)
+        self.callbacks = TaskCallbackManager()
+        self.coordinator = ReadableCoordinator(name)  # reused by inline sync calls
+        self.pending: deque[IncomingMessageEnvelope] = deque()
+        self.open_ssps: set[SystemStreamPartition] = set(ssps)
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        # Callbacks started and not released yet, oldest first: the first holds the low watermark back.
+        self.unreleased: deque[TaskCallbackImpl] = deque()
+        # Messages processed per partition (counted per run, round or message; never per message inline).
+        self.processed_by_ssp: dict[SystemStreamPartition, int] = dict.fromkeys(ssps, 0)
+        # Messages of each partition before its starting offset that the job will not read (set by the
+        # container for partitions started at their offset default, integer offsets only).
+        self.before_start: dict[SystemStreamPartition, int] = {}
+        self.need_window = False
+        self.need_commit = False
+        self.window_in_flight = False
+        self.commit_in_flight = False
+        self.end_of_stream = not ssps
+        self.eos_ran = False
+        self.done = False
+        self.open = True
+        self.runs_inline = self._run_capable
+        self.processed = 0
+
+    # -- readiness -----------------------------------------------------------------------------------------
+    def _refresh(self) -> None:
+        self.open = open_ = (
+            self.in_flight < self.max_concurrency
+            and not self.need_window
+            and not self.need_commit
+            and not self.window_in_flight
+            and (self.async_commit or not self.commit_in_flight)
+            and not self.eos_ran
+            and not self.done
+        )
+        self.runs_inline = open_ and self._run_capable and not self.pending
+
+    # -- transitions ---------------------------------------------------------------------------------------
+    def request_commit(self) -> None:
+        """A commit is due (timer, request or end-of-stream); ignored once the task is done."""
+        if not self.done:
+            self.need_commit = True
+            self._refresh()
+
+    def request_window(self) -> None:
+        """A window is due; ignored once the task is done."""
+        if not self.done:
+            self.need_window = True
+            self._refresh()
+
+    def start_commit(self) -> dict[SystemStreamPartition, str]:
+        """The commit starts; returns the offsets it writes (the low watermark now)."""
+        self.need_commit = False
+        self.commit_in_flight = True
+        self._refresh()
+        return dict(self.last_offsets)
+
+    def commit_finished(self, offsets: dict[SystemStreamPartition, str] | None) -> bool:
+        """The commit ended (``offsets`` written, or None when it failed or was cancelled); returns True
+        when that commit was the task's last (after end-of-stream): the task is done."""
+        self.commit_in_flight = False
+        finished = False
+        if offsets is not None:
+            self.committed_offsets = offsets
+            if self.end_of_stream and self.eos_ran:
+                self.done = finished = True
+                # a timer that fired during this final commit asks for nothing more: the task is done
+                self.need_commit = self.need_window = False
+        self._refresh()
+        return finished
+
+    def start_window(self) -> None:
+        """The window call starts."""
+        self.need_window = False
+        self.window_in_flight = True
+        self._refresh()
+
+    def window_finished(self) -> None:
+        """The window call returned."""
+        self.window_in_flight = False
+        self._refresh()
+
+    def start_end_of_stream(self) -> None:
+        """``on_end_of_stream`` runs now; the final commit follows it."""
+        self.eos_ran = True
+        self.need_commit = True
+        self._refresh()
+
+    def partition_ended(self, ssp: SystemStreamPartition) -> None:
+        """``ssp``'s end-of-stream was taken; the task's end-of-stream is due once all its SSPs ended."""
+        self.open_ssps.discard(ssp)
+        if not self.open_ssps:
+            self.end_of_stream = True
+
+    def message_started(self, callback: TaskCallbackImpl) -> None:
+        """A message of the general path started (it completes through ``callback``)."""
+        in_flight = self.in_flight = self.in_flight + 1
+        if in_flight > self.peak_in_flight:
+            self.peak_in_flight = in_flight
+        self.processed += 1
+        self.processed_by_ssp[callback.ssp] += 1
+        self.unreleased.append(callback)
+        self._refresh()
+
+    def message_completed(self) -> None:
+        """A message of the general path completed."""
+        self.in_flight -= 1
+        self._refresh()
+
+    def park(self, envelope: IncomingMessageEnvelope, *, first: bool = False) -> None:
+        """Keep ``envelope`` until the task is free (its partition is not refilled meanwhile); ``first``
+        puts it before the others."""
+        if first:
+            self.pending.appendleft(envelope)
+        else:
+            self.pending.append(envelope)
+        self.runs_inline = False
+
+    def unpark(self) -> IncomingMessageEnvelope:
+        """The oldest parked envelope, now to start."""
+        envelope = self.pending.popleft()
+        if not self.pending:
+            self._refresh()
+        return envelope
+
+    # -- messages -------------------------------------------------------------------------------------------
+    def skips(self, envelope: IncomingMessageEnvelope) -> bool:
+        """True when ``envelope`` is older than its partition's starting offset (it is skipped). Once a
+        partition had one message that is not, its later ones are not checked again."""
+        ssp = envelope.ssp
+        if ssp not in self.check_start:
+            return False
+        start = self.starting_offsets.get(ssp)
+        if start is not None and self.comparators[ssp](envelope.offset, start) < 0:
+            return True
+        self.check_start.discard(ssp)
+        return False
+
+    def process_run(
+        self, first: IncomingMessageEnvelope, rest: Iterable[IncomingMessageEnvelope]
+    ) -> tuple[IncomingMessageEnvelope, Exception] | None:
+        """Process ``first`` then ``rest`` (all of one SSP, in order) with the sync task, inline; stop after
+        a call that made a coordinator request (the caller applies it). The SSP's low watermark moves to
+        the last processed message. Returns None, or the message whose call raised and the error."""
+        process, collector, coordinator = self.process, self.collector, self.coordinator
+        envelope = last = first
+        try:
+            process(envelope, collector, coordinator)
+            if not coordinator.requested:
+                for envelope in rest:
+                    process(envelope, collector, coordinator)
+                    last = envelope
+                    if coordinator.requested:
+                        break
+        except Exception as exc:
+            if envelope is not first:
+                self.last_offsets[last.ssp] = last.offset
+            return envelope, exc
+        self.last_offsets[last.ssp] = last.offset
+        return None
+
+    # -- lifecycle hooks -----------------------------------------------------------------------------------
+    def init(self, context: Any) -> None:
+        """Call the task's ``init(context)`` if it has one; its ``process`` is taken again after it (a task
+        may bind its process at init, as the operator task does)."""
+        init = getattr(self.task, "init", None)
+        if callable(init):
+            init(context)
+            self.process = getattr(self.task, "process", None) or self.task.process_async
+
+    def close(self) -> None:
+        """Call the task's ``close()`` if it has one."""
+        close = getattr(self.task, "close", None)
+        if callable(close):
+            close()
+
+    @property
+    def has_end_of_stream_listener(self) -> bool:
+        """True when the task implements ``on_end_of_stream``."""
+        return callable(getattr(self.task, "on_end_of_stream", None))
+
+    def __repr__(self) -> str:
+        return f"TaskInstance({self.name!r}, kind={self.kind.value}, in_flight={self.in_flight})"

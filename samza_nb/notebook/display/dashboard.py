@@ -1,0 +1,164 @@
+"""The live dashboard of a notebook job (ipywidgets), rendered from the monitor's JobViews.
+
+It shows the job's state, processed count and throughput; per task a row with the callbacks in flight
+against ``task.max.concurrency``; per input partition the processed, committed and head offsets with lag
+and end-of-stream; the recent chooser decisions with their reasons; the checkpoint history; and a Stop
+button (a graceful stop). :meth:`Dashboard.render` is called a few times a second at most
+(by the session's one dashboard thread, :mod:`.updater`) and only sends what changed, so it never
+holds the job up. Front-ends without widgets show the text status it carries as ``text/plain``.
+
+CSS classes for tests and styling: ``samza-dashboard``, ``samza-header`` (``samza-state``,
+``samza-processed``, ``samza-rate``, ``samza-error``, ``samza-note``), ``samza-stop`` (the Stop button),
+``samza-chart`` (the live throughput and lag chart), ``samza-body`` (foldable sections, ``samza-section``:
+``samza-containers`` for a job of several container processes, ``samza-tasks`` of ``samza-task-row``
+with ``data-task``, ``samza-in-flight``, ``samza-task-detail`` and ``samza-oldest-in-flight``;
+``samza-partitions``, ``samza-watermarks`` and ``samza-end-of-stream`` (applications of the high-level
+API), ``samza-decisions``, ``samza-checkpoints``, ``samza-messages`` (sampled messages in and out),
+``samza-stores`` (store tables at the latest commit)), and ``samza-snapshot`` on the static HTML a finished
+job leaves behind (with ``samza-chart-summary``).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.notebook.display.dashboard_html import body_html, header_html, task_row_html
+from samza_nb.notebook.display.text_status import render_text
+from samza_nb.notebook.display.views import JobView, TaskView
+
+if TYPE_CHECKING:
+    from samza_nb.notebook.display.charts import ThroughputLagChart
+
+
+def widgets_available() -> bool:
+    """True when ipywidgets can be imported."""
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
+def _widgets() -> Any:
+    # ipywidgets ships no type information: it is used as Any here, on purpose.
+    return importlib.import_module("ipywidgets")
+
+
+def _chart() -> ThroughputLagChart | None:
+    """The live throughput and lag chart, when bqplot is installed (imported on first use: ~0.5 s)."""
+    if importlib.util.find_spec("bqplot") is None:
+        return None
+    from samza_nb.notebook.display.charts import ThroughputLagChart
+
+    return ThroughputLagChart()
+
+
+class Dashboard:
+    """The widgets of one job's dashboard: ``header`` (state, processed count, throughput, errors) and
+    ``body`` (task rows, partitions, decisions, checkpoints), both HTML, plus ``stop_button`` (a graceful
+    stop, when ``on_stop`` is given) and, below the header, the live throughput and lag ``chart`` (bqplot,
+    when installed and ``chart``) and any ``extras`` widgets.
+    ``widget`` is the root; ``task_rows`` maps task names to the TaskView their row shows; ``renders``
+    counts renders that changed anything.
+
+    Every widget exists before the job starts and a render sets at most two values: creating widgets
+    while the job runs would take time from it, and each value sent costs a little. Render from one
+    thread at a time (the session's :class:`~samza_nb.notebook.display.updater.DashboardUpdater`)."""
+
+    def __init__(
+        self,
+        job: str,
+        *,
+        on_stop: Callable[[], None] | None = None,
+        extras: Sequence[Any] = (),
+        chart: bool = True,
+    ) -> None:
+        w = _widgets()
+        self.chart = _chart() if chart else None
+        if self.chart is not None:
+            extras = (*extras, self.chart.widget)
+        self.job = job
+        self.view: JobView | None = None
+        self.header = w.HTML(value=f"<b>job {html.escape(job)}</b> — starting")
+        self.header.add_class("samza-header")
+        self.body = w.HTML(value="")
+        self.body.add_class("samza-body")
+        self.task_rows: dict[str, TaskView] = {}
+        self.stop_button: Any = None
+        top = [self.header]
+        if on_stop is not None:
+            self.stop_button = w.Button(
+                description="Stop", tooltip="stop gracefully (commits)", layout=w.Layout(width="80px")
+            )
+            self.stop_button.add_class("samza-stop")
+            stop = on_stop
+
+            def clicked(_button: Any) -> None:
+                self.stop_button.disabled = True
+                stop()
+
+            self.stop_button.on_click(clicked)
+            top.append(self.stop_button)
+        self._row = w.HBox(top, layout=w.Layout(align_items="center", grid_gap="12px"))
+        self._extras = tuple(extras)
+        self.widget = w.VBox([self._row, *extras, self.body])
+        self.widget.add_class("samza-dashboard")
+        self.renders = 0
+        self.closed = False
+
+    def render(self, view: JobView) -> None:
+        """Show ``view``. Cheap: at most two values (and the chart's new point) are sent, and only when
+        they changed."""
+        self.view = view
+        if self.chart is not None:
+            self.chart.update(view)
+        changed = self._set(self.header, header_html(view))
+        self.task_rows = {task.name: task for task in view.tasks}
+        changed |= self._set(self.body, body_html(view))
+        if view.done and self.stop_button is not None and not self.stop_button.disabled:
+            self.stop_button.disabled = True
+        if changed:
+            self.renders += 1
+
+    def snapshot_html(self, extra: str = "") -> str:
+        """The latest view as static HTML (CSS class ``samza-snapshot``): what a saved notebook shows once
+        the job ended and its widgets are gone. ``extra`` (a chart's summary) goes below the header."""
+        if self.view is None:
+            inner = f"<b>job {html.escape(self.job)}</b> — never started"
+        else:
+            if not extra and self.chart is not None:
+                extra = self.chart.summary_html()
+            inner = f"<div class='samza-header'>{header_html(self.view)}</div>{extra}"
+            inner += f"<div class='samza-body'>{body_html(self.view)}</div>"
+        return f"<div class='samza-dashboard samza-snapshot'>{inner}</div>"
+
+    def close(self) -> None:
+        """Close every widget of the dashboard (their models leave the front-end)."""
+        self.closed = True
+        for widget in (self.widget, self._row, self.header, self.body, self.stop_button, *self._extras):
+            if widget is not None:
+                widget.close()
+
+    @property
+    def text(self) -> str:
+        """The latest view as text (what front-ends without widgets show)."""
+        if self.view is None:
+            return f"job {self.job!r} — starting"
+        return render_text(self.view, decisions=3, commits=3)
+
+    @staticmethod
+    def _set(widget: Any, value: str) -> bool:
+        if widget.value == value:
+            return False
+        widget.value = value
+        return True
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        if self.closed:  # the job ended and its widgets are gone: the snapshot
+            return {"text/html": self.snapshot_html(), "text/plain": self.text}
+        bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["text/plain"] = self.text
+        return bundle
+
+
+__all__ = ["Dashboard", "body_html", "header_html", "task_row_html", "widgets_available"]

@@ -1,0 +1,265 @@
+"""The samza_nb magics. Thin: parsing here, the work in :mod:`.session` and its helpers.
+
+Settings (``%config SamzaMagics.<name> = ...``, or in ``ipython_config.py``):
+
+- ``dashboard``: ``auto`` (widgets in a Jupyter kernel with ipywidgets, text elsewhere), ``widgets``,
+  ``text`` or ``off``;
+- ``refresh_interval``: seconds between dashboard updates (default 0.2: at most 5 per second).
+
+Magic lines ignore ``#`` comments. Before each cell, a job that failed in the background since the last
+cell is reported once (:meth:`~.session.NotebookSession.report_failures`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shlex
+import sys
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
+from IPython.display import display
+from traitlets import Enum, Float
+
+from samza_nb.notebook.display.dashboard import widgets_available
+from samza_nb.notebook.display.text_status import StatusReport
+from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
+from samza_nb.notebook.magics import awaiting, cell_config, sql
+from samza_nb.notebook.magics.checkpoints import CheckpointReport
+from samza_nb.notebook.session import NotebookSession
+
+if TYPE_CHECKING:
+    from samza_nb.notebook.runs.job import JobRun
+
+
+class MagicArguments(argparse.ArgumentParser):
+    """argparse for a line magic: a mistake is a NotebookError (one line), never an exit."""
+
+    def __init__(self, magic: str) -> None:
+        super().__init__(prog=magic, add_help=False, exit_on_error=False)
+
+    def error(self, message: str) -> NoReturn:
+        """Raise, instead of printing usage and exiting."""
+        raise NotebookError(f"{self.prog}: {message}")
+
+    def parse(self, line: str) -> argparse.Namespace:
+        """The options in ``line`` (shell quoting allowed; a ``#`` starts a comment)."""
+        try:
+            words = shlex.split(line, comments=True)
+        except ValueError as exc:
+            raise NotebookError(f"{self.prog}: {exc}") from None
+        try:
+            return self.parse_args(words)
+        except argparse.ArgumentError as exc:
+            raise NotebookError(f"{self.prog}: {exc}") from None
+
+
+RUN_ARGS = MagicArguments("samza_run")
+RUN_ARGS.add_argument("--wait", action="store_true")
+RUN_ARGS.add_argument("--timeout", type=float)
+RUN_ARGS.add_argument("--max-messages", type=int)
+RUN_ARGS.add_argument("--no-dashboard", action="store_true")
+RUN_ARGS.add_argument("--trace", action="store_true")
+RUN_ARGS.add_argument("--runner", choices=("local", "spark"), default="local")
+RUN_ARGS.add_argument("--name")
+
+CHECKPOINT_ARGS = MagicArguments("samza_checkpoints")
+CHECKPOINT_ARGS.add_argument("--reset", action="store_true")
+CHECKPOINT_ARGS.add_argument("name", nargs="?")
+
+NAME_ARGS = {magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status")}
+for _parser in NAME_ARGS.values():
+    _parser.add_argument("name", nargs="?")
+
+
+@magics_class
+class SamzaMagics(Magics):
+    """``%%samza_config``, ``%%samza_task``, ``%%samza_app``, ``%samza_run``, ``%samza_stop``,
+    ``%samza_status``, ``%samza_checkpoints`` and ``%%samza_sql``. Each instance owns one
+    :class:`NotebookSession`."""
+
+    dashboard = Enum(
+        ("auto", "widgets", "text", "off"),
+        default_value="auto",
+        help="How %samza_run shows a job: auto, widgets, text or off.",
+    ).tag(config=True)
+    refresh_interval = Float(
+        0.2, min=0.05, help="Seconds between dashboard updates (0.2 = at most 5 a second)."
+    ).tag(config=True)
+
+    def __init__(self, shell: Any = None, **kwargs: Any) -> None:
+        super().__init__(shell=shell, **kwargs)
+        self.session = NotebookSession(display=display, refresh_s=self.refresh_interval)
+        if shell is not None:
+            install_one_line_errors(shell)
+            awaiting.install(shell)
+            shell.events.register("pre_run_cell", self._report_failures)
+
+    def _report_failures(self, *_info: Any) -> None:
+        """Before each cell: a background job's failure, once, on stderr (in the cell about to run)."""
+        for line in self.session.report_failures():
+            print(f"samza_nb: {line}", file=sys.stderr)
+
+    def unregister(self) -> None:
+        """Stop reporting into cells (when the extension is reloaded or unloaded)."""
+        shell = self.shell
+        if shell is not None:
+            with contextlib.suppress(ValueError):
+                shell.events.unregister("pre_run_cell", self._report_failures)
+
+    def close(self) -> None:
+        """Stop this session's jobs and stop reporting into cells: after it, nothing these magics started
+        speaks in a cell (the extension's reload and unload, and every test's teardown)."""
+        self.session.close()
+        self.unregister()
+
+    # -- config and task ----------------------------------------------------------------------------------
+    @line_cell_magic
+    def samza_config(self, line: str, cell: str | None = None) -> None:
+        """``%%samza_config``: the cell's properties become the job's config (replacing the previous one).
+        ``%samza_config key=value ...``: set or override keys. ``%samza_config``: show the config."""
+        with one_line_errors(self.shell):
+            session = self.session
+            if cell is not None:
+                if line.strip():
+                    raise NotebookError(
+                        "samza_config: the cell form takes no arguments: put every key in the cell"
+                    )
+                values = cell_config.parse_config_cell(cell)
+                print(*cell_config.key_warnings(values), session.set_config(values, replace=True), sep="\n")
+            elif line.strip():
+                values = cell_config.parse_assignments(line)
+                print(*cell_config.key_warnings(values), session.set_config(values, replace=False), sep="\n")
+            elif session.config:
+                print(cell_config.as_properties(session.config))
+                print(f"# {cell_config.summary(session.config)}")
+            else:
+                print("no job config yet: write a %%samza_config cell")
+
+    @cell_magic
+    def samza_task(self, line: str, cell: str) -> None:
+        """``%%samza_task [ClassName]``: the cell defines the task class (in the notebook's namespace).
+        Re-running it replaces the task of a stopped job; refused while the job runs."""
+        self._define("samza_task", line, cell)
+
+    @cell_magic
+    def samza_app(self, line: str, cell: str) -> None:
+        """``%%samza_app [ClassName]``: the cell defines the job's StreamApplication (a subclass of
+        ``samza_nb.operators.StreamApplication``); ``%samza_run`` plans it and runs its operators.
+        Re-running it replaces the application of a stopped job; refused while the job runs."""
+        self._define("samza_app", line, cell)
+
+    def _define(self, magic: str, line: str, cell: str) -> None:
+        with one_line_errors(self.shell):
+            requested = line.strip() or None
+            if requested is not None and not requested.isidentifier():
+                raise NotebookError(f"{magic}: {requested!r} is not a class name")
+            shell = self.shell
+            assert shell is not None
+            # Line 1 is the magic's line, as the notebook shows it: errors and tracebacks then name the
+            # cell's lines as the user sees them.
+            source = "\n" + cell
+            filename = shell.compile.cache(source, shell.execution_count, raw_code=source)
+            application = magic == "samza_app"
+            print(
+                self.session.define_task(source, shell.user_ns, requested, filename, application=application)
+            )
+
+    # -- running ------------------------------------------------------------------------------------------
+    @line_magic
+    def samza_run(self, line: str) -> None:
+        """``%samza_run [--wait] [--timeout S] [--max-messages N] [--name NAME] [--no-dashboard] [--trace]
+        [--runner R]``
+
+        Run the job in the background on its own thread (the cell returns at once; the job keeps running
+        while other cells run), or with ``--wait`` until every input reached end-of-stream (interrupt the
+        kernel or press Stop to stop it gracefully). ``--timeout S`` stops it gracefully after S seconds,
+        ``--max-messages N`` after N messages; ``--name NAME`` runs it as job NAME (several named jobs may
+        run at once); ``--no-dashboard`` shows one line of text; ``--trace`` records every chooser
+        decision in ``samza.decisions`` (it slows the job: for small demonstrations); ``--runner spark``
+        runs the containers as the tasks of one Spark job on the kernel's SparkSession (or a new local
+        one), its coordinator in the kernel."""
+        with one_line_errors(self.shell):
+            self._start(line, awaiting=False)
+
+    async def run_awaiting(self, line: str) -> None:
+        """``%samza_run --wait`` in a kernel (see :mod:`.awaiting`): start, then wait on the kernel's loop."""
+        with one_line_errors(self.shell):
+            run = self._start(line, awaiting=True)
+            if run is not None:
+                await self.session.wait_and_report_async(run)
+
+    def _start(self, line: str, *, awaiting: bool) -> JobRun | None:
+        args = RUN_ARGS.parse(line)
+        if args.timeout is not None and args.timeout <= 0:
+            raise NotebookError("samza_run: --timeout must be a positive number of seconds")
+        if args.max_messages is not None and args.max_messages <= 0:
+            raise NotebookError("samza_run: --max-messages must be a positive integer")
+        if args.name is not None and not args.name.strip():
+            raise NotebookError("samza_run: --name needs a job name")
+        self.session.refresh_s = self.refresh_interval
+        run = self.session.start(
+            wait=args.wait,
+            timeout=args.timeout,
+            max_messages=args.max_messages,
+            ui=self._ui(args.no_dashboard),
+            trace=args.trace,
+            runner=args.runner,
+            name=args.name,
+            awaiting=awaiting,
+        )
+        return run if args.wait and awaiting else None
+
+    @line_magic
+    def samza_stop(self, line: str) -> None:
+        """``%samza_stop [NAME]``: stop the named job (default: every running job) gracefully and wait
+        for it: in-flight messages finish, every task commits."""
+        with one_line_errors(self.shell):
+            args = NAME_ARGS["samza_stop"].parse(line)
+            message = self.session.stop(args.name)
+            if message:
+                print(message)
+
+    # -- reports ------------------------------------------------------------------------------------------
+    @line_magic
+    def samza_status(self, line: str) -> StatusReport:
+        """``%samza_status [NAME]``: the job's state, tasks, partitions (offsets, lag, end-of-stream),
+        decisions and checkpoints (default: the latest job)."""
+        with one_line_errors(self.shell):
+            return self.session.status(NAME_ARGS["samza_status"].parse(line).name)
+
+    @line_magic
+    def samza_checkpoints(self, line: str) -> CheckpointReport | None:
+        """``%samza_checkpoints [--reset] [NAME]``: the last checkpoint of every task, and the checkpoints
+        the latest run (or job NAME) wrote. ``--reset`` forgets the job's in-memory checkpoints (the next
+        run starts from the offset default)."""
+        with one_line_errors(self.shell):
+            args = CHECKPOINT_ARGS.parse(line)
+            report = self.session.checkpoints(reset=args.reset, name=args.name)
+            if isinstance(report, str):
+                print(report)
+                return None
+            return report
+
+    @cell_magic
+    def samza_sql(self, line: str, cell: str) -> Any:
+        """``%%samza_sql <store>``: DuckDB SQL over the store's committed contents (a relation named after
+        the store: key, value, partition), as a DataFrame."""
+        with one_line_errors(self.shell):
+            return sql.query(self.session.store_container(line.strip()), line, cell)
+
+    # -- helpers ------------------------------------------------------------------------------------------
+    def _ui(self, no_dashboard: bool) -> str:
+        if no_dashboard:
+            return "off"
+        mode = str(self.dashboard)
+        if mode == "auto":
+            in_kernel = getattr(self.shell, "kernel", None) is not None
+            return "widgets" if in_kernel and widgets_available() else "text"
+        if mode == "widgets" and not widgets_available():
+            return "text"
+        return mode
+
+
+__all__ = ["SamzaMagics"]

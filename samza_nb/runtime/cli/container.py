@@ -1,0 +1,253 @@
+"""``samza-nb container``: run one container of a job against its job coordinator.
+
+The coordinator's URL and the container's id come from ``SAMZA_COORDINATOR_URL`` and ``SAMZA_CONTAINER_ID``
+(or ``--coordinator-url`` / ``--container-id``). The container fetches the job model (retrying while the
+coordinator starts), runs exactly its tasks (the task class from the model's ``task.class``, or the
+operator task of the planned application its ``app.class`` names), reports its host, state and progress
+to the coordinator every ``cluster-manager.container.status.interval.ms``, and stops gracefully (every
+task commits) when the coordinator's answer asks it to, or on SIGTERM or SIGINT; a second signal stops it
+without committing.
+Exit status: 0 done or stopped, 1 failed, 2 bad config or usage, 3 failed by a bad message (a message an
+output cannot store: runners do not restart it), 128 + signal when forced.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import time
+from typing import Any
+
+from samza_nb import crash_points
+from samza_nb.config import Config
+from samza_nb.container.container import SamzaContainer
+from samza_nb.coordinator.client import (
+    ID_ENV,
+    JOB_ID_ENV,
+    JOB_NAME_ENV,
+    URL_ENV,
+    CoordinatorUnreachable,
+    fetch_job_model,
+    send_report,
+)
+from samza_nb.coordinator.status import ContainerReport
+from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.runtime.applications import load_task_factory
+from samza_nb.runtime.console import (
+    EXIT_OK,
+    install_signal_handlers,
+    report_error,
+    setup_logging,
+)
+
+log = logging.getLogger(__name__)
+
+FETCH_TIMEOUT_KEY = "cluster-manager.container.coordinator.timeout.ms"
+FETCH_TIMEOUT_S = 30.0
+"""How long to wait for the coordinator's job model (before the job's config, which has the key, is known)."""
+
+
+def add_container_command(commands: Any) -> None:
+    """``samza-nb container``."""
+    parser = commands.add_parser(
+        "container",
+        help="run one container of a job from its job coordinator",
+        description=(__doc__ or "").replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--coordinator-url", default=os.environ.get(URL_ENV), help=f"default: ${URL_ENV}")
+    parser.add_argument("--container-id", default=os.environ.get(ID_ENV), help=f"default: ${ID_ENV}")
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=FETCH_TIMEOUT_S,
+        metavar="S",
+        help=f"how long to wait for the coordinator's job model (default {FETCH_TIMEOUT_S:g} s)",
+    )
+    parser.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
+    parser.set_defaults(handler=container_command)
+
+
+def container_command(args: argparse.Namespace) -> int:
+    """Run the container; one line on stderr naming the container when it fails."""
+    setup_logging(args.verbose)
+    if not args.coordinator_url or not args.container_id:
+        missing = URL_ENV if not args.coordinator_url else ID_ENV
+        flag = "--coordinator-url" if not args.coordinator_url else "--container-id"
+        return report_error(ConfigError(f"no {missing} in the environment and no {flag}"), args.verbose)
+    who = f"container {args.container_id}: "
+    try:
+        process = ContainerProcess(args.coordinator_url, args.container_id, args.connect_timeout)
+        process.expected_job = (os.environ.get(JOB_NAME_ENV) or None, os.environ.get(JOB_ID_ENV) or None)
+        return asyncio.run(process.run())
+    except Exception as exc:
+        return report_error(exc, args.verbose, who)
+
+
+class ContainerProcess:
+    """One container run against the coordinator at ``url``, with its status reporter and signals."""
+
+    def __init__(self, url: str, container_id: str, connect_timeout_s: float = FETCH_TIMEOUT_S) -> None:
+        self.url = url
+        self.connect_timeout_s = connect_timeout_s
+        self.container_id = container_id
+        self.host = socket.gethostname()
+        self.container: SamzaContainer | None = None
+        self.signals = 0
+        self.forced: int | None = None
+        self._job: asyncio.Future[None] | None = None
+        self._lost: str | None = None
+        self._unknown = False
+        self._asked = False  # the coordinator asked it to stop
+        self.expected_job: tuple[str | None, str | None] = (None, None)
+        """(job.name, job.id) this container belongs to; a job model of another job is refused."""
+
+    async def run(self) -> int:
+        """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
+        model = await asyncio.to_thread(fetch_job_model, self.url, self.connect_timeout_s)
+        if crash_points.ARMED:
+            crash_points.reached("container.model-fetched")
+        self._unknown = self.container_id not in model.containers  # the container's run says so
+        try:
+            config = Config(model.config).validate()
+            self._refuse_foreign_job(config)
+            factory = load_task_factory(config)
+        except SamzaError as exc:
+            await self._final_report(exc)  # the runner names the container with this error
+            raise
+        container = SamzaContainer(config, factory, container_id=self.container_id, job_model=model)
+        self.container = container
+        loop = asyncio.get_running_loop()
+        restore = install_signal_handlers(loop, self._on_signal)
+        job = self._job = asyncio.ensure_future(container.run())
+        interval = config.value("cluster-manager.container.status.interval.ms") / 1000
+        patience = config.value(FETCH_TIMEOUT_KEY) / 1000
+        reporter = asyncio.create_task(self._report_periodically(interval, patience))
+        error: BaseException | None = None
+        try:
+            await job
+        except asyncio.CancelledError:
+            if self.forced is None:
+                raise
+        except Exception as exc:
+            error = exc
+        finally:
+            restore()
+            reporter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reporter
+        if self.forced is not None:
+            return self.forced
+        if error is None and self._lost is not None:
+            error = SamzaError(self._lost)
+        await self._final_report(error)
+        if error is not None:
+            raise error
+        return EXIT_OK
+
+    def _refuse_foreign_job(self, config: Config) -> None:
+        """A SamzaError naming both jobs when the served model's job.name or job.id is not this one's."""
+        name, job_id = self.expected_job
+        served = (config.job_name(), config.job_id())
+        if (name is not None and served[0] != name) or (job_id is not None and served[1] != job_id):
+            raise SamzaError(
+                f"the job model at {self.url} is of job {served[0]!r} (id {served[1]!r}), not of this "
+                f"container's job {name!r} (id {job_id!r}); refusing to run it"
+            )
+
+    def _on_signal(self, signum: int) -> None:
+        self.signals += 1
+        assert self.container is not None and self._job is not None
+        if self.signals == 1:
+            log.info("%s: stopping gracefully (commits)", signal.Signals(signum).name)
+            self.container.shutdown()
+        elif self._job.cancel():
+            self.forced = 128 + signum
+
+    def _completed(self) -> bool:
+        """It ended by itself: no signal, no stop asked by the coordinator, the coordinator never lost."""
+        return self.signals == 0 and not self._asked and self._lost is None and self.forced is None
+
+    def _report(self, state: str | None = None, error: str | None = None) -> ContainerReport:
+        if self.container is None:  # it failed before its container existed
+            return ContainerReport(self.container_id, self.host, state or "failed", 0, (), error, os.getpid())
+        status = self.container.status()
+        tasks = tuple(
+            {
+                "name": task.name,
+                "processed": task.processed,
+                "in-flight": task.in_flight,
+                "peak-in-flight": task.peak_in_flight,
+                "end-of-stream": task.end_of_stream,
+                "done": task.done,
+                "partitions": [
+                    {
+                        "ssp": str(p.ssp),
+                        "processed-offset": p.processed_offset,
+                        "committed-offset": p.committed_offset,
+                        "ended": p.ended,
+                        "processed": p.processed,
+                        "starting-offset": p.starting_offset,
+                    }
+                    for p in task.partitions
+                ],
+            }
+            for task in status.tasks
+        )
+        reported = state or (
+            status.state if status.state in ("starting", "running", "stopping") else "running"
+        )
+        completed = reported == "stopped" and self._completed()
+        return ContainerReport(
+            self.container_id, self.host, reported, status.processed, tasks, error, os.getpid(), completed
+        )
+
+    async def _report_periodically(self, interval_s: float, patience_s: float) -> None:
+        """Send a report every ``interval_s``; when the coordinator answers "stop", stop gracefully (commits);
+        when no report got through for ``patience_s``, the coordinator is gone: stop gracefully and fail."""
+        last_ok = time.monotonic()
+        while True:
+            try:
+                stop = await asyncio.to_thread(send_report, self.url, self._report(), min(patience_s, 10.0))
+                last_ok = time.monotonic()
+                if stop and not self._asked:
+                    self._asked = True
+                    log.info("container %s: the job coordinator asked it to stop", self.container_id)
+                    assert self.container is not None
+                    self.container.shutdown()
+            except CoordinatorUnreachable as exc:
+                if time.monotonic() - last_ok > patience_s and self._lost is None:
+                    self._lost = (
+                        f"the job coordinator at {self.url} was unreachable for {patience_s:g} s: {exc}"
+                    )
+                    log.error("%s; stopping", self._lost)
+                    assert self.container is not None
+                    self.container.shutdown()
+            await asyncio.sleep(interval_s)
+
+    async def _final_report(self, error: BaseException | None) -> None:
+        """The last report (stopped or failed, with the error); the coordinator may be gone: best effort."""
+        if self._unknown:
+            return
+        text = None if error is None else " ".join(str(error).split()) or type(error).__name__
+        report = self._report("failed" if error is not None else "stopped", text)
+        try:
+            await asyncio.to_thread(send_report, self.url, report, 5.0)
+        except CoordinatorUnreachable as exc:
+            log.warning("container %s: the final status report failed: %s", self.container_id, exc)
+
+
+__all__ = [
+    "ID_ENV",
+    "JOB_ID_ENV",
+    "JOB_NAME_ENV",
+    "URL_ENV",
+    "ContainerProcess",
+    "add_container_command",
+    "container_command",
+]

@@ -1,0 +1,300 @@
+"""InMemoryBroker: partitioned streams held in this process, in named namespaces (the in-memory system's
+storage). Offsets are "0", "1", … per partition; values pass through unchanged, as Python objects; a
+partition that was ended is bounded. Safe to write from any thread; a write wakes waiting readers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import operator
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from samza_nb.api.metadata import SSPMetadata
+from samza_nb.api.streams import (
+    NO_HEADERS,
+    Headers,
+    IncomingMessageEnvelope,
+    OutgoingMessageEnvelope,
+    SystemStreamPartition,
+)
+from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.systems.headers import checked_headers
+from samza_nb.systems.inmemory.partition import InMemoryPartition, stable_partition
+
+_partition_of = operator.attrgetter("partition")
+_key_of = operator.attrgetter("key")
+_message_of = operator.attrgetter("message")
+_timestamp_of = operator.attrgetter("timestamp")
+_headers_of = operator.attrgetter("headers")
+_system_stream_of = operator.attrgetter("system_stream")
+
+
+class InMemoryBroker:
+    """Partitioned in-process streams, safe to write from any thread.
+
+    ``InMemoryBroker.named(ns)`` returns the broker of a namespace, creating it on first use.
+    """
+
+    _registry: dict[str, InMemoryBroker] = {}
+    _registry_lock = threading.Lock()
+
+    def __init__(self, namespace: str, system: str | None = None) -> None:
+        self.namespace = namespace
+        self.system = system or namespace
+        self._streams: dict[str, list[InMemoryPartition]] = {}
+        self._lock = threading.Lock()
+        self._round_robin: dict[str, itertools.count[int]] = {}
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._offset_strings: list[str] = []  # "0", "1", ...: every partition's offsets, made once
+
+    def _offsets(self, start: int, end: int) -> list[str]:
+        """The offset strings of offsets ``start`` to ``end`` (exclusive), under the lock."""
+        strings = self._offset_strings
+        if end > len(strings):
+            strings.extend(map(str, range(len(strings), end)))
+        return strings[start:end]
+
+    # -- registry ---------------------------------------------------------------------------------------
+    @classmethod
+    def named(cls, namespace: str, system: str | None = None) -> InMemoryBroker:
+        """The broker of ``namespace`` (created empty on first use)."""
+        with cls._registry_lock:
+            broker = cls._registry.get(namespace)
+            if broker is None:
+                broker = cls._registry[namespace] = cls(namespace, system)
+            return broker
+
+    @classmethod
+    def register(cls, broker: InMemoryBroker) -> None:
+        """Make ``broker`` the broker of its namespace again (after a ``drop``)."""
+        with cls._registry_lock:
+            cls._registry[broker.namespace] = broker
+
+    @classmethod
+    def drop(cls, namespace: str) -> None:
+        """Forget the broker of ``namespace`` and all its streams."""
+        with cls._registry_lock:
+            cls._registry.pop(namespace, None)
+
+    # -- streams ----------------------------------------------------------------------------------------
+    def create_stream(self, stream: str, partitions: int = 1) -> None:
+        """Create ``stream`` with ``partitions`` partitions; an existing stream must have that many."""
+        if not isinstance(partitions, int) or partitions < 1:
+            raise SamzaError(f"stream {stream!r}: partitions must be an integer >= 1, got {partitions!r}")
+        with self._lock:
+            existing = self._streams.get(stream)
+            if existing is not None:
+                if len(existing) != partitions:
+                    raise SamzaError(
+                        f"stream {self.system}.{stream} exists with {len(existing)} partitions, "
+                        f"not {partitions}"
+                    )
+                return
+            self._streams[stream] = [
+                InMemoryPartition(SystemStreamPartition(self.system, stream, p)) for p in range(partitions)
+            ]
+
+    def stream_names(self) -> list[str]:
+        """The streams of this broker."""
+        return sorted(self._streams)
+
+    def has_stream(self, stream: str) -> bool:
+        """True when ``stream`` exists."""
+        return stream in self._streams
+
+    def partition_count(self, stream: str) -> int:
+        """How many partitions ``stream`` has."""
+        return len(self._partitions(stream))
+
+    def _partitions(self, stream: str) -> list[InMemoryPartition]:
+        try:
+            return self._streams[stream]
+        except KeyError:
+            known = ", ".join(sorted(self._streams)) or "none"
+            raise SamzaError(
+                f"in-memory system {self.system!r} has no stream {stream!r} (streams: {known})"
+            ) from None
+
+    def _partition(self, stream: str, partition: int) -> InMemoryPartition:
+        parts = self._partitions(stream)
+        if not isinstance(partition, int) or not 0 <= partition < len(parts):
+            raise SystemProducerError(
+                f"stream {self.system}.{stream} has partitions 0..{len(parts) - 1}; "
+                f"partition {partition!r} does not exist"
+            )
+        return parts[partition]
+
+    # -- writing ----------------------------------------------------------------------------------------
+    def send(
+        self,
+        stream: str,
+        message: Any,
+        key: Any = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+        partition_key: Any = None,
+        headers: Headers = NO_HEADERS,
+    ) -> str:
+        """Append a message; returns its offset. Partition: ``partition``, else the stable hash of
+        ``partition_key`` or ``key``, else round robin. ``headers``: ``(name, value)`` pairs, name a str
+        and value bytes or None (else a SystemProducerError naming the stream)."""
+        parts = self._partitions(stream)
+        if headers:
+            headers = checked_headers(headers, f"{self.system}.{stream}")
+        if partition is None:
+            pkey = partition_key if partition_key is not None else key
+            if pkey is not None:
+                partition = stable_partition(pkey, len(parts))
+            else:
+                counter = self._round_robin.get(stream)
+                if counter is None:
+                    counter = self._round_robin.setdefault(stream, itertools.count())
+                partition = next(counter) % len(parts)
+        part = self._partition(stream, partition)
+        with self._lock:
+            if part.ended:
+                raise SystemProducerError(f"{part.ssp} has ended; no message can follow its end-of-stream")
+            number = len(part)
+            offset = self._offsets(number, number + 1)[0]
+            part.append(offset, key, message, timestamp, headers)
+            waiters = self._waiters
+            if waiters:
+                self._waiters = []
+        if waiters:
+            self._notify(waiters)
+        return offset
+
+    def send_many(self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]]) -> None:
+        """Append the messages of each stream's envelopes as :meth:`send` would one by one (partition
+        chosen the same way), under one lock with offsets assigned per partition in bulk. All or nothing:
+        when one cannot be appended (a partition that does not exist or has ended), none is."""
+        placed = [
+            (self._partitions(stream), self._place(stream, envelopes))
+            for stream, envelopes in streams.items()
+        ]
+        headers = self._checked_headers(streams)
+        with self._lock:
+            for parts, by_partition in placed:
+                for number in by_partition:
+                    if parts[number].ended:
+                        raise SystemProducerError(
+                            f"{parts[number].ssp} has ended; no message can follow its end-of-stream"
+                        )
+            for parts, by_partition in placed:
+                for number, batch in by_partition.items():
+                    parts[number].extend(batch, headers)
+            waiters = self._waiters
+            if waiters:
+                self._waiters = []
+        if waiters:
+            self._notify(waiters)
+
+    def _checked_headers(
+        self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]]
+    ) -> dict[int, Headers]:
+        """The checked headers of the envelopes that have some, by ``id`` of the envelope (one pass at C
+        speed finds there are none)."""
+        result: dict[int, Headers] = {}
+        for stream, envelopes in streams.items():
+            if any(map(_headers_of, envelopes)):
+                where = f"{self.system}.{stream}"
+                for envelope in envelopes:
+                    if envelope.headers:
+                        result[id(envelope)] = checked_headers(envelope.headers, where)
+        return result
+
+    def _place(
+        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope]
+    ) -> Mapping[int, Sequence[OutgoingMessageEnvelope]]:
+        """``envelopes`` by the partition :meth:`send` would choose for each, in order."""
+        count = self.partition_count(stream)
+        if count > 1:
+            return self._spread(stream, envelopes, count)
+        # Partition None or 0 (both false) for all, checked at C speed; else find the wrong one.
+        if any(map(_partition_of, envelopes)):
+            for envelope in envelopes:
+                if envelope.partition is not None and envelope.partition != 0:
+                    self._partition(stream, envelope.partition)  # raises, naming it
+        return {0: envelopes}
+
+    def _spread(
+        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope], count: int
+    ) -> dict[int, list[OutgoingMessageEnvelope]]:
+        """``envelopes`` by the partition :meth:`send` would choose for each, in order."""
+        by_partition: dict[int, list[OutgoingMessageEnvelope]] = {}
+        counter = None
+        for envelope in envelopes:
+            partition = envelope.partition
+            if partition is None:
+                pkey = envelope.partition_key if envelope.partition_key is not None else envelope.key
+                if pkey is not None:
+                    partition = stable_partition(pkey, count)
+                else:
+                    if counter is None:
+                        counter = self._round_robin.get(stream)
+                        if counter is None:
+                            counter = self._round_robin.setdefault(stream, itertools.count())
+                    partition = next(counter) % count
+            elif not isinstance(partition, int) or not 0 <= partition < count:
+                self._partition(stream, partition)  # raises, naming it
+            batch = by_partition.get(partition)
+            if batch is None:
+                batch = by_partition[partition] = []
+            batch.append(envelope)
+        return by_partition
+
+    def send_all(self, stream: str, messages: Iterable[Any], partition: int | None = None) -> None:
+        """Append plain values (no keys) to one partition (``partition``) or round robin."""
+        for message in messages:
+            self.send(stream, message, partition=partition)
+
+    def end_stream(self, stream: str, partitions: Iterable[int] | None = None) -> None:
+        """Mark partitions (default: all) of ``stream`` as ended: readers get end-of-stream after the last
+        message."""
+        parts = self._partitions(stream)
+        selected = parts if partitions is None else [self._partition(stream, p) for p in partitions]
+        with self._lock:
+            for part in selected:
+                part.ended = True
+            waiters, self._waiters = self._waiters, []
+        self._notify(waiters)
+
+    @staticmethod
+    def _notify(waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]) -> None:
+        for loop, event in waiters:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(event.set)
+
+    # -- reading ----------------------------------------------------------------------------------------
+    def read(self, stream: str) -> dict[int, list[Any]]:
+        """The message values of every partition of ``stream``, in offset order."""
+        parts = self._partitions(stream)
+        with self._lock:
+            return {number: part.values() for number, part in enumerate(parts)}
+
+    def envelopes(
+        self, ssp: SystemStreamPartition, start: int, limit: int | None = None
+    ) -> tuple[list[IncomingMessageEnvelope], bool]:
+        """Envelopes of ``ssp`` from offset index ``start`` (at most ``limit``), and whether the partition
+        has ended after them."""
+        part = self._partition(ssp.stream, ssp.partition)
+        with self._lock:
+            size = len(part)
+            end = size if limit is None else min(size, start + limit)
+            return part.envelopes(start, end, self._offsets), part.ended and end == size
+
+    def metadata(self, stream: str) -> dict[int, SSPMetadata]:
+        """oldest/newest/upcoming of every partition of ``stream``."""
+        result = {}
+        for number, part in enumerate(self._partitions(stream)):
+            size = len(part)
+            result[number] = SSPMetadata("0" if size else None, str(size - 1) if size else None, str(size))
+        return result
+
+    def add_waiter(self, loop: asyncio.AbstractEventLoop, event: asyncio.Event) -> None:
+        """Set ``event`` (on ``loop``) at the next write or end of any stream."""
+        with self._lock:
+            self._waiters.append((loop, event))
