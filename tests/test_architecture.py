@@ -1,0 +1,211 @@
+"""The map, enforced: every run-time import in ``samza_nb/`` follows the layers docs/architecture.md draws.
+
+The layers are read from the ```` ```layers ```` block of docs/architecture.md §1 (rows lowest first;
+packages on one row are peers and may not import each other). Imports under ``if TYPE_CHECKING:`` name
+types only and may point anywhere; imports inside functions run and count.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "samza_nb"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+EVERYONE_MAY_IMPORT = frozenset({"errors", "crash_points", "observe"})
+"""Leaves: the errors, the crash points of the fault tests, and the observe bus."""
+FACADE = frozenset({"__init__", "__main__"})
+"""``samza_nb/__init__.py`` and ``__main__.py``: the public façade, free to import anything."""
+LEAF_IMPORTS = {"errors": frozenset(), "crash_points": frozenset({"errors"}), "observe": frozenset({"api"})}
+"""What each leaf itself may import (besides itself)."""
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One run-time import against the map."""
+
+    path: str
+    line: int
+    imported: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line} imports {self.imported}: {self.reason}"
+
+
+def read_layers(text: str) -> dict[str, int]:
+    """Each package's row in the ```layers block (0 = lowest)."""
+    match = re.search(r"```layers\n(.*?)```", text, re.S)
+    assert match, "docs/architecture.md has no ```layers block"
+    rows = [line.split() for line in match.group(1).splitlines() if line.strip()]
+    return {package: row for row, packages in enumerate(rows) for package in packages}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def runtime_imports(source: str, module: str) -> list[tuple[str, int]]:
+    """The ``samza_nb`` modules ``source`` (module ``module``) imports at run time, with their lines.
+
+    ``from samza_nb.x import y`` counts as an import of ``samza_nb.x.y`` when that is a module, so a
+    package's ``__init__`` is not blamed for its sub-modules; relative imports are resolved."""
+    found: list[tuple[str, int]] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child.test):
+                for statement in child.orelse:
+                    visit_one(statement)
+                continue
+            visit_one(child)
+
+    def visit_one(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = module.split(".")[: -node.level]
+                base = ".".join([*parent, base] if base else parent)
+            for alias in node.names:
+                candidate = f"{base}.{alias.name}"
+                found.append((candidate if _module_path(candidate) else base, node.lineno))
+        else:
+            visit(node)
+
+    visit(ast.parse(source))
+    return [(name, line) for name, line in found if name == "samza_nb" or name.startswith("samza_nb.")]
+
+
+def _module_path(dotted: str) -> Path | None:
+    """The file of a ``samza_nb`` module or package, or None."""
+    if not dotted.startswith("samza_nb"):
+        return None
+    path = ROOT.joinpath(*dotted.split("."))
+    for candidate in (path.with_suffix(".py"), path / "__init__.py"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def layer_of(dotted: str) -> str:
+    """The top-level part of ``samza_nb`` a module belongs to: its package, a root module, or the façade."""
+    parts = dotted.split(".")
+    return "__init__" if len(parts) == 1 else parts[1]
+
+
+def check_module(path: str, module: str, source: str, layers: dict[str, int]) -> list[Violation]:
+    """The imports of one module that go against ``layers``."""
+    source_layer = layer_of(module)
+    if source_layer in FACADE:
+        return []
+    problems: list[Violation] = []
+    for imported, line in runtime_imports(source, module):
+        target = layer_of(imported)
+        reason = _against(source_layer, target, layers)
+        if reason is not None:
+            problems.append(Violation(path, line, imported, reason))
+    return problems
+
+
+def _against(source: str, target: str, layers: dict[str, int]) -> str | None:
+    """Why ``source`` may not import ``target``, or None when it may."""
+    if source == target:
+        return None
+    if source in LEAF_IMPORTS:
+        allowed = LEAF_IMPORTS[source]
+        return None if target in allowed else f"{source} may import only {sorted(allowed) or 'nothing'}"
+    if target in EVERYONE_MAY_IMPORT:
+        return None
+    if source not in layers:
+        return f"package {source!r} is not on the map (add it to the layers block of docs/architecture.md)"
+    if target == "__init__":
+        # The façade re-exports from every layer below the top row: only the top row may use it.
+        if layers[source] == max(layers.values()):
+            return None
+        return "the samza_nb façade re-exports the layers above; import the defining module instead"
+    if target not in layers:
+        return f"package {target!r} is not on the map (add it to the layers block of docs/architecture.md)"
+    if layers[target] == layers[source]:
+        return f"{source} and {target} are peers on one row of the map and may not import each other"
+    if layers[target] > layers[source]:
+        return f"{target} is above {source} on the map: the arrow points the wrong way"
+    return None
+
+
+def all_violations(layers: dict[str, int]) -> list[Violation]:
+    """Every run-time import in ``samza_nb/`` against ``layers``."""
+    problems: list[Violation] = []
+    for file in sorted(PACKAGE.rglob("*.py")):
+        relative = file.relative_to(ROOT)
+        module = ".".join(relative.with_suffix("").parts)  # a package's own is ``<package>.__init__``
+        problems += check_module(str(relative), module, file.read_text(), layers)
+    return problems
+
+
+@pytest.fixture(scope="module")
+def layers() -> dict[str, int]:
+    return read_layers(ARCHITECTURE.read_text())
+
+
+def test_every_import_follows_the_map(layers: dict[str, int]) -> None:
+    problems = all_violations(layers)
+    assert not problems, "imports against docs/architecture.md §1:\n" + "\n".join(map(str, problems))
+
+
+def test_every_package_is_on_the_map(layers: dict[str, int]) -> None:
+    packages = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()}
+    roots = {path.stem for path in PACKAGE.glob("*.py")}
+    assert packages - set(layers) - EVERYONE_MAY_IMPORT == set()
+    assert roots - FACADE - EVERYONE_MAY_IMPORT == set(), "a root module the map does not place"
+
+
+def test_no_package_holds_more_than_fifteen_modules() -> None:
+    crowded = {
+        str(directory.relative_to(ROOT)): count
+        for directory in [PACKAGE, *PACKAGE.rglob("*/")]
+        if directory.is_dir() and (count := len(list(directory.glob("*.py")))) > 15
+    }
+    assert crowded == {}
+
+
+def test_storage_importing_the_notebook_is_caught(layers: dict[str, int]) -> None:
+    source = "from samza_nb.notebook.display.views import JobView\n"
+    (problem,) = check_module("samza_nb/storage/manager.py", "samza_nb.storage.manager", source, layers)
+    assert str(problem) == (
+        "samza_nb/storage/manager.py:1 imports samza_nb.notebook.display.views: "
+        "notebook is above storage on the map: the arrow points the wrong way"
+    )
+
+
+def test_a_lazy_import_counts_and_a_type_checking_one_does_not(layers: dict[str, int]) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from samza_nb.container.container import SamzaContainer\n"
+        "def later():\n"
+        "    from samza_nb import runtime\n"
+    )
+    problems = check_module("samza_nb/systems/base.py", "samza_nb.systems.base", source, layers)
+    assert [(p.line, p.imported) for p in problems] == [(5, "samza_nb.runtime")]
+
+
+def test_peers_may_not_import_each_other(layers: dict[str, int]) -> None:
+    source = "from samza_nb.chooser.base import MessageChooser\n"
+    (problem,) = check_module("samza_nb/systems/base.py", "samza_nb.systems.base", source, layers)
+    assert "peers" in problem.reason
+
+
+def test_a_relative_import_is_resolved(layers: dict[str, int]) -> None:
+    source = "from ..notebook import errors\n"
+    (problem,) = check_module("samza_nb/storage/base.py", "samza_nb.storage.base", source, layers)
+    assert problem.imported == "samza_nb.notebook.errors"
