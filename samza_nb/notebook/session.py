@@ -5,9 +5,9 @@ One session belongs to one magics instance (one IPython shell); nothing here is 
 ``await samza.wait()`` waits for the background jobs, ``await samza.until(lambda view: view.processed >=
 100)`` for a condition on the latest job's view.
 
-Runs: every ``%samza_run`` starts a run on its own thread and event loop (:mod:`.job`), named after its
+Runs: every ``%samza_run`` starts a run on its own thread and event loop (:mod:`.runs.job`), named after its
 ``job.name`` (``--name`` sets it); several named jobs may run at once, each with its own dashboard, which
-one thread keeps moving (:mod:`.updater`) and replaces by a static HTML snapshot when the job ends. A
+one thread keeps moving (:mod:`.display.updater`) and replaces by a static HTML snapshot when the job ends. A
 background failure is shown once, in the next cell (:meth:`NotebookSession.report_failures`), naming the
 task cell's line; ``%tb`` then shows the task's traceback.
 
@@ -145,7 +145,7 @@ class NotebookSession:
 
         ``name`` (``--name``) sets ``job.name`` for this run; runs are keyed by it, and several named jobs
         may run at once. ``ui``: ``widgets`` (the live dashboard), ``text`` or ``off``; ``runner``:
-        ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (:mod:`.spark_job`).
+        ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (:mod:`.runs.spark_job`).
         Raises NotebookError for mistakes and, with ``wait``, when the job failed.
         """
         values = dict(self.config)

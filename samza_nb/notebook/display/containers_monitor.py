@@ -44,7 +44,7 @@ class ContainersJob(Protocol):
 
 class ContainersMonitor:
     """Makes the JobViews of a job of several containers (a ProcessesJob, a SparkNotebookJob: a RunMonitor,
-    see :mod:`.job`); chooser decisions stay in the container processes, so ``decisions`` is empty."""
+    see :mod:`..runs.job`); chooser decisions stay in the container processes, so ``decisions`` is empty."""
 
     def __init__(self, job: ContainersJob, *, name: str, mode: str, refresh_s: float = 0.2) -> None:
         self._job = job

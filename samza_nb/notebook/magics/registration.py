@@ -1,4 +1,4 @@
-"""The samza_nb magics. Thin: parsing here, the work in :mod:`.session` and its helpers.
+"""The samza_nb magics. Thin: parsing here, the work in :mod:`..session` and its helpers.
 
 Settings (``%config SamzaMagics.<name> = ...``, or in ``ipython_config.py``):
 
@@ -7,7 +7,7 @@ Settings (``%config SamzaMagics.<name> = ...``, or in ``ipython_config.py``):
 - ``refresh_interval``: seconds between dashboard updates (default 0.2: at most 5 per second).
 
 Magic lines ignore ``#`` comments. Before each cell, a job that failed in the background since the last
-cell is reported once (:meth:`~.session.NotebookSession.report_failures`).
+cell is reported once (:meth:`~..session.NotebookSession.report_failures`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """What ``%samza_run`` runs: the notebook's config and task made into a runnable job and its monitor.
 
 A job of one container runs in the kernel's process (:class:`~samza_nb.container.container.SamzaContainer`
-watched by a :class:`~.monitor.Monitor`); ``job.container.count`` > 1 runs container processes
+watched by a :class:`~..display.monitor.Monitor`); ``job.container.count`` > 1 runs container processes
 (:mod:`.processes_job`) and ``--runner spark`` runs the containers as Spark tasks (:mod:`.spark_job`),
-both watched through their job coordinator (:class:`~.containers_monitor.ContainersMonitor`). Mistakes
-are one-line :class:`NotebookError`\\ s.
+both watched through their job coordinator (:class:`~..display.containers_monitor.ContainersMonitor`).
+Mistakes are one-line :class:`NotebookError`\\ s.
 """
 
 from __future__ import annotations

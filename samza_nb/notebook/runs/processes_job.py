@@ -3,8 +3,8 @@ in the kernel and one ``python -m samza_nb container`` process per container.
 
 Such a job reads inputs that several processes can share (the durable log, Kafka, files): an in-memory
 stream lives in the kernel only, so :func:`prepare` refuses it before anything starts. The task is
-``task.class``, or the ``%%samza_task`` cell written as a module (:mod:`.task_module`) that the processes
-import. Checkpoints go where the runtime puts them for several containers (the durable log, unless
+``task.class``, or the ``%%samza_task`` cell written as a module (:mod:`..magics.task_module`) that the
+processes import. Checkpoints go where the runtime puts them for several containers (the durable log, unless
 ``task.checkpoint.factory`` says otherwise). A container that fails stops the others gracefully and the
 run fails with one line naming it.
 """

@@ -4,9 +4,9 @@ local one made from ``spark.master`` / ``spark.conf.*``.
 
 The job coordinator runs in the kernel (on the runner's own thread); the dashboard shows each container's
 tasks from the coordinator's status, as for a job of several container processes
-(:class:`~.containers_monitor.ContainersMonitor`). Like those, the containers run in other processes: the
-inputs must be shareable (no in-memory stream), a ``%%samza_task`` cell is written as a module they
-import, and checkpoints go to the durable log unless ``task.checkpoint.factory`` says otherwise.
+(:class:`~..display.containers_monitor.ContainersMonitor`). Like those, the containers run in other
+processes: the inputs must be shareable (no in-memory stream), a ``%%samza_task`` cell is written as a module
+they import, and checkpoints go to the durable log unless ``task.checkpoint.factory`` says otherwise.
 """
 
 from __future__ import annotations

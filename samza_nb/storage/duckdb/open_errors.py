@@ -31,7 +31,8 @@ DATABASE_HEADER_BYTES: Final = 3 * 4096
 """DuckDB's file header (one main header, two database headers) before the first block."""
 
 RESTORE_STATE_OPTION: Final = "--restore-state"
-"""The ``samza-nb run`` option that moves unusable state files aside (see :mod:`.restore_state`)."""
+"""The ``samza-nb run`` option that moves unusable state files aside (see
+:mod:`samza_nb.storage.restore_state`)."""
 
 _PID = re.compile(r"held in (.*?) \(PID (\d+)\)")
 

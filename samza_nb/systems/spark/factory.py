@@ -1,11 +1,12 @@
 """SparkSystemFactory: the admin, consumer and producer of a Spark system (docs/architecture.md §13).
 
 ``systems.<s>.samza.factory = samza_nb.systems.spark.SparkSystemFactory``. A stream is bounded (a
-DataFrame written once into the job's directory, read with pyarrow by row index; see :mod:`.materialize`
-and :mod:`.reader`) or fed (a streaming DataFrame fed into the durable log). Fed streams are another part's
-business: the admin and the consumer ask :func:`.fed.fed_streams` which streams are fed and delegate
-those to it (metadata, ``start_feeding`` / ``stop_feeding``, reading) — that is the whole seam. Outputs are
-parquet files per task per commit (:mod:`.sink`). Offsets of both kinds are integers "0", "1", ….
+DataFrame written once into the job's directory, read with pyarrow by row index; see
+:mod:`.inputs.materialize` and :mod:`.inputs.reader`) or fed (a streaming DataFrame fed into the durable
+log). Fed streams are another part's business: the admin and the consumer ask :func:`.inputs.fed.fed_streams`
+which streams are fed and delegate those to it (metadata, ``start_feeding`` / ``stop_feeding``, reading) —
+that is the whole seam. Outputs are parquet files per task per commit (:mod:`.outputs.sink`). Offsets of both
+kinds are integers "0", "1", ….
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 class SparkSystemAdmin:
     """Admin of a Spark system (a :class:`~samza_nb.systems.base.FeedingSystemAdmin`): metadata of a
     bounded stream from its manifest, which the first call on the driver writes (a later call checks the
-    fingerprint); fed streams and feeding are delegated to :class:`.fed.FedStreams`. Integer offset order."""
+    fingerprint); fed streams and feeding are delegated to :class:`.inputs.fed.FedStreams`. Integer offset
+    order."""
 
     def __init__(self, system: str, config: Config, fed: FedStreams | None = None) -> None:
         self.system = system
@@ -42,8 +44,8 @@ class SparkSystemAdmin:
 
     async def get_metadata(self, streams: Collection[str]) -> dict[str, dict[int, SSPMetadata]]:
         """oldest "0", newest str(n-1), upcoming str(n) per partition of n rows (empty: None, None, "0").
-        A bounded stream is written first when this process can (see :func:`.materialize.prepare_input`:
-        its SamzaErrors name the stream)."""
+        A bounded stream is written first when this process can (see
+        :func:`.inputs.materialize.prepare_input`: its SamzaErrors name the stream)."""
         fed = [stream for stream in streams if self.fed.is_fed(stream)]
         result = await self.fed.get_metadata(fed) if fed else {}
         for stream in streams:
@@ -82,8 +84,8 @@ class SparkSystemAdmin:
 
 
 class SparkSystemConsumer:
-    """Reads a Spark system's partitions: bounded ones with :class:`.reader.BoundedConsumer`, fed ones
-    with the consumer :meth:`.fed.FedStreams.consumer` gives (made on the first fed registration)."""
+    """Reads a Spark system's partitions: bounded ones with :class:`.inputs.reader.BoundedConsumer`, fed ones
+    with the consumer :meth:`.inputs.fed.FedStreams.consumer` gives (made on the first fed registration)."""
 
     def __init__(self, system: str, config: Config, fed: FedStreams | None = None) -> None:
         self.system = system

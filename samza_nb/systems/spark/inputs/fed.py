@@ -1,6 +1,6 @@
 """The seam between a Spark system's bounded streams and its fed (streaming) ones.
 
-The admin and the consumer of a Spark system (:mod:`.factory`) ask :func:`fed_streams` for the system's
+The admin and the consumer of a Spark system (:mod:`..factory`) ask :func:`fed_streams` for the system's
 :class:`FedStreams` and hand every stream it says is fed (:meth:`FedStreams.is_fed`) to it: metadata,
 feeding, and reading (its own consumer, the durable log's). Every other stream is bounded: written once and
 read with pyarrow. :func:`fed_streams` gives :class:`.fed_log.LogFedStreams`: a registered streaming
