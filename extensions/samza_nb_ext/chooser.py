@@ -5,10 +5,11 @@
 one stream (when it has them waiting) before it moves on to the next stream, e.g. three clicks for every
 impression. Within a stream, partitions take turns.
 
-The plug-in point: ``task.chooser.class`` names a class with ``from_config(config, bootstrap_metadata,
-inputs, offset_comparator)`` (or a chooser class with a no-argument constructor, or a factory callable). A
-chooser implements samza_nb.chooser.MessageChooser: it holds at most one envelope per partition (the
-container offers a partition's next envelope only after the previous one was chosen) and picks one.
+The plug-in point: ``task.chooser.class`` names one of two shapes, a ``samza_nb.chooser.ChooserFactory``
+(anything with ``from_config(config, bootstrap_metadata, inputs, offset_comparator)``, like this class) or
+a chooser class with a no-argument constructor. A chooser implements samza_nb.chooser.MessageChooser: it
+holds at most one envelope per partition (the container offers a partition's next envelope only after the
+previous one was chosen) and picks one.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@ when the dashboard explains choices (:func:`build_chooser`, what the container c
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+import inspect
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from samza_nb.chooser.base import MessageChooser, integer_offset_comparator
 from samza_nb.chooser.batching import BatchingChooser
@@ -23,81 +24,112 @@ if TYPE_CHECKING:
     from samza_nb.systems.base import SystemAdmin
 
 
+@runtime_checkable
 class ChooserFactory(Protocol):
-    """Builds a container's whole chooser.
+    """Plug-in shape 1 of ``task.chooser.class``: builds a container's whole chooser from its config.
 
-    Called as ``factory(config, bootstrap_metadata, inputs, offset_comparator)``.
+    A class with a ``from_config`` classmethod fits (like :class:`DefaultChooser`), as does any object
+    with that method.
     """
 
-    def __call__(
+    def from_config(
         self,
         config: Mapping[str, str],
         bootstrap_metadata: Mapping[SystemStreamPartition, SSPMetadata] | None,
         inputs: Iterable[SystemStream | str] | None,
         offset_comparator: OffsetComparator,
-    ) -> MessageChooser: ...
+    ) -> MessageChooser:
+        """The chooser for a container: ``config`` is the job's config, ``bootstrap_metadata`` the input
+        partitions' metadata (None when unknown), ``inputs`` the input streams and ``offset_comparator``
+        the order of their offsets."""
+        ...
+
+
+PLUG_IN_SHAPES = (
+    "(1) a ChooserFactory: a class or object with from_config(config, bootstrap_metadata, inputs, "
+    "offset_comparator) returning a MessageChooser, like samza_nb.chooser.DefaultChooser; or (2) a "
+    "MessageChooser class (register, start, stop, update, choose) whose constructor takes no arguments"
+)
+"""What ``task.chooser.class`` may name, for error messages."""
 
 
 def load_chooser_factory(dotted_path: str) -> ChooserFactory:
-    """The chooser factory at ``dotted_path`` (``package.module.Name``), as a :class:`ChooserFactory`.
+    """The chooser factory at ``dotted_path`` (``package.module.Name``). It may name one of two shapes:
 
-    What the path may name:
+    1. a :class:`ChooserFactory`: a class or object with ``from_config(config, bootstrap_metadata, inputs,
+       offset_comparator)`` returning a MessageChooser (a chooser class with ``from_config`` is used
+       through it);
+    2. a :class:`MessageChooser` class whose constructor takes no arguments: instantiated once per
+       container.
 
-    - a class or object with ``from_config`` (like :class:`DefaultChooser`): called as
-      ``from_config(config, bootstrap_metadata, inputs, offset_comparator)``;
-    - a class with a ``get_chooser`` method (Samza's MessageChooserFactory style): instantiated without
-      arguments, then ``get_chooser(config, bootstrap_metadata, inputs, offset_comparator)``;
-    - a chooser class (it has ``update`` and ``choose``): instantiated without arguments;
-    - any other callable: it is the factory itself.
-
-    A path that cannot be imported, or names nothing usable, is a :class:`ConfigError` naming
-    ``task.chooser.class`` and the path. A factory that returns something other than a MessageChooser
-    raises a ConfigError when called.
+    A path that cannot be imported, or names anything else, is a :class:`ConfigError` naming
+    ``task.chooser.class``, the path and the two shapes. The returned factory's ``from_config`` raises
+    such a ConfigError when the chooser cannot be built or is not a MessageChooser.
     """
     target = import_dotted(dotted_path, CHOOSER_CLASS_KEY)
-    build: Any
-    if hasattr(target, "from_config"):
-        build = target.from_config
-    elif isinstance(target, type) and callable(getattr(target, "get_chooser", None)):
-        instance = _instantiate(target, dotted_path)
-        build = instance.get_chooser
-    elif isinstance(target, type) and hasattr(target, "choose") and hasattr(target, "update"):
-        # (The per-message choosers keep update/choose in slots: on the class they are descriptors.)
+    if isinstance(target, ChooserFactory) and callable(target.from_config):
+        return _CheckedFactory(dotted_path, target.from_config)
+    if isinstance(target, type) and issubclass(target, MessageChooser):
         cls = target
 
-        def build(
+        def construct(
             config: Mapping[str, str],
             bootstrap_metadata: Mapping[SystemStreamPartition, SSPMetadata] | None,
             inputs: Iterable[SystemStream | str] | None,
             offset_comparator: OffsetComparator,
         ) -> Any:
-            return _instantiate(cls, dotted_path)
+            try:
+                return cls()
+            except TypeError as exc:
+                raise ConfigError(
+                    f"{CHOOSER_CLASS_KEY}={dotted_path!r} cannot be instantiated without arguments: {exc} "
+                    "(a chooser class that needs arguments can build itself in a from_config classmethod)",
+                    key=CHOOSER_CLASS_KEY,
+                ) from exc
 
-    elif callable(target):
-        build = target
-    else:
-        raise ConfigError(
-            f"{CHOOSER_CLASS_KEY}={dotted_path!r} names {type(target).__name__}, not a chooser factory "
-            "or chooser class",
-            key=CHOOSER_CLASS_KEY,
-        )
+        return _CheckedFactory(dotted_path, construct)
+    raise ConfigError(
+        f"{CHOOSER_CLASS_KEY}={dotted_path!r} names {_describe(target)}, which is neither of the two chooser "
+        f"plug-ins: {PLUG_IN_SHAPES}",
+        key=CHOOSER_CLASS_KEY,
+    )
 
-    def factory(
+
+def _describe(target: object) -> str:
+    if isinstance(target, type):
+        return f"class {target.__qualname__}"
+    if inspect.isroutine(target):
+        return f"function {target.__qualname__}"
+    return f"{target!r} of type {type(target).__name__}"
+
+
+class _CheckedFactory:
+    """A :class:`ChooserFactory` that builds with ``build`` and refuses what is not a MessageChooser."""
+
+    def __init__(self, dotted_path: str, build: Callable[..., Any]) -> None:
+        self._path = dotted_path
+        self._build = build
+
+    def from_config(
+        self,
         config: Mapping[str, str],
         bootstrap_metadata: Mapping[SystemStreamPartition, SSPMetadata] | None,
         inputs: Iterable[SystemStream | str] | None,
         offset_comparator: OffsetComparator,
     ) -> MessageChooser:
-        chooser = build(config, bootstrap_metadata, inputs, offset_comparator)
+        """The chooser ``task.chooser.class`` builds; a ConfigError naming the key when it is not a
+        MessageChooser."""
+        chooser = self._build(config, bootstrap_metadata, inputs, offset_comparator)
         if not isinstance(chooser, MessageChooser):
             raise ConfigError(
-                f"{CHOOSER_CLASS_KEY}={dotted_path!r} built {chooser!r}, which is not a MessageChooser "
+                f"{CHOOSER_CLASS_KEY}={self._path!r} built {chooser!r}, which is not a MessageChooser "
                 "(register, start, stop, update, choose)",
                 key=CHOOSER_CLASS_KEY,
             )
         return chooser
 
-    return factory
+    def __repr__(self) -> str:
+        return f"ChooserFactory({self._path!r})"
 
 
 def create_chooser(
@@ -110,7 +142,8 @@ def create_chooser(
     :meth:`DefaultChooser.from_config`."""
     path = config.get(CHOOSER_CLASS_KEY)
     if path is not None and path.strip():
-        return load_chooser_factory(path.strip())(config, bootstrap_metadata, inputs, offset_comparator)
+        factory = load_chooser_factory(path.strip())
+        return factory.from_config(config, bootstrap_metadata, inputs, offset_comparator)
     return DefaultChooser.from_config(config, bootstrap_metadata, inputs, offset_comparator)
 
 
@@ -147,13 +180,3 @@ def _comparator(inputs: Sequence[SystemStream], admins: Mapping[str, SystemAdmin
         if admin is not None:
             return admin.offset_comparator
     return integer_offset_comparator
-
-
-def _instantiate(cls: type, dotted_path: str) -> Any:
-    try:
-        return cls()
-    except TypeError as exc:
-        raise ConfigError(
-            f"{CHOOSER_CLASS_KEY}={dotted_path!r} cannot be instantiated without arguments: {exc}",
-            key=CHOOSER_CLASS_KEY,
-        ) from exc

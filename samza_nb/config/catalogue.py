@@ -118,7 +118,13 @@ KEYS: tuple[KeySpec, ...] = (
     KeySpec("task.shutdown.ms", "30000", "int>=0", "Graceful stop: how long in-flight messages may finish."),
     KeySpec("task.async.commit", "false", "bool", "Allow commit while messages are in flight."),
     KeySpec("task.poll.interval.ms", "50", "int>=0", "How long one consumer poll may wait for data."),
-    KeySpec("task.chooser.class", None, "class", "Dotted path of a message chooser factory."),
+    KeySpec(
+        "task.chooser.class",
+        None,
+        "class",
+        "Dotted path of a chooser plug-in: a ChooserFactory (with from_config(config, bootstrap_metadata, "
+        "inputs, offset_comparator)) or a MessageChooser class with a no-argument constructor.",
+    ),
     KeySpec("task.consumer.batch.size", "0", "int>=0", "Messages in a row from one partition; 0 = off."),
     KeySpec(
         "task.chooser.time.aligned",

@@ -55,6 +55,7 @@ from samza_nb.operators.planner import (
 )
 from samza_nb.operators.stages import cut_stages
 from samza_nb.operators.windows import TimeCharacteristic
+from samza_nb.systems.base import InProcessSystemFactory
 
 LOG_FACTORY: Final = "samza_nb.systems.log.LogSystemFactory"
 """The durable log's system factory."""
@@ -169,10 +170,9 @@ def _processing_window_sizes(ops: list[OperatorSpec]) -> list[int]:
 
 
 def _carries_bytes(config: Config, system: str) -> bool:
-    """False for an in-memory system (it passes Python objects through), True for the others (the durable
-    log, Kafka: they carry bytes, so intermediate streams need the intermediate message serde)."""
-    from samza_nb.systems.inmemory.system import InMemorySystemFactory
-
+    """False for a system whose factory is an :class:`InProcessSystemFactory` (the in-memory system: it
+    passes Python objects through), True for the others (the durable log, Kafka: they carry bytes, so
+    intermediate streams need the intermediate message serde)."""
     key = f"systems.{system}.samza.factory"
     path = (config.get_str(key) or "").strip()
     if not path:
@@ -181,7 +181,8 @@ def _carries_bytes(config: Config, system: str) -> bool:
         factory = import_dotted(path, key)
     except ConfigError:
         return True  # the container names the bad factory when it starts
-    return not (isinstance(factory, type) and issubclass(factory, InMemorySystemFactory))
+    factory_class = factory if isinstance(factory, type) else type(factory)
+    return not issubclass(factory_class, InProcessSystemFactory)
 
 
 __all__ = ["INTERMEDIATE_SERDES", "STORE_FACTORY", "job_configs", "stage_job_name"]

@@ -1,7 +1,8 @@
 """Key-value stores: the KeyValueStore protocol, the DuckDB engine and the layers over it.
 
 Layers, outermost first: cached (LRU object cache, batched writes) → serialized (serdes) → logged
-(changelog) → :class:`DuckDBEngine` (bytes in memory, written to DuckDB in Arrow batches at commit).
+(changelog) → :class:`DuckDBEngine` (bytes in memory, written to DuckDB in Arrow batches at commit). The
+commit and the restore drive the engine through the :class:`StorageEngine` protocol only.
 :class:`DuckDBStoreFactory` composes them from ``stores.<name>.*``; :func:`query_store_on` /
 :func:`query_store` run SQL over a store's committed contents.
 """
@@ -11,6 +12,7 @@ from samza_nb.storage.duckdb.engine import DuckDBEngine
 from samza_nb.storage.duckdb.state_file import StateFile, StateTransaction, TaskOffsets
 from samza_nb.storage.duckdb.store_factory import DuckDBStoreFactory
 from samza_nb.storage.duckdb.tables import table_name
+from samza_nb.storage.engine import StorageEngine
 from samza_nb.storage.layers.cached import CachedStore
 from samza_nb.storage.layers.logged import ChangelogSend, LoggedStore
 from samza_nb.storage.layers.serialized import SerializedStore
@@ -31,6 +33,7 @@ __all__ = [
     "SerializedStore",
     "StateFile",
     "StateTransaction",
+    "StorageEngine",
     "StoreError",
     "StoreFactory",
     "StorePartition",

@@ -23,10 +23,10 @@ from samza_nb import crash_points
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.storage.duckdb.engine import DuckDBEngine
 from samza_nb.storage.duckdb.job_files import job_identity, partition_state_path
 from samza_nb.storage.duckdb.job_files import state_directory as state_directory
 from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
+from samza_nb.storage.engine import StorageEngine
 from samza_nb.storage.restore import Restorer, TimeSource
 from samza_nb.storage.settings import changelog_stream, configured_store_names
 from samza_nb.storage.sql.query import query_store, query_store_on
@@ -51,7 +51,7 @@ class TaskStorage:
     path: Path
     file: StateFile
     stores: dict[str, Any] = field(default_factory=dict)
-    engines: dict[str, DuckDBEngine] = field(default_factory=dict)
+    engines: dict[str, StorageEngine] = field(default_factory=dict)
     changelogs: dict[str, SystemStreamPartition] = field(default_factory=dict)
     checkpoint: Checkpoint | None = None
 

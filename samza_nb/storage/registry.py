@@ -10,7 +10,7 @@ from samza_nb.config import Config
 from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError
 from samza_nb.storage.base import KeyValueStore
-from samza_nb.storage.duckdb.engine import DuckDBEngine
+from samza_nb.storage.engine import StorageEngine
 from samza_nb.storage.layers.logged import ChangelogSend
 from samza_nb.storage.settings import store_key
 
@@ -19,7 +19,7 @@ class StorePartition(NamedTuple):
     """One opened partition of a store: what the task uses, and the engine the commit and restore drive."""
 
     store: KeyValueStore[Any, Any]
-    engine: DuckDBEngine
+    engine: StorageEngine
 
 
 @runtime_checkable

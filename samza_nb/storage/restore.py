@@ -20,7 +20,7 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.storage.changelog import ChangelogReader
-from samza_nb.storage.duckdb.engine import DuckDBEngine
+from samza_nb.storage.engine import StorageEngine
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -67,7 +67,7 @@ class Restorer:
         task_name: str,
         stores: Collection[str],
         changelogs: Mapping[str, SystemStreamPartition],
-        engines: Mapping[str, DuckDBEngine],
+        engines: Mapping[str, StorageEngine],
         local: Checkpoint | None,
         remote: Checkpoint | None,
     ) -> Resume:
@@ -107,7 +107,7 @@ class Restorer:
         task_name: str,
         store: str,
         ssp: SystemStreamPartition,
-        engine: DuckDBEngine,
+        engine: StorageEngine,
         after: str | None,
         target: str,
     ) -> int:

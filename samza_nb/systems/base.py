@@ -114,6 +114,19 @@ class SystemProducer(Protocol):
 
 
 @runtime_checkable
+class BatchProducer(SystemProducer, Protocol):
+    """A producer that takes many envelopes in one call, whoever sent them (its ``send`` needs the sender
+    only to name it in errors; its ``flush`` has nothing to wait for per sender). The container hands the
+    output of the tasks on its loop thread to such a producer in one call per slice; it checks for the
+    capability once, when it builds its output buffer."""
+
+    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
+        """The same as ``send`` of each of ``envelopes`` in order, all or nothing: when one of them
+        cannot be sent, raise and send none."""
+        ...
+
+
+@runtime_checkable
 class CommittingProducer(SystemProducer, Protocol):
     """A producer whose output counts only once the checkpoint covering it is written (an exactly-once
     sink). The container calls ``recover`` for each task before its first message, and ``prepare_commit``
@@ -147,4 +160,21 @@ class SystemFactory(Protocol):
 
     def get_producer(self, system_name: str, config: Config) -> SystemProducer:
         """A producer of system ``system_name``."""
+        ...
+
+
+@runtime_checkable
+class InProcessSystemFactory(SystemFactory, Protocol):
+    """A system whose streams live in this process's memory (the in-memory system).
+
+    What that implies, and what the planner and the runners rely on: a message reaches its consumer as the
+    very Python object sent, so the system's streams need no serde (an operator job's intermediate streams
+    on it carry objects, not bytes); and no other process sees its streams, so a job run as several
+    processes cannot read them. A system without this capability carries bytes that other processes can
+    read (the durable log, Kafka, files).
+    """
+
+    def namespace(self, system_name: str, config: Config) -> str:
+        """The name of the in-process space that holds system ``system_name``'s streams (systems of one
+        namespace share their streams)."""
         ...

@@ -2,32 +2,22 @@
 
 Tasks that run on the loop thread (sync tasks without a thread pool) send into an :class:`OutputBuffer`:
 a list the run loop hands to the producers once per slice, in one call when all of it goes to one
-producer that takes batches (:class:`BatchProducer`). Every other task sends straight to the producers,
-from whatever thread it runs on.
+producer that takes batches (a :class:`~samza_nb.systems.base.BatchProducer`, found once when the buffer is
+built). Every other task sends straight to the producers, from whatever thread it runs on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, NoReturn, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NoReturn
 
 from samza_nb.api.streams import OutgoingMessageEnvelope
 from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.systems.base import BatchProducer
 
 if TYPE_CHECKING:
     from samza_nb.systems.base import SystemProducer
-
-
-@runtime_checkable
-class BatchProducer(Protocol):
-    """A SystemProducer that takes many envelopes in one call, whoever sent them (its ``send`` needs the
-    sender only to name it in errors; its ``flush`` has nothing to wait for per sender)."""
-
-    def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
-        """The same as ``send`` of each of ``envelopes`` in order, all or nothing: when one of them
-        cannot be sent, raise and send none."""
-        ...
 
 
 _system_of = attrgetter("system_stream.system")

@@ -31,7 +31,7 @@ from samza_nb.notebook.magics.task_module import (
 )
 from samza_nb.operators.plan import APP_CLASS_KEY
 from samza_nb.runtime.processes import ContainerProcesses
-from samza_nb.systems.inmemory.system import InMemorySystemFactory
+from samza_nb.systems.base import InProcessSystemFactory
 from samza_nb.systems.registry import system_factory
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def prepare_for_processes(
     what, does, instead = how
     try:
         for stream in input_streams(config):
-            if isinstance(system_factory(config, stream.system), InMemorySystemFactory):
+            if isinstance(system_factory(config, stream.system), InProcessSystemFactory):
                 raise NotebookError(
                     f"samza_run: {what} {does}, but its "
                     f"input {stream.system}.{stream.stream} is an in-memory stream, which lives in this "

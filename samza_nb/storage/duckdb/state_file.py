@@ -25,7 +25,6 @@ import duckdb
 
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import CheckpointError
-from samza_nb.storage.duckdb.engine import DuckDBEngine
 from samza_nb.storage.duckdb.file_modes import drop_world_write
 from samza_nb.storage.duckdb.job_files import (
     CHANGELOG_TABLE,
@@ -38,6 +37,7 @@ from samza_nb.storage.duckdb.job_files import (
     open_database,
 )
 from samza_nb.storage.duckdb.open_errors import check_complete, open_error, use_error
+from samza_nb.storage.engine import StorageEngine
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,7 @@ class StateTransaction:
     def __init__(self, file: StateFile, connection: duckdb.DuckDBPyConnection) -> None:
         self._file = file
         self._conn = connection
-        self.engines: list[DuckDBEngine] = []
+        self.engines: list[StorageEngine] = []
         """The engines whose pending writes are part of this transaction."""
 
     @property
@@ -248,7 +248,7 @@ class StateTransaction:
         """The cursor the transaction runs on (for writes of other tables of the same file)."""
         return self._conn
 
-    def write_store(self, engine: DuckDBEngine) -> None:
+    def write_store(self, engine: StorageEngine) -> None:
         """Write ``engine``'s pending writes into the transaction."""
         self.engines.append(engine)
         engine.write_pending(self._conn)

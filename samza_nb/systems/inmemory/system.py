@@ -191,13 +191,20 @@ class InMemorySystemProducer:
 class InMemorySystemFactory:
     """``systems.<name>.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactory``.
 
-    ``systems.<name>.inmemory.namespace`` picks the broker (default: the system's name).
+    ``systems.<name>.inmemory.namespace`` picks the broker (default: the system's name). An
+    :class:`~samza_nb.systems.base.InProcessSystemFactory`: its streams carry Python objects and live in this
+    process only.
     """
+
+    @staticmethod
+    def namespace(system_name: str, config: Config) -> str:
+        """The broker's name: ``systems.<name>.inmemory.namespace``, else the system's name."""
+        return config.get_str(f"systems.{system_name}.inmemory.namespace") or system_name
 
     @staticmethod
     def broker(system_name: str, config: Config) -> InMemoryBroker:
         """The broker this system reads and writes."""
-        namespace = config.get_str(f"systems.{system_name}.inmemory.namespace") or system_name
+        namespace = InMemorySystemFactory.namespace(system_name, config)
         broker = InMemoryBroker.named(namespace, system_name)
         if broker.system != system_name:
             if any(True for _ in broker.stream_names()):

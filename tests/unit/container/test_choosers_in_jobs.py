@@ -144,7 +144,8 @@ def test_a_custom_chooser_class_is_used() -> None:
 
 
 class LastPartitionFirst:
-    """A chooser factory in the style of Samza's: prefers the highest partition number."""
+    """A chooser class (the second plug-in shape: no from_config, built without arguments): prefers the
+    highest partition number."""
 
     def __init__(self, config: Any = None, *args: Any) -> None:
         self.held: dict[Any, Any] = {}

@@ -17,6 +17,8 @@ from samza_nb.operators.jobs import job_configs
 from samza_nb.operators.plan import ApplicationPlan
 from samza_nb.operators.planner import plan_application
 from samza_nb.operators.stages import cut_stages
+from samza_nb.systems.base import InProcessSystemFactory, SystemAdmin, SystemConsumer, SystemProducer
+from samza_nb.systems.inmemory import InMemorySystemFactory
 
 Describe = Callable[[StreamApplicationDescriptor], None]
 X = "samza-nb-job-1-partition_by-by-key"  # the intermediate stream of partition_by "by-key"
@@ -315,3 +317,30 @@ def test_in_memory_intermediate_streams_carry_objects_without_serdes() -> None:
     (job,) = job_configs(graph, result, cfg)
     assert not [key for key in job if key.endswith(("msg.serde", "key.serde")) and key.startswith("systems.")]
     assert "task.window.ms" not in job
+
+
+class ObjectsHere:
+    """A system factory of its own (not the in-memory one's subclass) that declares its streams in-process."""
+
+    def namespace(self, system_name: str, config: Config) -> str:
+        return system_name
+
+    def get_admin(self, system_name: str, config: Config) -> SystemAdmin:
+        return InMemorySystemFactory().get_admin(system_name, config)
+
+    def get_consumer(self, system_name: str, config: Config) -> SystemConsumer:
+        return InMemorySystemFactory().get_consumer(system_name, config)
+
+    def get_producer(self, system_name: str, config: Config) -> SystemProducer:
+        return InMemorySystemFactory().get_producer(system_name, config)
+
+
+def test_a_system_declaring_in_process_streams_carries_objects_and_others_carry_bytes() -> None:
+    assert isinstance(ObjectsHere(), InProcessSystemFactory)
+    cases = ((f"{__name__}.ObjectsHere", False), ("samza_nb.systems.log.LogSystemFactory", True))
+    for factory, carries_bytes in cases:
+        config = {"job.default.system": "sys", "systems.sys.samza.factory": factory}
+        graph, result, cfg = plan(repartition, {"sys.in": 1}, config)
+        (job,) = job_configs(graph, result, cfg)
+        serdes = [key for key in job if key.endswith("msg.serde") and key.startswith("systems.sys.")]
+        assert bool(serdes) is carries_bytes, factory

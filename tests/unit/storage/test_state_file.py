@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -16,6 +16,7 @@ from samza_nb.storage import query_store
 from samza_nb.storage.duckdb.engine import DuckDBEngine
 from samza_nb.storage.duckdb.job_files import partition_state_path, state_directory
 from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
+from samza_nb.storage.engine import StorageEngine
 
 from .conftest import table_rows
 
@@ -89,6 +90,48 @@ def test_a_failure_rolls_back_both_and_the_engine_keeps_its_writes(state: StateF
     engine.close()
     state.close()
     assert reread(path) == (TaskOffsets({SSP: "9"}, {}), {b"a": b"1", b"b": b"2"})
+
+
+class CountingEngine:
+    """Another StorageEngine: keeps its committed rows in a table of its own, one count per commit."""
+
+    def __init__(self) -> None:
+        self.pending: dict[bytes, bytes | None] = {}
+        self.outcomes: list[str] = []
+
+    def write_pending(self, conn: duckdb.DuckDBPyConnection) -> int:
+        conn.execute("CREATE TABLE IF NOT EXISTS counting (n INTEGER)")
+        conn.execute("INSERT INTO counting VALUES (?)", [len(self.pending)])
+        return len(self.pending)
+
+    def mark_committed(self) -> None:
+        self.outcomes.append("committed")
+        self.pending.clear()
+
+    def discard_pending_failed(self) -> None:
+        self.outcomes.append("discarded")
+
+    def restore_batch(self, pairs: Iterable[tuple[bytes, bytes | None]]) -> None:
+        self.pending.update(pairs)
+
+    def close(self) -> None:
+        self.pending.clear()
+
+
+def test_the_transaction_drives_any_storage_engine(state: StateFile) -> None:
+    duckdb_engine: StorageEngine = engine_on(state)
+    assert isinstance(duckdb_engine, StorageEngine)
+    engine = CountingEngine()
+    assert isinstance(engine, StorageEngine)
+    engine.restore_batch([(b"a", b"1"), (b"b", None)])
+    with pytest.raises(RuntimeError, match="task failed"), state.transaction() as tx:
+        tx.write_store(engine)
+        raise RuntimeError("task failed")
+    with state.transaction() as tx:
+        tx.write_store(engine)
+        tx.write_offsets(TASK, {SSP: "5"}, {})
+    assert engine.outcomes == ["discarded", "committed"]
+    assert state.connection.execute("SELECT n FROM counting").fetchall() == [(2,)]
 
 
 def test_use_outside_open_and_close_is_refused(path: Path) -> None:
