@@ -1,7 +1,8 @@
 """A custom serde: JSON compressed with zlib, for large values in stores and streams.
 
 ``serializers.registry.zjson.class = samza_nb_ext.serde.ZlibJsonSerde``, then use the name ``zjson`` where a
-serde is named: ``stores.<store>.msg.serde = zjson``.
+serde is named: ``stores.<store>.msg.serde = zjson`` for a store, ``systems.<system>.samza.msg.serde = zjson``
+for the streams of Kafka or the durable log.
 
 The plug-in point: ``serializers.registry.<name>.class`` names a class with ``to_bytes(obj)`` and
 ``from_bytes(data)`` (instantiated with no arguments), or a factory with ``get_serde(name, config)``.

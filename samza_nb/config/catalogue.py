@@ -209,7 +209,7 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.samza.key.serde",
         None,
         "str",
-        "Kafka, log: key serde at the boundary (bytes when unset; string, json, int, long, pickle, a class).",
+        "Kafka, log: key serde at the boundary (bytes when unset; any serde name, as for stores).",
     ),
     KeySpec(
         "systems.<system>.samza.msg.serde",
@@ -248,7 +248,8 @@ KEYS: tuple[KeySpec, ...] = (
         "stores.<name>.key.serde",
         None,
         "str",
-        "Serde of the store's keys (string, json, bytes, int, long, double, pickle; bytes when unset).",
+        "Serde of the store's keys (string, json, bytes, int, long, double, pickle, a registered name, "
+        "a Samza serde factory class or a serde class; bytes when unset).",
     ),
     KeySpec("stores.<name>.msg.serde", None, "str", "Serde of the store's values (bytes when unset)."),
     KeySpec(

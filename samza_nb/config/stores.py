@@ -16,10 +16,21 @@ def store_key(store_name: str, suffix: str) -> str:
 
 def configured_store_names(config: Config) -> list[str]:
     """The stores configured in ``config`` (every ``stores.<name>.factory``; a name has no dot), sorted."""
+    return _names_with(config, "factory")
+
+
+def store_changelogs(config: Config) -> dict[str, SystemStream]:
+    """The changelog of every store that names one (``stores.<name>.changelog``, read as
+    :func:`changelog_stream` reads it), by store name; a store's ``factory`` need not be set."""
+    found = {store: changelog_stream(config, store) for store in _names_with(config, "changelog")}
+    return {store: stream for store, stream in found.items() if stream is not None}
+
+
+def _names_with(config: Config, suffix: str) -> list[str]:
+    """The ``<name>`` of every ``stores.<name>.<suffix>`` key in ``config`` (no dot in a name), sorted."""
+    end = "." + suffix
     names = {
-        key[len("stores.") : -len(".factory")]
-        for key in config
-        if key.startswith("stores.") and key.endswith(".factory")
+        key[len("stores.") : -len(end)] for key in config if key.startswith("stores.") and key.endswith(end)
     }
     return sorted(name for name in names if name and "." not in name)
 
@@ -61,4 +72,11 @@ def _text(config: Config, key: str) -> str | None:
     return value.strip() if value is not None and value.strip() else None
 
 
-__all__ = ["changelog_stream", "changelog_systems", "configured_store_names", "parse_changelog", "store_key"]
+__all__ = [
+    "changelog_stream",
+    "changelog_systems",
+    "configured_store_names",
+    "parse_changelog",
+    "store_changelogs",
+    "store_key",
+]

@@ -1,11 +1,12 @@
 """The byte layout of intermediate stream messages (Samza's IntermediateMessageSerde).
 
 A message is one type byte followed by its body: ``0`` a user message (its body through the user serde,
-JSON by default), ``1`` a watermark, ``2`` an end-of-stream. A control body is compact UTF-8 JSON with
-Samza's field names: ``{"taskName": <str or null>, "version": 1}``, plus ``"timestamp": <ms>`` for a
-watermark. Reading, ``"task-name"`` (the name Samza's JSON creators declare) is accepted for ``taskName``
-and other fields (the ``taskCount`` of Samza releases before 0.14) are ignored; the consumer side knows
-the producer count from the job model. Samza's type 3 (drain) is not supported.
+the ``json`` serde of :mod:`samza_nb.serde` by default), ``1`` a watermark, ``2`` an end-of-stream. A
+control body is compact UTF-8 JSON with Samza's field names in Samza's order (not sorted: a fixed wire
+layout, not user data): ``{"taskName": <str or null>, "version": 1}``, plus ``"timestamp": <ms>`` for a
+watermark. Reading, ``"task-name"`` (the name Samza's JSON creators declare) is accepted for
+``taskName`` and other fields (the ``taskCount`` of Samza releases before 0.14) are ignored; the consumer
+side knows the producer count from the job model. Samza's type 3 (drain) is not supported.
 
 Configure a stream's message serde as ``samza_nb.control.serde.IntermediateMessageSerde`` (or
 ``...PickleIntermediateMessageSerde`` for user values that are any picklable Python object; trusted data
@@ -19,7 +20,7 @@ from typing import Any, Final
 
 from samza_nb.control.messages import EndOfStreamMessage, WatermarkMessage
 from samza_nb.errors import SamzaError
-from samza_nb.systems.serdes import JsonSerde, PickleSerde, Serde
+from samza_nb.serde import JsonSerde, PickleSerde, Serde, SerdeError
 
 USER_MESSAGE: Final = 0
 """Type byte of a user message."""
@@ -34,7 +35,9 @@ _EOS_PREFIX: Final = bytes([END_OF_STREAM])
 _DRAIN: Final = 3
 _NAMES: Final = {WATERMARK: "watermark", END_OF_STREAM: "end-of-stream"}
 
-_encode_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_JSON: Final = JsonSerde()
+"""The default user serde; it also reads control bodies."""
+_encode_body: Final = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
 
 
 def _short(data: bytes, limit: int = 80) -> str:
@@ -48,7 +51,7 @@ class IntermediateMessageSerde:
     message is a SamzaError saying what is wrong; a user body the user serde refuses raises its error."""
 
     def __init__(self, user_serde: Serde | None = None) -> None:
-        self.user_serde: Serde = user_serde if user_serde is not None else JsonSerde()
+        self.user_serde: Serde = user_serde if user_serde is not None else _JSON
         self._user_to_bytes = self.user_serde.to_bytes
         self._user_from_bytes = self.user_serde.from_bytes
 
@@ -57,10 +60,10 @@ class IntermediateMessageSerde:
         kind = type(obj)
         if kind is WatermarkMessage:
             body = {"taskName": obj.task_name, "version": obj.version, "timestamp": obj.timestamp}
-            return _WATERMARK_PREFIX + _encode_json(body).encode("utf-8")
+            return _WATERMARK_PREFIX + _encode_body(body).encode("utf-8")
         if kind is EndOfStreamMessage:
             body = {"taskName": obj.task_name, "version": obj.version}
-            return _EOS_PREFIX + _encode_json(body).encode("utf-8")
+            return _EOS_PREFIX + _encode_body(body).encode("utf-8")
         return _USER_PREFIX + self._user_to_bytes(obj)
 
     def from_bytes(self, data: bytes) -> Any:
@@ -93,8 +96,8 @@ class IntermediateMessageSerde:
 def _control_fields(data: bytes, kind: int) -> dict[str, Any]:
     name = _NAMES[kind]
     try:
-        fields = json.loads(bytes(data[1:]).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # RecursionError: nested too deep
+        fields = _JSON.from_bytes(bytes(data[1:]))
+    except SerdeError as exc:
         raise SamzaError(f"the body of a {name} message is not JSON ({_short(data)}): {exc}") from None
     if not isinstance(fields, dict):
         raise SamzaError(f"the body of a {name} message must be a JSON object, got {_short(data)}")

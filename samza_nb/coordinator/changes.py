@@ -7,6 +7,7 @@ from collections.abc import Collection, Mapping
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.config.grouper_names import DEFAULT_GROUPER, GROUPER_KEY, short_grouper_name
+from samza_nb.config.stores import configured_store_names
 from samza_nb.errors import ConfigError
 
 
@@ -14,13 +15,10 @@ class JobChangeRefused(ConfigError):
     """A stateful job's grouper or input partition count changed since its last run (names what changed)."""
 
 
-def stores_of(config: Mapping[str, str]) -> list[str]:
-    """Names of the stores the job declares (``stores.<name>.factory``): a job with any is stateful."""
-    return sorted(
-        key[len("stores.") : -len(".factory")]
-        for key in config
-        if key.startswith("stores.") and key.endswith(".factory") and key.count(".") >= 2
-    )
+def stores_of(config: Config) -> list[str]:
+    """Names of the stores the job declares (``stores.<name>.factory``, as
+    :func:`~samza_nb.config.stores.configured_store_names` reads them): a job with any is stateful."""
+    return configured_store_names(config)
 
 
 def refuse_incompatible_change(

@@ -1,4 +1,12 @@
-"""Serdes by name: the built-ins plus user serdes configured as ``serializers.registry.<name>.class``."""
+"""Serdes by name: the one place a serde name becomes a serde, for stores and streams alike.
+
+A name is, in this order: a serde registered in config (``serializers.registry.<name>.class``), a built-in
+(``string``, ``json``, ``bytes``, ``int``, ``long``, ``double``, ``pickle``; Samza's ``integer``, ``byte`` and
+``bytebuffer`` too; any letter case), one of Samza's serde factory class names
+(``org.apache.samza.serializers.JsonSerdeFactory``, ...: the built-in with the same bytes), or the dotted
+path of a serde class or factory. A registered class is likewise a serde class, a factory with
+``get_serde(name, config)``, or a Samza factory class name.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +30,9 @@ from samza_nb.serde.builtin import (
 
 REGISTRY_PREFIX: Final = "serializers.registry."
 
+DEFAULT_SERDE: Final = "bytes"
+"""The serde of a store's or a stream's keys or values when none is configured."""
+
 BUILTIN_SERDES: Final[Mapping[str, Callable[[], Serde]]] = {
     "string": StringSerde,
     "json": JsonSerde,
@@ -31,8 +42,8 @@ BUILTIN_SERDES: Final[Mapping[str, Callable[[], Serde]]] = {
     "double": DoubleSerde,
     "pickle": PickleSerde,
 }
-"""The serdes every registry knows, by name (``pickle``: trusted data only). ``integer`` and ``byte`` are
-accepted as Samza's aliases."""
+"""The serdes every registry knows, by name (``pickle``: trusted data only). ``integer``, ``byte`` and
+``bytebuffer`` are accepted as Samza's aliases."""
 
 _ALIASES: Final[Mapping[str, str]] = {"integer": "int", "byte": "bytes", "bytebuffer": "bytes"}
 
@@ -55,12 +66,24 @@ def class_key(name: str) -> str:
     return f"{REGISTRY_PREFIX}{name}.class"
 
 
-class SerdeRegistry:
-    """Serdes by name.
+def builtin_name(name: str) -> str | None:
+    """The built-in serde ``name`` stands for (``"JSON"``, ``"integer"``, a Samza factory class name), or
+    None when it names none."""
+    text = name.strip()
+    found = _SAMZA_FACTORIES.get(text)
+    if found is not None:
+        return found
+    lowered = text.lower()
+    lowered = _ALIASES.get(lowered, lowered)
+    return lowered if lowered in BUILTIN_SERDES else None
 
-    :meth:`get` returns the serde registered under a name: a user serde from config (which may override a
-    built-in name) or a built-in. User serde classes are imported and instantiated on first use, once per
-    registry; failures raise :class:`ConfigError` naming ``serializers.registry.<name>.class``.
+
+class SerdeRegistry:
+    """Serdes by name (see the module for what a name may be).
+
+    :meth:`get` returns the serde a name stands for, created on first use and then shared (serdes are
+    stateless). Failures raise :class:`ConfigError`: an unknown name names the key that used it, a bad
+    registered class names its ``serializers.registry.<name>.class``.
     """
 
     def __init__(self, config: Config | None = None) -> None:
@@ -80,20 +103,20 @@ class SerdeRegistry:
         return cls(config)
 
     def names(self) -> list[str]:
-        """Every name :meth:`get` resolves (built-ins and configured ones), sorted."""
+        """Every short name :meth:`get` resolves (built-ins and configured ones), sorted."""
         return sorted({*BUILTIN_SERDES, *self._paths})
 
     def register(self, name: str, serde: Serde) -> None:
         """Register ``serde`` as ``name`` in this registry (overrides config and built-ins)."""
-        _check_serde(serde, name, key=None)
+        _check_serde(serde, f"serde {name!r}", class_key(name))
         with self._lock:
             self._serdes[name] = serde
 
     def get(self, name: str, *, key: str | None = None) -> Serde:
-        """The serde named ``name``.
+        """The serde ``name`` stands for.
 
-        ``key`` is the config key that named it (e.g. ``stores.counts.key.serde``); an unknown name is a
-        :class:`ConfigError` naming that key and listing the known names.
+        ``key`` is the config key that named it (e.g. ``stores.counts.key.serde``); an unknown name, or a
+        dotted path that is no serde, is a :class:`ConfigError` naming that key.
         """
         with self._lock:
             found = self._serdes.get(name)
@@ -103,21 +126,24 @@ class SerdeRegistry:
             return found
 
     def _create(self, name: str, key: str | None) -> Serde:
-        path = self._paths.get(name)
+        text = name.strip()
+        path = self._paths.get(text)
         if path is not None:
-            return self._load(name, path)
-        builtin = BUILTIN_SERDES.get(_ALIASES.get(name, name))
+            return self._load(text, path, class_key(text))
+        builtin = builtin_name(text)
         if builtin is not None:
-            return builtin()
-        where = f"{key}={name!r}" if key else f"serde {name!r}"
+            return BUILTIN_SERDES[builtin]()
+        where = key or class_key(text)
+        if "." in text:  # a serde class (or factory) named by its dotted path
+            return self._load(text, text, where)
         raise ConfigError(
-            f"{where}: unknown serde; known serdes are {', '.join(self.names())}. Register your own with "
-            f"{class_key(name)} = package.module.SerdeClass",
-            key=key or class_key(name),
+            f"{where}={name!r} is not a serde: no serde has that name (known: {', '.join(self.names())}). "
+            f"Register one with {class_key(text)} = package.module.SerdeClass, or give the dotted path "
+            "of a class with to_bytes/from_bytes",
+            key=where,
         )
 
-    def _load(self, name: str, path: str) -> Serde:
-        key = class_key(name)
+    def _load(self, name: str, path: str, key: str) -> Serde:
         builtin = _SAMZA_FACTORIES.get(path)
         if builtin is not None:
             return BUILTIN_SERDES[builtin]()
@@ -130,18 +156,31 @@ class SerdeRegistry:
             raise ConfigError(
                 f"{key}={path!r}: creating the serde failed: {type(exc).__name__}: {exc}", key=key
             ) from exc
-        _check_serde(made, name, key=key, path=path)
+        _check_serde(made, f"{key}={path!r}", key)
         serde: Serde = made
         return serde
 
 
-def _check_serde(obj: object, name: str, *, key: str | None, path: str | None = None) -> None:
+def serde_for(name: str, key: str) -> Serde:
+    """The serde ``name`` stands for without any registered serdes (a built-in, a Samza factory class name
+    or a dotted path); a :class:`ConfigError` naming ``key`` when there is none."""
+    return SerdeRegistry().get(name, key=key)
+
+
+def _check_serde(obj: object, what: str, key: str) -> None:
     if not isinstance(obj, Serde):
-        what = f"{key}={path!r}" if key else f"serde {name!r}"
         raise ConfigError(
             f"{what} is not a serde: {obj!r} has no to_bytes/from_bytes (nor get_serde(name, config))",
-            key=key or class_key(name),
+            key=key,
         )
 
 
-__all__ = ["BUILTIN_SERDES", "REGISTRY_PREFIX", "SerdeRegistry", "class_key"]
+__all__ = [
+    "BUILTIN_SERDES",
+    "DEFAULT_SERDE",
+    "REGISTRY_PREFIX",
+    "SerdeRegistry",
+    "builtin_name",
+    "class_key",
+    "serde_for",
+]

@@ -11,12 +11,11 @@ from samza_nb.config.stores import changelog_stream, configured_store_names, par
 from samza_nb.errors import ConfigError
 from samza_nb.serde.base import Serde
 from samza_nb.serde.builtin import BytesSerde
-from samza_nb.serde.registry import SerdeRegistry
+from samza_nb.serde.registry import DEFAULT_SERDE, SerdeRegistry
 
 DEFAULT_WRITE_BATCH_SIZE: Final = 100_000
 DEFAULT_OBJECT_CACHE_SIZE: Final = 1000
 DEFAULT_PRELOAD_MAX_ROWS: Final = 1_000_000
-DEFAULT_SERDE: Final = "bytes"
 
 
 @dataclass(frozen=True)

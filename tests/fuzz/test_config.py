@@ -20,7 +20,7 @@ from samza_nb.config.loaders import parse_properties
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.operators.plan import ApplicationPlan
 from samza_nb.runtime.cli.main import load_job_config
-from samza_nb.systems.serdes import serde_for
+from samza_nb.serde import serde_for
 from tests.fuzz.budget import fuzz, parses
 from tests.fuzz.strategies import argv_text, json_values
 

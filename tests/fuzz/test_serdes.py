@@ -1,4 +1,6 @@
-"""Every built-in serde's ``from_bytes`` on arbitrary bytes: a value, or a SamzaError with a message."""
+"""Every built-in serde's ``from_bytes`` on arbitrary bytes: a value, or a SamzaError with a message.
+
+Stores and streams share one set of built-ins (:mod:`samza_nb.serde`)."""
 
 from __future__ import annotations
 
@@ -6,14 +8,11 @@ import pytest
 from hypothesis import example, given
 
 from samza_nb.control.serde import IntermediateMessageSerde, PickleIntermediateMessageSerde
-from samza_nb.serde.registry import BUILTIN_SERDES as STORE_SERDES
-from samza_nb.systems.serdes import BUILTIN_SERDES as SYSTEM_SERDES
+from samza_nb.serde.registry import BUILTIN_SERDES
 from tests.fuzz.budget import fuzz, parses
 from tests.fuzz.strategies import DEEP_LIST, DEEP_OBJECT, any_bytes
 
-SERDES = {f"store:{name}": make for name, make in STORE_SERDES.items()} | {
-    f"system:{name}": make for name, make in SYSTEM_SERDES.items()
-}
+SERDES = dict(BUILTIN_SERDES)
 
 
 @pytest.mark.parametrize("name", sorted(SERDES))

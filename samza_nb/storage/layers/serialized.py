@@ -6,10 +6,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from samza_nb.serde.base import FastSerde, Serde
-from samza_nb.serde.builtin import BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde
+from samza_nb.serde.builtin import BYTES_TYPES
 from samza_nb.storage.base import KeyValueStore, StoreError, describe, none_error
-
-_BUILTIN_TYPES = frozenset({BytesSerde, DoubleSerde, IntSerde, JsonSerde, LongSerde, StringSerde})
 
 
 class SerializedStore:
@@ -40,8 +38,8 @@ class SerializedStore:
         self._vfast: Callable[[Any], bytes] = (
             msg_serde.fast_to_bytes if isinstance(msg_serde, FastSerde) else self._venc
         )
-        self._ktrusted = type(key_serde) in _BUILTIN_TYPES
-        self._vtrusted = type(msg_serde) in _BUILTIN_TYPES
+        self._ktrusted = type(key_serde) in BYTES_TYPES
+        self._vtrusted = type(msg_serde) in BYTES_TYPES
 
     @property
     def inner(self) -> KeyValueStore[bytes, bytes]:

@@ -14,13 +14,13 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError("the Kafka system needs aiokafka: pip install 'samza_nb[kafka]'") from exc
 
+from samza_nb.serde import Serde, serde_for
 from samza_nb.systems.kafka.admin import KafkaSystemAdmin
 from samza_nb.systems.kafka.clients import quiet_repeated_client_logs
 from samza_nb.systems.kafka.config import KafkaSystemConfig
 from samza_nb.systems.kafka.consumer import KafkaSystemConsumer
 from samza_nb.systems.kafka.factory import KafkaSystemFactory
 from samza_nb.systems.kafka.producer import KafkaSystemProducer
-from samza_nb.systems.serdes import Serde, serde_for
 
 quiet_repeated_client_logs()
 

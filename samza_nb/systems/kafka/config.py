@@ -17,8 +17,9 @@ Keys (``<s>`` is the system name, ``<t>`` a stream/topic):
   silent (connecting at start, fetching, delivering at a flush, reading metadata) before the operation
   fails with an error naming the broker.
 - ``systems.<s>.samza.key.serde`` / ``systems.<s>.samza.msg.serde`` and per stream
-  ``systems.<s>.streams.<t>.samza.key.serde`` / ``.samza.msg.serde``: see :mod:`.serdes`. Store changelog
-  streams default to bytes whatever the system-wide serde (the stores serialize their own records).
+  ``systems.<s>.streams.<t>.samza.key.serde`` / ``.samza.msg.serde``: see :mod:`samza_nb.serde.streams`.
+  Store changelog streams default to bytes whatever the system-wide serde (the stores serialize their own
+  records).
 - ``systems.<s>.streams.<t>.partitions`` (default 1): partitions of a topic samza_nb creates for it.
 - ``systems.<s>.default.stream.replication.factor`` (default 1) and ``systems.<s>.default.stream.<config>``
   (Kafka topic configs such as ``retention.ms``): applied to every topic samza_nb creates.
@@ -39,8 +40,8 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 
 from samza_nb.config.key_spec import parse_bool, parse_int
 from samza_nb.errors import ConfigError
+from samza_nb.serde import Serde, StreamSerdes
 from samza_nb.systems.kafka.transactions import ISOLATION_LEVELS
-from samza_nb.systems.serdes import Serde, StreamSerdes
 
 if TYPE_CHECKING:
     from samza_nb.config import Config

@@ -32,11 +32,11 @@ from aiokafka import AIOKafkaClient
 
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import SamzaError, SystemConsumersError
+from samza_nb.serde.streams import is_identity
 from samza_nb.systems.kafka.admin import KAFKA_OFFSET
 from samza_nb.systems.kafka.clients import bounded, client_settings, close_quietly, describe, topic_partitions
 from samza_nb.systems.kafka.fetcher import Fetcher, PartitionState
 from samza_nb.systems.offsets import parse_integer_offset
-from samza_nb.systems.serdes import is_identity
 
 if TYPE_CHECKING:
     from samza_nb.systems.kafka.config import KafkaSystemConfig

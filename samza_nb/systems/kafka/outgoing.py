@@ -10,15 +10,15 @@ from aiokafka.record.default_records import DefaultRecordBatchBuilder
 
 from samza_nb.api.streams import Headers
 from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.serde.builtin import BytesSerde
 from samza_nb.systems.headers import checked_headers
 from samza_nb.systems.kafka.admin import check_topic_name
 from samza_nb.systems.partitioner import murmur2
-from samza_nb.systems.serdes import BytesSerde
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import OutgoingMessageEnvelope
+    from samza_nb.serde.base import Serde
     from samza_nb.systems.kafka.config import KafkaSystemConfig
-    from samza_nb.systems.serdes import Serde
 
 MAX_REQUEST_SIZE = 1_048_576
 """aiokafka's default ``max_request_size`` (``systems.<s>.producer.max.request.size``)."""

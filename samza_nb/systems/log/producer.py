@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import Headers, OutgoingMessageEnvelope
 from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.serde.streams import StreamSerdes, is_identity
 from samza_nb.systems.headers import checked_headers
 from samza_nb.systems.log.durable_log import DurableLog, Record
 from samza_nb.systems.log.format import as_bytes
 from samza_nb.systems.partitioner import key_partition
-from samza_nb.systems.serdes import StreamSerdes, is_identity
 
 if TYPE_CHECKING:
     from samza_nb.config import Config

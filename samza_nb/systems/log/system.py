@@ -10,7 +10,7 @@ this one when no factory is configured for it.
   hands out the stored bytes as key and message, with the sent envelope's ``timestamp`` (event time, ms)
   as the timestamp, or the append time (ms) for a message sent without one, and the sent envelope's
   ``headers`` (``(name, bytes or None)`` pairs; other values are refused naming the stream). The serdes
-  of Kafka apply here too (:mod:`samza_nb.systems.serdes`: ``systems.<name>.samza.key.serde`` /
+  of Kafka apply here too (:mod:`samza_nb.serde.streams`: ``systems.<name>.samza.key.serde`` /
   ``samza.msg.serde``, per stream ``systems.<name>.streams.<stream>.samza.*.serde``; store changelogs stay
   bytes): values are serialized when the producer writes them and deserialized by the consumer.
 - Partition of a sent message: ``partition``, else Kafka's murmur2 of ``partition_key`` (or ``key``),
@@ -34,11 +34,11 @@ from samza_nb.api.streams import (
 )
 from samza_nb.config.system_defaults import log_directory
 from samza_nb.errors import SamzaError, SystemConsumersError
+from samza_nb.serde.streams import StreamSerdes, is_identity
 from samza_nb.systems.log.durable_log import LOG_OFFSET, DurableLog
 from samza_nb.systems.log.producer import LogSystemProducer
 from samza_nb.systems.log.wake import FlushWaiter
 from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
-from samza_nb.systems.serdes import StreamSerdes, is_identity
 
 if TYPE_CHECKING:
     from samza_nb.config import Config

@@ -7,7 +7,7 @@ streaming, so intermediate streams and outputs on the log are queryable from Spa
 
 Columns: ``partition`` (int), ``offset`` (long), ``timestamp`` (the record's event time, else its append
 time), ``key`` and ``value`` (binary, as stored). Options ``key.serde`` and ``value.serde`` (``serde``: both;
-``string``, ``json``, ``pickle`` or any serde :mod:`samza_nb.systems.serdes` knows) decode them: with
+``string``, ``json``, ``pickle`` or any serde :mod:`samza_nb.serde` knows) decode them: with
 ``string`` they are string columns; with any serde, a schema given to the reader
 (``.schema("user string, n long, offset long")``) takes ``partition`` / ``offset`` / ``timestamp`` /
 ``key`` / ``value`` from the record and every other column from the decoded value's field of that name (a
@@ -30,8 +30,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStrea
 from pyspark.sql.types import StructType
 
 from samza_nb.errors import SamzaError
+from samza_nb.serde import Serde, serde_for
 from samza_nb.systems.log.durable_log import DurableLog
-from samza_nb.systems.serdes import Serde, serde_for
 
 NAME = "samza-log"
 RECORD_COLUMNS = ("partition", "offset", "timestamp", "key", "value")

@@ -71,7 +71,10 @@ def test_send_batch_is_all_or_nothing(kafka_broker: DevBroker, topic: str) -> No
     out = SystemStream("kafka", topic)
 
     async def send(producer: KafkaSystemProducer) -> None:
-        with pytest.raises(SystemProducerError, match="the bytes serde cannot send a str"):
+        with pytest.raises(
+            SystemProducerError,
+            match=r"'text' \(str\) is not bytes: systems\.kafka\.samza\.msg\.serde is not set",
+        ):
             producer.send_batch(
                 [
                     OutgoingMessageEnvelope(out, b"a"),

@@ -138,7 +138,7 @@ def test_a_consumer_started_at_row_k_reads_from_row_k(tmp_path: Path) -> None:
 
 
 def test_a_configured_key_serde_chooses_the_key_bytes(spark: Any, tmp_path: Path) -> None:
-    from samza_nb.systems.serdes import serde_for
+    from samza_nb.serde import serde_for
 
     frame = spark.createDataFrame([(f"k{i}", i) for i in range(16)], "k string, v long")
     register_dataframe("clicks", frame, key="k", value="v", partitions=3)

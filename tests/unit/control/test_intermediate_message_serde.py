@@ -15,7 +15,7 @@ from samza_nb.control import (
     WatermarkMessage,
 )
 from samza_nb.errors import SamzaError
-from samza_nb.systems.serdes import PickleSerde, StringSerde, serde_for
+from samza_nb.serde import PickleSerde, StringSerde, serde_for
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,8 @@ from samza_nb.serde import (
     SerdeError,
     SerdeRegistry,
     StringSerde,
+    serde_for,
 )
-from samza_nb.systems.serdes import serde_for
 
 
 @pytest.mark.parametrize(
@@ -34,6 +34,8 @@ from samza_nb.systems.serdes import serde_for
         (JsonSerde(), {"b": 1, "a": [1, "x", None, True]}, b'{"a":[1,"x",null,true],"b":1}'),
         (JsonSerde(), "é", '"é"'.encode()),
         (BytesSerde(), b"\x00\xff", b"\x00\xff"),
+        (BytesSerde(), bytearray(b"\x01"), b"\x01"),  # a bytearray is taken as its bytes
+        (BytesSerde(), memoryview(b"\x02"), b"\x02"),
         (IntSerde(), 1, b"\x00\x00\x00\x01"),
         (IntSerde(), -1, b"\xff\xff\xff\xff"),
         (IntSerde(), -(2**31), b"\x80\x00\x00\x00"),
@@ -63,7 +65,7 @@ def test_json_equal_objects_have_equal_bytes() -> None:
         (JsonSerde(), math.nan),
         (JsonSerde(), object()),
         (BytesSerde(), "text"),
-        (BytesSerde(), bytearray(b"x")),
+        (BytesSerde(), 7),
         (IntSerde(), 2**31),
         (IntSerde(), -(2**31) - 1),
         (IntSerde(), "1"),
@@ -168,3 +170,24 @@ def test_pickle_is_a_registry_and_a_system_serde() -> None:
     assert system_serde.from_bytes(system_serde.to_bytes({"k": (1, 2)})) == {"k": (1, 2)}
     with pytest.raises(SamzaError):
         system_serde.from_bytes(b"junk")
+
+
+# -- json: one behaviour for stores and streams ---------------------------------------------------------
+def test_json_refuses_nan_and_infinities_naming_where_they_are() -> None:
+    with pytest.raises(SerdeError, match=r"value\['b'\]\[1\] = nan has no JSON form"):
+        JsonSerde().to_bytes({"a": 1, "b": [0.5, math.nan]})
+    with pytest.raises(SerdeError, match=r"value = inf has no JSON form"):
+        JsonSerde().to_bytes(math.inf)
+
+
+def test_json_refuses_dict_keys_that_cannot_be_sorted() -> None:
+    with pytest.raises(SerdeError, match="dict keys of different types cannot be sorted"):
+        JsonSerde().to_bytes({1: "a", "b": 2})
+    assert JsonSerde().to_bytes({2: "a", 1: "b"}) == b'{"1":"b","2":"a"}'
+
+
+def test_json_reads_utf16_and_bom_marked_json() -> None:
+    serde = JsonSerde()
+    assert serde.from_bytes('{"a":1}'.encode("utf-16")) == {"a": 1}
+    assert serde.from_bytes(b'\xef\xbb\xbf{"a":1}') == {"a": 1}
+    assert serde.to_bytes(7) == b"7" and serde.to_bytes(True) == b"true"

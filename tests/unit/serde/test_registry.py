@@ -98,3 +98,23 @@ def test_bad_user_serde_names_its_class_key(path: str, needle: str) -> None:
     with pytest.raises(ConfigError, match=needle) as info:
         registry(mine=path).get("mine", key="stores.s.key.serde")
     assert info.value.key == "serializers.registry.mine.class"
+
+
+def test_a_name_may_be_a_samza_factory_class_name_or_a_dotted_path() -> None:
+    reg = SerdeRegistry.from_config(Config())
+    key = "systems.log.samza.msg.serde"
+    assert isinstance(reg.get("org.apache.samza.serializers.JsonSerdeFactory", key=key), JsonSerde)
+    assert isinstance(reg.get("org.apache.samza.serializers.IntegerSerdeFactory", key=key), IntSerde)
+    assert isinstance(reg.get(f"{__name__}.UpperSerde", key=key), UpperSerde)
+    assert isinstance(reg.get(f"{__name__}.UpperSerdeFactory", key=key), UpperSerde)
+    assert isinstance(reg.get("JSON", key=key), JsonSerde)  # built-in names in any case
+
+
+def test_a_bad_dotted_path_names_the_key_that_used_it() -> None:
+    key = "systems.log.samza.msg.serde"
+    with pytest.raises(ConfigError, match="module 'no_such_module_xyz' not found") as info:
+        SerdeRegistry.from_config(Config()).get("no_such_module_xyz.Serde", key=key)
+    assert info.value.key == key
+    with pytest.raises(ConfigError, match="is not a serde") as info:
+        SerdeRegistry.from_config(Config()).get(f"{__name__}.NotASerde", key=key)
+    assert info.value.key == key

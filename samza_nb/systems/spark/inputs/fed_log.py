@@ -17,9 +17,9 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from samza_nb.errors import SamzaError, SystemConsumersError
+from samza_nb.serde.streams import StreamSerdes
 from samza_nb.systems.log.durable_log import DurableLog
 from samza_nb.systems.log.system import LogSystemAdmin, LogSystemConsumer
-from samza_nb.systems.serdes import StreamSerdes
 from samza_nb.systems.spark.inputs.feed import StreamFeed, feed_failure
 from samza_nb.systems.spark.inputs.streaming import (
     PositionFile,

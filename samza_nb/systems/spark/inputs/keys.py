@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.serde import Serde, StreamSerdes
 from samza_nb.systems.partitioner import key_partition
-from samza_nb.systems.serdes import Serde, StreamSerdes
 
 if TYPE_CHECKING:
     from samza_nb.config import Config

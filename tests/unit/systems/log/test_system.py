@@ -220,7 +220,7 @@ def test_serdes_apply_as_on_kafka_and_changelogs_stay_bytes(tmp_path: Path) -> N
         consumer = LogSystemFactory().get_consumer("log", cfg)
         consumer.register(ssp, "2")
         await consumer.start()
-        with pytest.raises(SystemConsumersError, match=r"log.events#0 offset 2: the json serde"):
+        with pytest.raises(SystemConsumersError, match=r"log.events#0 offset 2: json serde cannot decode"):
             await consumer.poll([ssp], 0)
         await consumer.stop()
 
