@@ -209,3 +209,54 @@ def test_a_relative_import_is_resolved(layers: dict[str, int]) -> None:
     source = "from ..notebook import errors\n"
     (problem,) = check_module("samza_nb/storage/base.py", "samza_nb.storage.base", source, layers)
     assert problem.imported == "samza_nb.notebook.errors"
+
+
+def _serde_definitions(source: str) -> list[str]:
+    """Serde protocols and tables of serdes a module defines: a Protocol class named ``...Serde``, or a
+    module-level dict of names to serdes (a name with SERDE in it bound to a dict display whose values are
+    classes or factories; a dict of dotted names in config is a choice of serdes, not a table of them)."""
+    found: list[str] = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef) and node.name.endswith("Serde"):
+            bases = {
+                base.id if isinstance(base, ast.Name) else getattr(base, "attr", "") for base in node.bases
+            }
+            if "Protocol" in bases:
+                found.append(f"protocol {node.name}")
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+        value = getattr(node, "value", None)
+        for target in targets:
+            if isinstance(target, ast.Name) and "SERDE" in target.id.upper() and _holds_objects(value):
+                found.append(f"table {target.id}")
+    return found
+
+
+def _holds_objects(value: ast.expr | None) -> bool:
+    if not isinstance(value, ast.Dict):
+        return False
+    return any(
+        not all(
+            isinstance(leaf, ast.Constant)
+            for leaf in ast.walk(item)
+            if isinstance(leaf, ast.expr) and not isinstance(leaf, ast.Tuple)
+        )
+        for item in value.values
+    )
+
+
+def test_only_the_serde_package_defines_serdes() -> None:
+    outside = {
+        str(file.relative_to(ROOT)): found
+        for file in sorted(PACKAGE.rglob("*.py"))
+        if "serde" not in file.relative_to(PACKAGE).parts[:1]
+        and (found := _serde_definitions(file.read_text()))
+    }
+    assert outside == {}
+    assert "protocol Serde" in _serde_definitions((PACKAGE / "serde" / "base.py").read_text())
+    assert _serde_definitions((PACKAGE / "serde" / "registry.py").read_text()) == ["table BUILTIN_SERDES"]
