@@ -22,7 +22,8 @@ import duckdb
 
 from samza_nb.checkpoint.duckdb import ensure_schema
 from samza_nb.config import Config
-from samza_nb.storage import DuckDBEngine, DuckDBStoreFactory
+from samza_nb.storage import DuckDBStoreFactory
+from samza_nb.storage.duckdb.engine import DuckDBEngine
 
 
 def open_db(directory: str) -> duckdb.DuckDBPyConnection:

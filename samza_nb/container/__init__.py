@@ -1,7 +1,7 @@
-"""The container: SystemConsumers, task instances, callback sequencing, the run loop and its lifecycle."""
+"""The container: it assembles a job's tasks, systems, chooser, checkpoints and stores around the run loop
+(:mod:`samza_nb.container.loop`, internal) and runs it. Exported: the container, its states and its clock."""
 
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.container import ContainerState, SamzaContainer
-from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
 
-__all__ = ["Clock", "ContainerState", "RunLoop", "RunLoopSettings", "SamzaContainer", "SystemClock"]
+__all__ = ["Clock", "ContainerState", "SamzaContainer", "SystemClock"]

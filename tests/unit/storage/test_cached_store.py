@@ -6,7 +6,9 @@ import pytest
 
 from samza_nb.errors import ConfigError
 from samza_nb.serde import IntSerde, StringSerde
-from samza_nb.storage import CachedStore, SerializedStore, StoreError
+from samza_nb.storage import StoreError
+from samza_nb.storage.layers.cached import CachedStore
+from samza_nb.storage.layers.serialized import SerializedStore
 
 from .support import RecordingStore
 

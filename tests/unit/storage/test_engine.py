@@ -9,7 +9,8 @@ from typing import Any
 import duckdb
 import pytest
 
-from samza_nb.storage import DuckDBEngine, StoreError
+from samza_nb.storage import StoreError
+from samza_nb.storage.duckdb.engine import DuckDBEngine
 
 from .conftest import commit, table_rows
 

@@ -13,20 +13,15 @@ from samza_nb.config import Config
 from samza_nb.container.clock import SystemClock
 from samza_nb.errors import CheckpointError, ConfigError
 from samza_nb.observe.bus import EventBus
-from samza_nb.storage import (
-    CachedStore,
-    DuckDBStoreFactory,
-    LoggedStore,
-    SerializedStore,
-    StoreError,
-    StoreSettings,
-    SynchronizedStore,
-    configured_store_names,
-    load_store_factory,
-)
+from samza_nb.storage import DuckDBStoreFactory, StoreError
 from samza_nb.storage.duckdb.job_files import ensure_schema
+from samza_nb.storage.layers.cached import CachedStore
+from samza_nb.storage.layers.logged import LoggedStore
+from samza_nb.storage.layers.serialized import SerializedStore
+from samza_nb.storage.layers.synchronized import SynchronizedStore
 from samza_nb.storage.manager import StorageManager
-from samza_nb.storage.settings import changelog_stream
+from samza_nb.storage.registry import load_store_factory
+from samza_nb.storage.settings import StoreSettings, changelog_stream, configured_store_names
 
 from .conftest import commit, table_rows
 
@@ -59,7 +54,7 @@ def open_store(
 
 
 def test_layers_follow_config(conn: duckdb.DuckDBPyConnection) -> None:
-    from samza_nb.storage import DuckDBEngine
+    from samza_nb.storage.duckdb.engine import DuckDBEngine
 
     store, engine = open_store(conn, config())
     assert layers(store) == [CachedStore, SerializedStore, DuckDBEngine]

@@ -20,16 +20,13 @@ import pytest
 
 from samza_nb.config import Config
 from samza_nb.serde import BytesSerde
-from samza_nb.storage import (
-    CachedStore,
-    DuckDBEngine,
-    DuckDBStoreFactory,
-    LoggedStore,
-    SerializedStore,
-    StoreError,
-    SynchronizedStore,
-)
+from samza_nb.storage import DuckDBStoreFactory, StoreError
+from samza_nb.storage.duckdb.engine import DuckDBEngine
 from samza_nb.storage.duckdb.job_files import ensure_schema
+from samza_nb.storage.layers.cached import CachedStore
+from samza_nb.storage.layers.logged import LoggedStore
+from samza_nb.storage.layers.serialized import SerializedStore
+from samza_nb.storage.layers.synchronized import SynchronizedStore
 
 from .conftest import commit
 

@@ -8,7 +8,9 @@ import pytest
 
 from samza_nb.errors import SamzaError
 from samza_nb.serde import IntSerde, JsonSerde, StringSerde
-from samza_nb.storage import LoggedStore, SerializedStore, StoreError
+from samza_nb.storage import StoreError
+from samza_nb.storage.layers.logged import LoggedStore
+from samza_nb.storage.layers.serialized import SerializedStore
 
 from .support import RecordingStore
 
