@@ -40,7 +40,10 @@ class Phase:
 PHASES = (
     Phase("crash", "Crash points", ("tests/faults",)),
     Phase(
-        "files", "Torn, corrupt and unusable files; kill -9 at random points", ("-m", "faults", "tests/unit")
+        "files",
+        "Torn, corrupt and unusable files; kill -9 at random points",
+        # the Kafka faults are a phase of their own; the Spark tests have none
+        ("-m", "faults", "tests/unit", "tests/integration", "--ignore=tests/integration/kafka"),
     ),
     Phase(
         "fuzz",

@@ -27,6 +27,7 @@ from samza_nb.observe.events import Event, WatermarkAdvanced
 from samza_nb.operators.application import is_application
 from samza_nb.operators.prepare import prepare_application
 from samza_nb.systems.inmemory.system import InMemoryBroker
+from samza_nb.testing.modes import LoopMode, loop_mode
 
 SYSTEM = "test"
 STATE_DIR_KEY = "job.logged.store.base.dir"
@@ -90,11 +91,22 @@ class TestRunner:
 
     Stores live in a temporary directory of this runner (kept while it exists) unless
     ``job.logged.store.base.dir`` is configured; checkpoints are in memory. Running a runner again resumes
-    from both."""
+    from both.
+
+    A runner may run in a :class:`~samza_nb.testing.modes.LoopMode`, one of the ways the run loop executes
+    a task (``TestRunner.of(task, mode=...)`` or ``.in_mode(...)``); to check a task in each of them::
+
+        @pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
+        def test_counts(mode):
+            result = TestRunner.of(WordCount, mode=mode).add_input("lines", ["a b a"]).run()
+            assert result.checkpoints == ...
+
+    The mode's config keys are defaults (``add_config`` wins); an observed mode subscribes to every event
+    of each container the runner builds. Without a mode the runner adds nothing."""
 
     __test__ = False
 
-    def __init__(self, task: Any) -> None:
+    def __init__(self, task: Any, mode: LoopMode | str | None = None) -> None:
         self._app: Any = task if is_application(task) else None
         self._factory = None if self._app is not None else task_factory(task)
         self._namespace = f"testrunner-{uuid.uuid4().hex}"
@@ -106,12 +118,28 @@ class TestRunner:
         self._subscribers: list[tuple[Subscriber, Iterable[type[Event]] | None, bool]] = []
         self._checkpoints: dict[str, InMemoryCheckpointManager] = {}
         self._state_dir: str | None = None  # removed when the runner is collected
+        self._mode: LoopMode | None = None
+        if mode is not None:
+            self.in_mode(mode)
 
     @classmethod
-    def of(cls, task: Any) -> TestRunner:
+    def of(cls, task: Any, mode: LoopMode | str | None = None) -> TestRunner:
         """A runner for a task class, a zero-argument factory, a task instance, or a StreamApplication
-        (class or instance)."""
-        return cls(task)
+        (class or instance); with ``mode``, running in it (see :meth:`in_mode`)."""
+        return cls(task, mode)
+
+    def in_mode(self, mode: LoopMode | str) -> TestRunner:
+        """Run in ``mode``: a :class:`LoopMode` (e.g. one of ``LOOP_MODES``) or the name of one of
+        ``LOOP_MODES``. Its config keys go under the runner's own (``add_config`` wins); when it is
+        observed, every container gets a subscriber of every event. An application refuses a mode with
+        ``max_concurrency`` above 1 (a ConfigError naming ``task.max.concurrency``)."""
+        self._mode = loop_mode(mode)
+        return self
+
+    @property
+    def mode(self) -> LoopMode | None:
+        """The mode this runner runs in (None: the runner adds nothing)."""
+        return self._mode
 
     def add_input(self, stream: str, messages: list[Any] | Mapping[int, list[Any]]) -> TestRunner:
         """A bounded input (for an application: its stream id): a list is partition 0; a dict maps
@@ -198,6 +226,8 @@ class TestRunner:
                 self._state_dir = tempfile.mkdtemp(prefix="samza-nb-testrunner-")
                 weakref.finalize(self, shutil.rmtree, self._state_dir, ignore_errors=True)
             base[STATE_DIR_KEY] = self._state_dir
+        if self._mode is not None:
+            base.update(self._mode.config())
         base.update(self._config)
         return Config(base)
 
@@ -229,6 +259,8 @@ class TestRunner:
         bus = EventBus()
         for subscriber, events, sampled in self._subscribers:
             bus.subscribe(subscriber, events, sampled=sampled)
+        if self._mode is not None:
+            self._mode.observe(bus)
         if self._app is not None:
 
             def record(event: Event) -> None:

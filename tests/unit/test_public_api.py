@@ -42,6 +42,13 @@ def test_testing_exports_the_test_runner() -> None:
     assert samza_nb.testing.TestRunner.__test__ is False
 
 
+def test_testing_exports_the_loop_modes() -> None:
+    assert {"LOOP_MODES", "LoopMode"} <= set(samza_nb.testing.__all__)
+    modes = samza_nb.testing.LOOP_MODES
+    assert [str(mode) for mode in modes] == ["inline", "observed", "thread_pool", "concurrency_3"]
+    assert all(isinstance(mode, samza_nb.testing.LoopMode) for mode in modes)
+
+
 def test_every_deliberate_error_derives_from_samza_error() -> None:
     from samza_nb import errors
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
+
+from samza_nb.testing import LOOP_MODES
 
 README = Path(__file__).parents[2] / "README.md"
 
@@ -26,6 +29,20 @@ def test_quickstart_code_runs_and_counts_words() -> None:
         ("b", 1),
         ("c", 1),
     ]
+
+
+def test_the_loop_modes_example_runs_the_quickstart_task_in_every_mode() -> None:
+    blocks = re.search(r"## Quickstart.*?```python\n(.*?)```.*?```python\n(.*?)```", README.read_text(), re.S)
+    assert blocks is not None
+    namespace: dict[str, Any] = {}
+    exec(compile(blocks.group(1), "README Quickstart", "exec"), namespace)
+    exec("import pytest\nfrom samza_nb.testing import LOOP_MODES", namespace)
+    exec(compile(blocks.group(2), "README loop modes", "exec"), namespace)
+    test = namespace["test_word_count"]
+    (parametrize,) = test.pytestmark
+    assert parametrize.args == ("mode", LOOP_MODES)
+    for mode in LOOP_MODES:
+        test(mode)
 
 
 def test_readme_gives_the_two_commands_and_ci_runs_the_test_one() -> None:

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from samza_nb.runtime.dev_broker import DevBroker
-from tests.unit.runtime.test_application_runs import expected, lines, run, workdir_for
+from tests.integration.runtime.test_application_runs import expected, lines, run, workdir_for
 
 from .helpers import kafka_config, read_topic
 

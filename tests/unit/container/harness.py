@@ -15,13 +15,14 @@ from samza_nb.observe import events as ev
 from samza_nb.observe.bus import PER_MESSAGE_EVENTS, SAMPLED_EVENTS
 from samza_nb.observe.events import Committed, Event
 from samza_nb.systems.inmemory.system import InMemoryBroker
+from samza_nb.testing import LoopMode
 from samza_nb.testing.runner import task_factory
 
 OUT = SystemStream("test", "out")
 
 # The events a Job records: all but the per-message ones, whose subscriber would turn the run path off
-# (tests that want per-message events use the ``loop_mode`` fixture's observed mode), and the sampled
-# messages (a sample is no record).
+# (tests that want per-message events run in the observed mode of ``samza_nb.testing.LOOP_MODES``), and
+# the sampled messages (a sample is no record).
 RECORDED_EVENTS = [
     kind
     for kind in vars(ev).values()
@@ -61,12 +62,15 @@ class Job:
         for name in [stream] if stream else list(self.inputs):
             self.broker.end_stream(name)
 
-    def container(self, task: Any, **kwargs: Any) -> SamzaContainer:
+    def container(self, task: Any, mode: LoopMode | None = None, **kwargs: Any) -> SamzaContainer:
+        """A container of this job running ``task`` (in ``mode``, when given)."""
         bus = EventBus()
         bus.subscribe(self.events.append, RECORDED_EVENTS)
+        if mode is not None:
+            mode.observe(bus)
         self.checkpoints = InMemoryCheckpointManager(self.checkpoints.checkpoints)
         return SamzaContainer(
-            Config(self.config),
+            Config(self.config) if mode is None else mode.apply(self.config),
             task_factory(task),
             planner=plan_job_model,
             bus=bus,
@@ -74,8 +78,11 @@ class Job:
             **kwargs,
         )
 
-    def run(self, task: Any, timeout: float = 10.0, **kwargs: Any) -> SamzaContainer:
-        container = self.container(task, **kwargs)
+    def run(
+        self, task: Any, timeout: float = 10.0, mode: LoopMode | None = None, **kwargs: Any
+    ) -> SamzaContainer:
+        """Run ``task`` (in ``mode``, when given) to the end on a new event loop; the container."""
+        container = self.container(task, mode, **kwargs)
         asyncio.run(asyncio.wait_for(container.run(), timeout))
         return container
 

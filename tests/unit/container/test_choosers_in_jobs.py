@@ -9,7 +9,7 @@ import pytest
 from samza_nb import ConfigError
 from samza_nb.chooser.trace import ChoiceTrace
 from samza_nb.observe.events import ChooserDecision
-from samza_nb.testing import Message, TestRunner
+from samza_nb.testing import LOOP_MODES, LoopMode, Message, TestRunner
 
 
 class Log:
@@ -22,54 +22,69 @@ class Log:
         self.log.append((envelope.ssp.stream, envelope.ssp.partition, envelope.offset, envelope.message))
 
 
-def run_logged(runner_setup: Any) -> list[tuple[str, int, str, Any]]:
+# The modes in which a task processes messages in the order the chooser chose them. On the thread pool a
+# task is busy while its message runs: the envelopes chosen meanwhile wait (parked) and their partitions
+# are not refilled, so the chooser picks from the others and the order of processing differs (see
+# test_loop_modes.py, which checks each partition's order and the outputs there).
+CHOICE_ORDER_MODES = [mode for mode in LOOP_MODES if not mode.thread_pool_size]
+
+
+def run_logged(runner_setup: Any, mode: LoopMode) -> list[tuple[str, int, str, Any]]:
     log: list[tuple[str, int, str, Any]] = []
-    runner = runner_setup(TestRunner.of(lambda: Log(log)))
+    runner = runner_setup(TestRunner.of(lambda: Log(log), mode=mode))
     runner.run(timeout=20)
     return log
 
 
-def test_a_bootstrap_stream_is_read_to_its_head_before_any_other_message() -> None:
+@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+def test_a_bootstrap_stream_is_read_to_its_head_before_any_other_message(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: (
             r.add_input("events", {0: list(range(20)), 1: list(range(20))})
             .add_input("table", {0: [f"t{i}" for i in range(30)], 1: [f"u{i}" for i in range(5)]})
             .add_config({"systems.test.streams.table.samza.bootstrap": "true"})
-        )
+        ),
+        mode,
     )
     streams = [stream for stream, *_ in log]
     assert streams[:35] == ["table"] * 35
     assert streams[35:] == ["events"] * 40
 
 
-def test_a_priority_stream_is_preferred_while_it_has_messages() -> None:
+@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+def test_a_priority_stream_is_preferred_while_it_has_messages(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: (
             r.add_input("low", list(range(50)))
             .add_input("high", list(range(50)))
             .add_config({"systems.test.streams.high.samza.priority": "5"})
-        )
+        ),
+        mode,
     )
     streams = [stream for stream, *_ in log]
     assert streams == ["high"] * 50 + ["low"] * 50
 
 
-def test_the_seeds_priority_key_works_too() -> None:
+@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+def test_the_seeds_priority_key_works_too(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: (
             r.add_input("low", list(range(10)))
             .add_input("high", list(range(10)))
             .add_config({"task.chooser.priorities.test.high": "1"})
-        )
+        ),
+        mode,
     )
     assert [stream for stream, *_ in log][:10] == ["high"] * 10
 
 
-def test_batch_size_yields_runs_of_n_from_one_partition() -> None:
+@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+def test_batch_size_yields_runs_of_n_from_one_partition(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: r.add_input("in", {0: list(range(12)), 1: list(range(12))}).add_config(
             {"task.consumer.batch.size": "3"}
-        )
+        ),
+        mode,
     )
     partitions = [partition for _, partition, *_ in log]
     runs = [partitions[i : i + 3] for i in range(0, 24, 3)]
@@ -77,7 +92,8 @@ def test_batch_size_yields_runs_of_n_from_one_partition() -> None:
     assert [run[0] for run in runs] == [0, 1, 0, 1, 0, 1, 0, 1]
 
 
-def test_time_aligned_chooser_merges_streams_in_timestamp_order() -> None:
+@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+def test_time_aligned_chooser_merges_streams_in_timestamp_order(mode: LoopMode) -> None:
     clicks = [Message(f"c{t}", timestamp=t) for t in range(0, 100, 3)]
     views = [Message(f"v{t}", timestamp=t) for t in range(1, 100, 2)]
     log: list[tuple[str, int, str, Any]] = []
@@ -87,7 +103,7 @@ def test_time_aligned_chooser_merges_streams_in_timestamp_order() -> None:
             log.append(envelope.timestamp)
 
     (
-        TestRunner.of(Stamped)
+        TestRunner.of(Stamped, mode=mode)
         .add_input("clicks", clicks)
         .add_input("views", views)
         .add_config({"task.chooser.time.aligned": "true"})
@@ -134,11 +150,13 @@ def test_decision_events_explain_the_choice() -> None:
     assert [str(d.ssp.stream) for d in decisions[:4]] == ["table"] * 4
 
 
-def test_a_custom_chooser_class_is_used() -> None:
+@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+def test_a_custom_chooser_class_is_used(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: r.add_input("in", {0: list(range(3)), 1: list(range(3))}).add_config(
             {"task.chooser.class": "tests.unit.container.test_choosers_in_jobs.LastPartitionFirst"}
-        )
+        ),
+        mode,
     )
     assert [partition for _, partition, *_ in log][:3] == [1, 1, 1]
 

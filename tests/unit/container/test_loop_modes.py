@@ -5,15 +5,12 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from samza_nb import OutgoingMessageEnvelope, RequestScope, SystemStream
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
-from samza_nb.testing import TestRunner
-
-from .conftest import LOOP_MODES, apply_loop_mode
+from samza_nb.testing import LOOP_MODES, LoopMode, TestRunner
 
 OUT = SystemStream("test", "out")
 
@@ -73,15 +70,13 @@ class Mapper:
             coordinator.commit(RequestScope.CURRENT_TASK)
 
 
-def run_in(mode: str, chooser: str, sizes: list[list[int]], commit_every: int) -> dict[str, Any]:
+def run_in(mode: LoopMode, chooser: str, sizes: list[list[int]], commit_every: int) -> dict[str, Any]:
     log: list[tuple[str, str, int, str]] = []
-    runner = TestRunner.of(lambda: Mapper(log, commit_every))
+    runner = TestRunner.of(lambda: Mapper(log, commit_every), mode=mode)
     for stream, partitions in zip("ab", sizes, strict=True):
         runner.add_input(stream, {p: list(range(n)) for p, n in enumerate(partitions)})
     runner.add_config({"systems.test.streams.out.partitions": "2", **CHOOSERS[chooser]})
-    with pytest.MonkeyPatch.context() as patch:
-        apply_loop_mode(mode, patch)
-        result = runner.run(timeout=30)
+    result = runner.run(timeout=30)
     per_ssp: dict[tuple[str, int], list[str]] = {}
     for _, stream, partition, offset in log:
         per_ssp.setdefault((stream, partition), []).append(offset)
@@ -103,7 +98,7 @@ def run_in(mode: str, chooser: str, sizes: list[list[int]], commit_every: int) -
 def test_every_mode_processes_in_the_same_order_with_the_same_outputs_and_checkpoints(
     chooser: str, sizes: list[list[int]], commit_every: int
 ) -> None:
-    results = {mode: run_in(mode, chooser, sizes, commit_every) for mode in LOOP_MODES}
+    results = {str(mode): run_in(mode, chooser, sizes, commit_every) for mode in LOOP_MODES}
     inline = results["inline"]
     assert inline["processed"] == sum(map(sum, sizes))
     for mode, result in results.items():

@@ -12,7 +12,7 @@ import pytest
 from samza_nb import RequestScope, SystemStream, SystemStreamPartition, TaskFailedError
 from samza_nb.api.task import PartitionEndListenerTask
 from samza_nb.observe.events import Committed, EndOfStreamReached, WatermarkAdvanced
-from samza_nb.testing import FakeClock
+from samza_nb.testing import FakeClock, LoopMode
 
 from .harness import Job
 
@@ -36,14 +36,14 @@ class Listener:
         self.log.append((self.name, "all ended"))
 
 
-def test_a_partition_end_listener_is_told_of_each_partition_after_its_messages(loop_mode: str) -> None:
+def test_a_partition_end_listener_is_told_of_each_partition_after_its_messages(loop_mode: LoopMode) -> None:
     assert isinstance(Listener([]), PartitionEndListenerTask)
     job = Job({"in": 2}, task__commit__ms="-1")
     for p in (0, 1):
         job.send("in", [f"{p}-{i}" for i in range(20)], partition=p)
     job.end()
     log: list[tuple[str, Any]] = []
-    job.run(lambda: Listener(log))
+    job.run(lambda: Listener(log), mode=loop_mode)
     for p in (0, 1):
         calls = [entry for task, entry in log if task == f"Partition {p}"]
         assert calls[:20] == [f"{p}-{i}" for i in range(20)]

@@ -15,8 +15,6 @@ from samza_nb.container.loop import rounds
 from samza_nb.errors import TaskFailedError
 from samza_nb.testing import TestRunner
 
-from .conftest import apply_loop_mode
-
 OUT = SystemStream("test", "out")
 SIZES = {0: 9, 1: 4, 2: 12, 3: 7, 4: 1}  # uneven: rounds narrow as partitions run dry
 
@@ -47,11 +45,10 @@ class Task:
 
 def run(mode: str, commit_every: int = 0, act_at: Any = None) -> dict[str, Any]:
     log: list[tuple[int, str]] = []
-    runner = TestRunner.of(lambda: Task(log, commit_every, act_at))
+    runner = TestRunner.of(lambda: Task(log, commit_every, act_at), mode=mode.split("/")[0])
     runner.add_input("in", {p: list(range(n)) for p, n in SIZES.items()})
     outcome: dict[str, Any] = {"log": log}
     with pytest.MonkeyPatch.context() as patch:
-        apply_loop_mode(mode.split("/")[0], patch)
         if mode == "inline/generic":
             patch.setattr(rounds, "MAX_UNROLLED", 0)
         try:

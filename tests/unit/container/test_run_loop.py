@@ -17,7 +17,7 @@ from samza_nb import (
 )
 from samza_nb.errors import CallbackError
 from samza_nb.observe.events import Committed, EndOfStreamReached, ProcessStarted, WindowFired
-from samza_nb.testing import FakeClock, TestRunner
+from samza_nb.testing import FakeClock, LoopMode, TestRunner
 
 from .harness import OUT, Job
 
@@ -43,9 +43,11 @@ def recorder_factory(log: list[Any]) -> Any:
 
 
 # -- rule 1: order and concurrency ------------------------------------------------------------------------
-def test_messages_of_several_tasks_are_all_processed_and_checkpointed(loop_mode: str) -> None:
+def test_messages_of_several_tasks_are_all_processed_and_checkpointed(loop_mode: LoopMode) -> None:
     log: list[Any] = []
-    result = TestRunner.of(recorder_factory(log)).add_input("in", {0: ["a", "b"], 1: ["c"]}).run()
+    result = (
+        TestRunner.of(recorder_factory(log), mode=loop_mode).add_input("in", {0: ["a", "b"], 1: ["c"]}).run()
+    )
     assert sorted(log) == [("Partition 0", "0", "a"), ("Partition 0", "1", "b"), ("Partition 1", "0", "c")]
     assert {task: {str(s): o for s, o in cp.items()} for task, cp in result.checkpoints.items()} == {
         "Partition 0": {"test.in#0": "1"},
@@ -53,9 +55,9 @@ def test_messages_of_several_tasks_are_all_processed_and_checkpointed(loop_mode:
     }
 
 
-def test_a_task_processes_its_partition_in_offset_order(loop_mode: str) -> None:
+def test_a_task_processes_its_partition_in_offset_order(loop_mode: LoopMode) -> None:
     log: list[Any] = []
-    TestRunner.of(recorder_factory(log)).add_input("in", list(range(50))).run()
+    TestRunner.of(recorder_factory(log), mode=loop_mode).add_input("in", list(range(50))).run()
     assert [offset for _, offset, _ in log] == [str(i) for i in range(50)]
 
 
@@ -362,16 +364,21 @@ def two_partition_job(**config: Any) -> Job:
     return job
 
 
-def test_commit_current_task_commits_only_that_task_before_shutdown(loop_mode: str) -> None:
+def test_commit_current_task_commits_only_that_task_before_shutdown(loop_mode: LoopMode) -> None:
     job = two_partition_job()
-    job.run(lambda: Requesting(RequestScope.CURRENT_TASK, RequestScope.ALL_TASKS_IN_CONTAINER))
+    job.run(
+        lambda: Requesting(RequestScope.CURRENT_TASK, RequestScope.ALL_TASKS_IN_CONTAINER), mode=loop_mode
+    )
     assert job.committed_tasks() == ["Partition 0"]
     assert job.checkpoint("Partition 0") == {"test.in#0": "0"}
 
 
-def test_commit_all_tasks_commits_every_task(loop_mode: str) -> None:
+def test_commit_all_tasks_commits_every_task(loop_mode: LoopMode) -> None:
     job = two_partition_job()
-    job.run(lambda: Requesting(RequestScope.ALL_TASKS_IN_CONTAINER, RequestScope.ALL_TASKS_IN_CONTAINER))
+    job.run(
+        lambda: Requesting(RequestScope.ALL_TASKS_IN_CONTAINER, RequestScope.ALL_TASKS_IN_CONTAINER),
+        mode=loop_mode,
+    )
     assert sorted(job.committed_tasks()) == ["Partition 0", "Partition 1"]
 
 
@@ -385,10 +392,10 @@ def test_shutdown_current_task_is_a_vote_and_the_container_stops_when_all_voted(
     assert container.processed == 2  # one message each, then both had voted
 
 
-def test_one_vote_does_not_stop_the_container(loop_mode: str) -> None:
+def test_one_vote_does_not_stop_the_container(loop_mode: LoopMode) -> None:
     job = two_partition_job()
     job.end()
-    container = job.run(lambda: Requesting(None, RequestScope.CURRENT_TASK))
+    container = job.run(lambda: Requesting(None, RequestScope.CURRENT_TASK), mode=loop_mode)
     assert container.processed == 4
     assert job.checkpoint("Partition 1") == {"test.in#1": "1"}
 
@@ -412,7 +419,7 @@ def test_a_failed_callback_fails_the_container_naming_task_ssp_and_offset() -> N
 
 
 def test_an_exception_from_process_fails_the_container_and_its_offset_is_never_checkpointed(
-    loop_mode: str,
+    loop_mode: LoopMode,
 ) -> None:
     class Exploding:
         def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
@@ -425,7 +432,7 @@ def test_an_exception_from_process_fails_the_container_and_its_offset_is_never_c
     job.send("in", list(range(6)))
     job.end()
     with pytest.raises(TaskFailedError, match="offset 3"):
-        job.run(Exploding)
+        job.run(Exploding, mode=loop_mode)
     assert job.checkpoint() == {"test.in#0": "1"}
 
 
@@ -578,7 +585,9 @@ def test_a_slow_task_does_not_hold_back_another_task() -> None:
 
 
 # -- rule 9: end-of-stream -------------------------------------------------------------------------------
-def test_end_of_stream_runs_once_per_task_after_all_its_partitions_ended_then_commits(loop_mode: str) -> None:
+def test_end_of_stream_runs_once_per_task_after_all_its_partitions_ended_then_commits(
+    loop_mode: LoopMode,
+) -> None:
     order: list[str] = []
 
     class Listener:
@@ -596,7 +605,7 @@ def test_end_of_stream_runs_once_per_task_after_all_its_partitions_ended_then_co
         for p in (0, 1):
             job.send(stream, ["x"], partition=p)
     job.end()
-    job.run(Listener)
+    job.run(Listener, mode=loop_mode)
     for task in ("Partition 0", "Partition 1"):
         mine = [o for o in order if o.startswith(task)]
         assert mine[-1] == f"{task} eos" and mine.count(f"{task} eos") == 1
@@ -629,8 +638,8 @@ def test_end_of_stream_waits_for_in_flight_messages() -> None:
     assert state["seen_at_eos"] == 0
 
 
-def test_end_of_stream_is_never_checkpointed(loop_mode: str) -> None:
-    result = TestRunner.of(Recorder([], [])).add_input("in", ["a", "b", "c"]).run()
+def test_end_of_stream_is_never_checkpointed(loop_mode: LoopMode) -> None:
+    result = TestRunner.of(Recorder([], []), mode=loop_mode).add_input("in", ["a", "b", "c"]).run()
     assert {str(s): o for s, o in result.checkpoints["Partition 0"].items()} == {"test.in#0": "2"}
 
 

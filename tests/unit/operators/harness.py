@@ -23,6 +23,7 @@ from samza_nb.operators.plan import APP_PLAN_KEY, CONTROL_STORE, ApplicationPlan
 from samza_nb.operators.task import StreamOperatorTask, operator_task_factory
 from samza_nb.storage.duckdb.state_file import StateFile
 from samza_nb.storage.duckdb.store_factory import DuckDBStoreFactory
+from samza_nb.testing import LOOP_MODES, LoopMode
 from samza_nb.testing.runner import SYSTEM, TestRunner
 
 JOB = "test-job"
@@ -75,10 +76,16 @@ def app_config(app: Any, plan: ApplicationPlan, state_dir: Path) -> dict[str, st
     return config
 
 
-def app_runner(app: Any, sources: Mapping[str, Mapping[int, list[Any]]], **config: Any) -> TestRunner:
-    """``TestRunner.of(app)`` with ``sources`` (stream id → partition → items) and every output of the
-    application added; ``config`` keys use "_" for "." (``job_logged_store_base_dir=...``)."""
-    runner = TestRunner.of(app)
+APPLICATION_MODES = tuple(mode for mode in LOOP_MODES if mode.for_applications)
+"""The loop modes an application can run in (its operator tasks take one message at a time)."""
+
+
+def app_runner(
+    app: Any, sources: Mapping[str, Mapping[int, list[Any]]], mode: LoopMode | None = None, **config: Any
+) -> TestRunner:
+    """``TestRunner.of(app, mode=mode)`` with ``sources`` (stream id → partition → items) and every output
+    of the application added; ``config`` keys use "_" for "." (``job_logged_store_base_dir=...``)."""
+    runner = TestRunner.of(app, mode=mode)
     for stream, partitions in sources.items():
         runner.add_input(stream, dict(partitions))
     for output in describe_application(app, Config({"job.name": JOB})).graph.outputs:

@@ -9,7 +9,7 @@ import pytest
 
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.operators import StreamApplication, StreamApplicationDescriptor, Windows
-from samza_nb.testing import Message, TestRunner, Watermark
+from samza_nb.testing import LOOP_MODES, LoopMode, Message, TestRunner, Watermark
 
 
 class MergeOfUnevenInputs(StreamApplication):
@@ -83,24 +83,25 @@ class Count(StreamApplication):
         )
 
 
-def test_an_application_refuses_concurrency_above_one() -> None:
+@pytest.mark.parametrize("mode", [m for m in LOOP_MODES if not m.for_applications], ids=str)
+def test_an_application_refuses_concurrency_above_one(mode: LoopMode) -> None:
     runner = (
-        TestRunner.of(Count)
+        TestRunner.of(Count, mode=mode)
         .add_input("in", [Message(1, timestamp=1)])
         .add_output("out")
-        .add_config({"task.max.concurrency": "4", "job.container.thread.pool.size": "4"})
+        .add_config({"job.container.thread.pool.size": "4"})
     )
     with pytest.raises(ConfigError, match="task.max.concurrency") as info:
         runner.run(timeout=15)
     assert info.value.key == "task.max.concurrency"
 
 
-def test_an_application_on_a_thread_pool_counts_every_message() -> None:
+@pytest.mark.parametrize("mode", [m for m in LOOP_MODES if m.for_applications], ids=str)
+def test_an_application_counts_every_message_in_every_mode_it_can_run_in(mode: LoopMode) -> None:
     result = (
-        TestRunner.of(Count)
+        TestRunner.of(Count, mode=mode)
         .add_input("in", [Message(i, timestamp=i) for i in range(2000)])
         .add_output("out")
-        .add_config({"job.container.thread.pool.size": "2"})
         .run(timeout=30)
     )
     assert result.output("out") == {0: [2000]}

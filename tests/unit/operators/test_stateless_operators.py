@@ -13,8 +13,8 @@ from samza_nb.errors import SamzaError
 from samza_nb.operators import KV, StreamApplication, StreamApplicationDescriptor
 from samza_nb.operators.plan import APP_PLAN_KEY
 from samza_nb.operators.task import operator_task_factory
-from samza_nb.testing.runner import Message
-from tests.unit.operators.harness import Driver, app_runner, plan_for
+from samza_nb.testing import LoopMode, Message
+from tests.unit.operators.harness import APPLICATION_MODES, Driver, app_runner, plan_for
 
 
 class MapFilterFlatMap(StreamApplication):
@@ -29,8 +29,9 @@ class MapFilterFlatMap(StreamApplication):
         )
 
 
-def test_map_filter_flat_map_in_order(tmp_path: Path) -> None:
-    runner = app_runner(MapFilterFlatMap, {"in": {0: [0, 1, 2, 3, 4, 5]}})
+@pytest.mark.parametrize("mode", APPLICATION_MODES, ids=str)
+def test_map_filter_flat_map_in_order(mode: LoopMode) -> None:
+    runner = app_runner(MapFilterFlatMap, {"in": {0: [0, 1, 2, 3, 4, 5]}}, mode)
     result = runner.run()
     assert result.output("out") == {0: [0, 1, 10, 11, 30, 31]}
 
@@ -41,8 +42,9 @@ class Keyed(StreamApplication):
         app.get_input_stream("in").map(lambda m: KV(m % 2, m) if m < 3 else m).send_to(out)
 
 
-def test_send_to_sends_kv_as_key_and_value_and_keeps_timestamps(tmp_path: Path) -> None:
-    runner = app_runner(Keyed, {"in": {0: [Message(i, timestamp=100 + i) for i in range(4)]}})
+@pytest.mark.parametrize("mode", APPLICATION_MODES, ids=str)
+def test_send_to_sends_kv_as_key_and_value_and_keeps_timestamps(mode: LoopMode) -> None:
+    runner = app_runner(Keyed, {"in": {0: [Message(i, timestamp=100 + i) for i in range(4)]}}, mode)
     runner.run()
     envelopes, _ = runner.broker.envelopes(SystemStreamPartition("test", "out", 0), 0)
     assert [(e.key, e.message, e.timestamp) for e in envelopes] == [
@@ -80,15 +82,17 @@ class Sinking(StreamApplication):
         app.get_input_stream("in").sink(sink)
 
 
-def test_sink_gets_collector_and_coordinator(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", APPLICATION_MODES, ids=str)
+def test_sink_gets_collector_and_coordinator(mode: LoopMode) -> None:
     SEEN.clear()
-    runner = app_runner(Sinking, {"in": {0: ["a", "stop", "never"]}})
+    runner = app_runner(Sinking, {"in": {0: ["a", "stop", "never"]}}, mode)
     runner.run()
     assert SEEN == ["a", "stop"]
 
 
-def test_several_partitions_run_as_several_tasks(tmp_path: Path) -> None:
-    result = app_runner(MapFilterFlatMap, {"in": {0: [0, 1], 1: [3]}}).run()
+@pytest.mark.parametrize("mode", APPLICATION_MODES, ids=str)
+def test_several_partitions_run_as_several_tasks(mode: LoopMode) -> None:
+    result = app_runner(MapFilterFlatMap, {"in": {0: [0, 1], 1: [3]}}, mode).run()
     assert sorted(result.output("out")[0]) == [0, 1, 10, 11, 30, 31]
     assert sorted(result.checkpoints) == ["Partition 0", "Partition 1"]
 
@@ -124,8 +128,9 @@ class Diamond(StreamApplication):
         s.flat_map(lambda m: range(m)).filter(lambda m: m > 0).send_to(app.get_output_stream("counts"))
 
 
-def test_fan_out_and_a_merge_of_two_branches_of_one_stream(tmp_path: Path) -> None:
-    runner = app_runner(Diamond, {"in": {0: [1, 2, 3]}})
+@pytest.mark.parametrize("mode", APPLICATION_MODES, ids=str)
+def test_fan_out_and_a_merge_of_two_branches_of_one_stream(mode: LoopMode) -> None:
+    runner = app_runner(Diamond, {"in": {0: [1, 2, 3]}}, mode)
     result = runner.run()
     assert result.output("out") == {0: [10, 20, 2, 30]}
     assert result.output("counts") == {0: [1, 1, 2]}

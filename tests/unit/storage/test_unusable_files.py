@@ -1,15 +1,13 @@
 """A job database that cannot be opened is one CheckpointError naming the file and saying what to do:
-truncated (wherever the cut falls), not DuckDB, or in use by a live process (a real second process)."""
+truncated (wherever the cut falls) or not DuckDB (in use by a live process:
+tests/integration/storage/test_unusable_files_processes.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from samza_nb.errors import CheckpointError
 from samza_nb.storage.duckdb.open_errors import UnusableStateFileError
 from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
 from samza_nb.storage.restore_state import use_up_a_copy
@@ -91,27 +89,6 @@ def test_the_checkpoint_file_names_the_deletion_and_what_the_job_resumes_from(tm
     message = str(info.value)
     assert f"Delete {path} and {wal} (or move it away)" in message
     assert "--restore-state" not in message and not info.value.state_file
-
-
-def test_a_file_locked_by_a_live_process_names_that_process(tmp_path: Path) -> None:
-    path = state_file(tmp_path)
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "open\n"
-        with pytest.raises(CheckpointError) as info:
-            open_file(path)
-        message = str(info.value)
-        assert not isinstance(info.value, UnusableStateFileError)
-        assert f"job database {path} is in use by process {holder.pid} (" in message
-        assert f"stop process {holder.pid}" in message and "\n" not in message
-    finally:
-        holder.communicate("")
-    open_file(path).close()  # usable again once that process ended
-
-
-_HOLD = "import duckdb, sys; c = duckdb.connect(sys.argv[1]); print('open', flush=True); sys.stdin.read()"
 
 
 def test_every_damaged_block_is_found_on_open_or_by_restore_states_check_or_is_never_read(

@@ -10,9 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("aiokafka")
-
 from aiokafka.protocol.fetch import FetchResponse_v11
 from aiokafka.record.memory_records import MemoryRecords
 

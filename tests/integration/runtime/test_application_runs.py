@@ -24,7 +24,7 @@ from samza_nb.runtime import LocalJobRunner
 from samza_nb.runtime.applications import load_task_factory, runs_application
 from samza_nb.systems.log import DurableLog
 from tests.eventually import eventually
-from tests.unit.runtime.test_multi_container import ROOT
+from tests.integration.runtime.test_multi_container import ROOT
 
 APP = """
 import os

@@ -20,8 +20,7 @@ from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager
 from samza_nb.config.stores import changelog_systems
 from samza_nb.systems.log import DurableLog
 from tests.eventually import eventually
-
-from .harness import Job
+from tests.unit.container.harness import Job
 
 WORDS = [f"w{i}" for i in range(200)]
 

@@ -15,8 +15,8 @@ import pytest
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.runtime.dev_broker import free_port
 from tests.eventually import aeventually
+from tests.integration.runtime.test_multi_container import ROOT, job, processed, workdir
 from tests.unit.coordinator.memory_store import MemoryStore
-from tests.unit.runtime.test_multi_container import ROOT, job, processed, workdir
 
 __all__ = ["workdir"]  # the fixture, shared
 

@@ -21,7 +21,7 @@ from samza_nb.runtime.dev_broker import free_port
 from samza_nb.runtime.local import read_checkpoints
 from samza_nb.systems.log import DurableLog
 from tests.eventually import eventually
-from tests.unit.runtime.test_multi_container import ROOT, processed
+from tests.integration.runtime.test_multi_container import ROOT, processed
 
 PARTITIONS, PER_PARTITION = 4, 150
 MESSAGES = Counter(f"p{p}-{i}" for p in range(PARTITIONS) for i in range(PER_PARTITION))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.container.test_state_jobs import store_contents
+from tests.integration.container.test_state_jobs import store_contents
 
 pytestmark = pytest.mark.faults
 
