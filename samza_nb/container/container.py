@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -36,6 +35,7 @@ from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
+from samza_nb.observe.states import ContainerState
 from samza_nb.storage.manager import StorageManager
 from samza_nb.storage.sql.query import QueryResult
 from samza_nb.systems.base import CommittingProducer
@@ -59,17 +59,6 @@ class JobModelPlanner(Protocol):
     def __call__(self, config: Config, metadata: Mapping[SystemStreamPartition, SSPMetadata], /) -> JobModel:
         """The job model of the job described by ``config`` whose inputs have these partitions."""
         ...
-
-
-class ContainerState(enum.Enum):
-    """Lifecycle of a container; each state is entered once, in this order (FAILED ends it early)."""
-
-    NEW = "new"
-    STARTING = "starting"
-    RUNNING = "running"
-    STOPPING = "stopping"
-    STOPPED = "stopped"
-    FAILED = "failed"
 
 
 class SamzaContainer:
@@ -131,7 +120,7 @@ class SamzaContainer:
     def status(self) -> ContainerStatus:
         """A snapshot of the container and its tasks (call on the container's loop thread)."""
         return ContainerStatus(
-            self.state.value, self.processed, tuple(task_status(ti) for ti in self.tasks.values())
+            self.state, self.processed, tuple(task_status(ti) for ti in self.tasks.values())
         )
 
     async def head_offsets(self) -> dict[SystemStreamPartition, str | None]:
@@ -166,9 +155,7 @@ class SamzaContainer:
     async def run(self) -> None:
         """Start, run until done, stop. Raises TaskFailedError (or another SamzaError) on failure."""
         if self.state is not ContainerState.NEW:
-            raise ContainerStateError(
-                f"container {self.container_id} was already run (state {self.state.value})"
-            )
+            raise ContainerStateError(f"container {self.container_id} was already run (state {self.state})")
         self.state = ContainerState.STARTING
         try:
             loop = await self._assemble()

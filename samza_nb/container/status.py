@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.container.loop.task_instance import TaskInstance
+    from samza_nb.observe.states import ContainerState
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +59,7 @@ class TaskStatus:
 class ContainerStatus:
     """The container's lifecycle state, total processed messages and its tasks."""
 
-    state: str
+    state: ContainerState
     processed: int
     tasks: tuple[TaskStatus, ...]
 

@@ -23,6 +23,7 @@ from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.coordinator.status import ContainerReport, JobStatus
 from samza_nb.coordinator.stream_store import CoordinatorStreamStore, coordinator_stream_name
 from samza_nb.errors import SamzaError
+from samza_nb.observe.states import RunOutcome
 from samza_nb.systems.base import SystemAdmin
 from samza_nb.systems.registry import system_factory
 
@@ -213,7 +214,7 @@ class JobCoordinator:
             if self._status is None:
                 raise SamzaError("the job coordinator has not started")
             taken = self._status.take(report)
-            if taken and report.completed and report.state == "stopped" and cid not in self._completed:
+            if taken and report.outcome is RunOutcome.FINISHED and cid not in self._completed:
                 self._completed[cid] = report.pid
             redundant = cid in self._completed and self._completed[cid] != report.pid
             moved = taken and report.host and self._hosts.get(report.container_id) != report.host

@@ -8,11 +8,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from samza_nb.errors import SamzaError
+from samza_nb.observe.states import ContainerState, RunOutcome
 
-CONTAINER_STATES = ("starting", "running", "stopping", "stopped", "failed")
-"""States a container reports; "stopped" and "failed" are final."""
+CONTAINER_STATES: tuple[ContainerState, ...] = tuple(s for s in ContainerState if s is not ContainerState.NEW)
+"""States a container reports (each compares equal to its JSON string); STOPPED and FAILED are final."""
 
-FINAL_STATES = frozenset({"stopped", "failed"})
+UNREPORTED = "unreported"
+"""What :meth:`JobStatus.to_dict` says of a container that has not reported yet (not a state a container
+reports)."""
 
 
 class StatusReportError(SamzaError):
@@ -23,22 +26,43 @@ class StatusReportError(SamzaError):
 class ContainerReport:
     """One container's latest report: where it runs, its lifecycle state, messages processed so far, its
     tasks (one JSON object each, with at least ``name``), and the error that ended it, if any.
-    ``completed``: a "stopped" container ended by itself (its tasks finished or asked to shut down), not
-    on a stop request or a signal: its work is done, and a later attempt of it has nothing to do."""
+    ``completed``: a STOPPED container ended by itself (its tasks finished or asked to shut down), not
+    on a stop request or a signal: its work is done, and a later attempt of it has nothing to do (its
+    :attr:`outcome` is FINISHED)."""
 
     container_id: str
     host: str
-    state: str
+    state: ContainerState
     processed: int
     tasks: tuple[Mapping[str, Any], ...] = ()
     error: str | None = None
     pid: int | None = None
     completed: bool = False
 
+    def __post_init__(self) -> None:
+        # ``state`` may be given as its string (as it arrives in JSON): it is kept as the ContainerState.
+        state: object = self.state
+        if state not in CONTAINER_STATES:
+            raise StatusReportError(
+                f"status of container {self.container_id!r}: state={state!r} is not one of "
+                f"{', '.join(CONTAINER_STATES)}"
+            )
+        object.__setattr__(self, "state", ContainerState(self.state))
+
     @property
     def final(self) -> bool:
         """True once the container stopped or failed."""
-        return self.state in FINAL_STATES
+        return self.state.final
+
+    @property
+    def outcome(self) -> RunOutcome | None:
+        """How the container's run ended: FAILED, FINISHED (stopped by itself: ``completed``) or STOPPED
+        (asked to); None while it runs."""
+        if self.state is ContainerState.FAILED:
+            return RunOutcome.FAILED
+        if self.state is ContainerState.STOPPED:
+            return RunOutcome.FINISHED if self.completed else RunOutcome.STOPPED
+        return None
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (the container id is in the URL, not the body)."""
@@ -67,11 +91,6 @@ class ContainerReport:
             raise StatusReportError(f"status of container {container_id!r} must be a JSON object")
         host = _field(data, "host", str, container_id)
         state = _field(data, "state", str, container_id)
-        if state not in CONTAINER_STATES:
-            raise StatusReportError(
-                f"status of container {container_id!r}: state={state!r} is not one of "
-                f"{', '.join(CONTAINER_STATES)}"
-            )
         processed = _field(data, "processed", int, container_id)
         if isinstance(processed, bool) or processed < 0:
             raise StatusReportError(
@@ -157,18 +176,19 @@ class JobStatus:
 
     def failed(self) -> list[ContainerReport]:
         """Reports of containers that failed."""
-        return [report for report in self.reports.values() if report.state == "failed"]
+        return [report for report in self.reports.values() if report.state is ContainerState.FAILED]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"job", "processed", "containers": {id: report or {"state": "unreported"}}}``."""
+        """``{"job", "processed", "containers": {id: report or {"state": "unreported"}}}`` (a state is
+        its plain string in JSON)."""
         return {
             "job": self.job,
             "processed": self.processed,
             "containers": {
-                cid: self.reports[cid].to_dict() if cid in self.reports else {"state": "unreported"}
+                cid: self.reports[cid].to_dict() if cid in self.reports else {"state": UNREPORTED}
                 for cid in self.containers
             },
         }
 
 
-__all__ = ["CONTAINER_STATES", "ContainerReport", "JobStatus", "StatusReportError"]
+__all__ = ["CONTAINER_STATES", "UNREPORTED", "ContainerReport", "JobStatus", "StatusReportError"]

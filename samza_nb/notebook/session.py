@@ -41,6 +41,7 @@ from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
 from samza_nb.notebook.runs.processes_job import ProcessesJob
 from samza_nb.notebook.runs.spark_job import SparkNotebookJob
+from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
@@ -240,7 +241,7 @@ class NotebookSession:
     def _report_end(self, run: JobRun) -> None:
         self.updater.flush(run)  # its dashboard shows the end before the lines below
         view = run.view
-        if run.outcome == "failed":
+        if run.outcome is RunOutcome.FAILED:
             raise NotebookError(self._failure_line(run))
         if self._uis.get(view.job) == "text" and view.tasks:
             self._show(render_text(view))
@@ -265,7 +266,7 @@ class NotebookSession:
         return [
             self._failure_line(run)
             for run in self.runs.values()
-            if run.done and run.outcome == "failed" and not run.failure_reported
+            if run.done and run.outcome is RunOutcome.FAILED and not run.failure_reported
         ]
 
     @staticmethod

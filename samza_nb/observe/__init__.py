@@ -1,4 +1,5 @@
-"""Observation: the event bus the container publishes to, and its events."""
+"""Observation: the event bus the container publishes to, its events, and the states and outcomes runs
+are described with."""
 
 from samza_nb.observe.bus import EventBus, Subscriber
 from samza_nb.observe.events import (
@@ -18,11 +19,13 @@ from samza_nb.observe.events import (
     WatermarkAdvanced,
     WindowFired,
 )
+from samza_nb.observe.states import ContainerState, RunOutcome
 
 __all__ = [
     "ChooserDecision",
     "Committed",
     "ContainerStarted",
+    "ContainerState",
     "ContainerStopped",
     "EndOfStreamProgress",
     "EndOfStreamReached",
@@ -32,6 +35,7 @@ __all__ = [
     "MessageTaken",
     "ProcessCompleted",
     "ProcessStarted",
+    "RunOutcome",
     "StoreRestoreProgress",
     "Subscriber",
     "TaskFailed",

@@ -1,14 +1,17 @@
-"""What a job runs, from its config: a task (``task.class``) or a StreamApplication (``app.class``).
+"""What a job runs, decided once: a task (``task.class``) or a StreamApplication (``app.class``).
 
-An application runs as one or more jobs (a split application: one per stage) that must be planned before
-they start: :func:`needs_planning` says whether a config still is the application's own, and
-:func:`prepare_configured_application` plans it into the jobs' configs. A planned job's config names the
-application and carries its plan, and its tasks are the operator tasks that run it
-(:func:`load_task_factory`).
+:func:`what_job_runs` reads a config's ``task.class`` / ``app.class`` (exactly one must be set) and
+``app.plan`` once and returns a :class:`JobProgram`; :meth:`JobProgram.of` makes one of a task or
+application given as an object. Runners compute it once and ask it: ``needs_planning`` (an application
+whose config still is its own must be planned into its jobs' configs first: :meth:`JobProgram.plan`) and
+``task_factory()`` (the task's factory; for a planned application the operator task that runs it). The
+class a config names is imported when first needed (with the working directory on ``sys.path``), so a
+process that only passes the config on (to container processes, to Spark) never imports it.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -25,6 +28,122 @@ from samza_nb.operators.task import operator_task_factory
 
 TASK_CLASS_KEY: Final = "task.class"
 
+TaskFactory = Callable[[], Any]
+
+
+class NoJobProgramError(ConfigError):
+    """The config names neither ``task.class`` nor ``app.class`` (a ConfigError naming both keys)."""
+
+
+class JobProgram:
+    """What a job runs: a task, or a StreamApplication (``runs_application``), decided once.
+
+    ``load`` returns the task factory (a task) or the StreamApplication class or instance (an application);
+    it is called once, when first needed. ``planned``: the config the application runs under carries its
+    plan (``app.plan``: one planned job's config), so its tasks are the operator tasks that run it; an
+    application not planned yet ``needs_planning``. ``source`` says where it came from (for messages).
+    Make one with :func:`what_job_runs` (from a config) or :meth:`of` (from an object).
+    """
+
+    def __init__(
+        self,
+        load: Callable[[], Any],
+        *,
+        runs_application: bool,
+        planned: bool = False,
+        source: str = "",
+    ) -> None:
+        self._load = load
+        self.runs_application = runs_application
+        self.planned = planned
+        self.source = source
+
+    @classmethod
+    def of(cls, target: Any) -> JobProgram:
+        """The program of ``target`` given as an object: a StreamApplication (class or instance; planned
+        when the job starts), else a task (a class, a zero-argument factory or an instance; a SamzaError
+        naming it when it is none of them)."""
+        if is_application(target):
+            return cls(lambda: target, runs_application=True, source=repr(target))
+        factory = task_factory(target)
+        return cls(lambda: factory, runs_application=False, source=repr(target))
+
+    @functools.cached_property
+    def _loaded(self) -> Any:
+        return self._load()
+
+    @property
+    def needs_planning(self) -> bool:
+        """True for an application whose config is not one planned job's yet (no ``app.plan``)."""
+        return self.runs_application and not self.planned
+
+    @property
+    def application(self) -> Any:
+        """The StreamApplication (class or instance); a SamzaError for a task's program, a ConfigError
+        naming ``app.class`` when it cannot be imported or is not one."""
+        if not self.runs_application:
+            raise SamzaError(f"the job runs a task ({self.source}), not a StreamApplication")
+        return self._loaded
+
+    def task_factory(self) -> TaskFactory:
+        """The zero-argument factory of the job's tasks: the task's, or for an application the operator
+        task that runs it (under a planned config: the runners plan first, see :attr:`needs_planning`).
+        A ConfigError naming the key when the class a config names cannot be imported or is not one."""
+        if self.runs_application:
+            return operator_task_factory(self.application)
+        factory: TaskFactory = self._loaded
+        return factory
+
+    async def plan(self, config: Config) -> PreparedApplication:
+        """Plan the application under ``config`` (see
+        :func:`~samza_nb.operators.prepare.prepare_application`): its jobs' configs and intermediate
+        streams."""
+        return await prepare_application(self.application, config)
+
+    def __repr__(self) -> str:
+        what = "application" if self.runs_application else "task"
+        planned = " (planned)" if self.planned else ""
+        return f"JobProgram({what} {self.source}{planned})"
+
+
+def what_job_runs(config: Config) -> JobProgram:
+    """What the job of ``config`` runs: the task ``task.class`` names or the StreamApplication of
+    ``app.class`` (planned when ``app.plan`` is set). A ConfigError naming the keys when both are set, a
+    :class:`NoJobProgramError` when neither is. The class is imported when the program first needs it."""
+    task_class = (config.get_str(TASK_CLASS_KEY) or "").strip()
+    app_class = (config.get_str(APP_CLASS_KEY) or "").strip()
+    if task_class and app_class:
+        raise ConfigError(
+            f"{TASK_CLASS_KEY} and {APP_CLASS_KEY} are both set: a job runs a task or an application",
+            key=APP_CLASS_KEY,
+        )
+    if app_class:
+        planned = bool((config.get_str(APP_PLAN_KEY) or "").strip())
+        return JobProgram(
+            lambda: _load_application(config),
+            runs_application=True,
+            planned=planned,
+            source=f"{APP_CLASS_KEY}={app_class}",
+        )
+    if task_class:
+        return JobProgram(
+            lambda: _load_task_factory(config),
+            runs_application=False,
+            source=f"{TASK_CLASS_KEY}={task_class}",
+        )
+    raise NoJobProgramError(
+        f"missing required config {TASK_CLASS_KEY} (the dotted path of the task class, e.g. "
+        f"mypackage.tasks.MyTask) or {APP_CLASS_KEY} (of a StreamApplication)",
+        key=TASK_CLASS_KEY,
+    )
+
+
+def load_task_factory(config: Config) -> TaskFactory:
+    """The zero-argument factory of the job's tasks: the task ``task.class`` names, or for an application
+    (``app.class``) the operator task that runs it (its config must be planned, which the runners do).
+    Imported with the working directory on ``sys.path``; a ConfigError naming the key when it fails."""
+    return what_job_runs(config).task_factory()
+
 
 def _import(config: Config, key: str) -> Any:
     """The object ``key`` names, imported with the working directory on ``sys.path``."""
@@ -35,33 +154,7 @@ def _import(config: Config, key: str) -> Any:
     return import_dotted(path, key)
 
 
-def runs_application(config: Config) -> bool:
-    """True when the job runs a StreamApplication (``app.class``) rather than a task (``task.class``); a
-    ConfigError when both or neither are set."""
-    has_task = bool((config.get_str(TASK_CLASS_KEY) or "").strip())
-    has_app = bool((config.get_str(APP_CLASS_KEY) or "").strip())
-    if has_task and has_app:
-        raise ConfigError(
-            f"{TASK_CLASS_KEY} and {APP_CLASS_KEY} are both set: a job runs a task or an application",
-            key=APP_CLASS_KEY,
-        )
-    if not has_task and not has_app:
-        raise ConfigError(
-            f"missing required config {TASK_CLASS_KEY} (the dotted path of the task class, e.g. "
-            f"mypackage.tasks.MyTask) or {APP_CLASS_KEY} (of a StreamApplication)",
-            key=TASK_CLASS_KEY,
-        )
-    return has_app
-
-
-def needs_planning(config: Config) -> bool:
-    """True for the config of an application that was not planned yet (no ``app.plan``)."""
-    return runs_application(config) and not (config.get_str(APP_PLAN_KEY) or "").strip()
-
-
-def load_application(config: Config) -> Any:
-    """The StreamApplication class ``app.class`` names; a ConfigError naming the key when it cannot be
-    imported or is not one."""
+def _load_application(config: Config) -> Any:
     app = _import(config, APP_CLASS_KEY)
     if not is_application(app):
         raise ConfigError(
@@ -72,12 +165,7 @@ def load_application(config: Config) -> Any:
     return app
 
 
-def load_task_factory(config: Config) -> Callable[[], Any]:
-    """The zero-argument factory of the job's tasks: the task ``task.class`` names, or for an application
-    (``app.class``) the operator task that runs it (its config must be planned, which the runners do).
-    Imported with the working directory on ``sys.path``; a ConfigError naming the key when it fails."""
-    if runs_application(config):
-        return operator_task_factory(load_application(config))
+def _load_task_factory(config: Config) -> TaskFactory:
     target = _import(config, TASK_CLASS_KEY)
     try:
         return task_factory(target)
@@ -85,17 +173,11 @@ def load_task_factory(config: Config) -> Callable[[], Any]:
         raise ConfigError(f"{TASK_CLASS_KEY}={config[TASK_CLASS_KEY]!r}: {exc}", key=TASK_CLASS_KEY) from None
 
 
-async def prepare_configured_application(config: Config) -> PreparedApplication:
-    """Plan the application ``app.class`` names (see
-    :func:`~samza_nb.operators.prepare.prepare_application`)."""
-    return await prepare_application(load_application(config), config)
-
-
 __all__ = [
     "TASK_CLASS_KEY",
-    "load_application",
+    "JobProgram",
+    "NoJobProgramError",
+    "TaskFactory",
     "load_task_factory",
-    "needs_planning",
-    "prepare_configured_application",
-    "runs_application",
+    "what_job_runs",
 ]

@@ -5,19 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.api.task_factory import task_factory
 from samza_nb.checkpoint.base import load_checkpoint_manager
 from samza_nb.container.container import SamzaContainer
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
-from samza_nb.operators.application import is_application
-from samza_nb.operators.prepare import prepare_application
-from samza_nb.runtime.applications import (
-    TASK_CLASS_KEY,
-    load_application,
-    load_task_factory,
-    needs_planning,
-)
+from samza_nb.runtime.applications import TASK_CLASS_KEY, JobProgram, load_task_factory, what_job_runs
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -51,12 +43,13 @@ async def read_checkpoints(
 class LocalJobRunner:
     """One container of the job described by ``config``, run in this process.
 
-    The task comes from ``task`` (a class, a zero-argument factory or an instance) or else from
-    ``task.class``. An application runs instead when ``task`` is a StreamApplication (class or instance)
-    or the config names one in ``app.class``: it is planned (its intermediate streams created) when the run
-    starts, unless the config already carries its plan; it must plan to one job (a split application's
-    jobs run with ``samza-nb run``, or one of them with ``app.stage``). The job model is ``job_model`` (a
-    job coordinator's) or else planned from the inputs here. ``run_async`` runs on the current event loop,
+    What it runs is decided once, here (:attr:`program`, a
+    :class:`~samza_nb.runtime.applications.JobProgram`): ``task`` (a class, a zero-argument factory or an
+    instance; or a StreamApplication class or instance), else what the config names (``task.class`` or
+    ``app.class``). An application is planned (its intermediate streams created) when the run starts,
+    unless the config already carries its plan; it must plan to one job (a split application's jobs run
+    with ``samza-nb run``, or one of them with ``app.stage``). The job model is ``job_model`` (a job
+    coordinator's) or else planned from the inputs here. ``run_async`` runs on the current event loop,
     ``run`` on a new one; ``stop`` (from any thread) stops gracefully: in-flight messages finish, every
     task commits.
     """
@@ -81,16 +74,12 @@ class LocalJobRunner:
         self._job_model = job_model
         self._stop_requested = False
         self.container: SamzaContainer | None = None
-        self._app: Any = None
-        if is_application(task):
-            self._app = task
-        elif task is None and needs_planning(config):
-            self._app = load_application(config)
-        if self._app is not None:
+        self.program = what_job_runs(config) if task is None else JobProgram.of(task)
+        """What the job runs (decided once)."""
+        if self.program.needs_planning:
             self.config = config.validate()
         else:
-            factory = load_task_factory(config) if task is None else task_factory(task)
-            self._start_container(config, factory)
+            self._start_container(config, self.program.task_factory())
 
     def _start_container(self, config: Config, factory: Callable[[], Any]) -> SamzaContainer:
         if self._job_model is not None:
@@ -111,7 +100,7 @@ class LocalJobRunner:
         """The container; for an application not planned yet, plan it first."""
         if self.container is not None:
             return self.container
-        prepared = await prepare_application(self._app, self.config)
+        prepared = await self.program.plan(self.config)
         if len(prepared.jobs) != 1:
             raise ConfigError(
                 f"app.split.jobs: the application runs as {len(prepared.jobs)} jobs, and LocalJobRunner runs "

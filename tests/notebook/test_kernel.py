@@ -109,7 +109,7 @@ def test_a_background_job_leaves_the_notebook_responsive(kernel: Kernel) -> None
     assert statistics.median(busy) < 2000, busy
     kernel.run("%samza_stop")
     kernel.run("await samza.wait(timeout=10)")
-    assert kernel.value("samza.run.outcome") == "stopped"
+    assert kernel.value("str(samza.run.outcome)") == "stopped"
 
 
 BUSY_TASK = (
@@ -168,7 +168,7 @@ def test_interrupting_an_unrelated_cell_leaves_the_job_running(kernel: Kernel) -
     kernel.run("for i in range(100, 150): broker.send('live', i)")
     kernel.run("assert await samza.until(lambda view: view.processed == 150, timeout=10)")
     kernel.run("%samza_stop")
-    assert kernel.value("samza.run.outcome") == "stopped"
+    assert kernel.value("str(samza.run.outcome)") == "stopped"
     report = kernel.run("report = %samza_checkpoints\nprint(report)").stdout
     assert "kern.live#0  149" in report
 
@@ -189,7 +189,7 @@ def test_an_interrupt_stops_a_waiting_job_gracefully(kernel: Kernel) -> None:
     reply = kernel.reply(cell)
     assert reply.status == "ok", reply.error
     assert "job 'endless' interrupted: 20 messages" in reply.stdout
-    assert kernel.value("samza.run.outcome") == "interrupted"
+    assert kernel.value("str(samza.run.outcome)") == "interrupted"
     assert "kern.endless#0  19" in kernel.run("report = %samza_checkpoints\nprint(report)").stdout
 
 
@@ -214,7 +214,7 @@ def test_two_quick_interrupts_cancel_a_waiting_job_that_cannot_stop(kernel: Kern
     reply = kernel.reply(cell, timeout=30)
     assert "cancelling job 'stuck'" in reply.stdout
     assert "still waiting" not in reply.stdout  # it was told to stop before the note was due
-    assert kernel.value("samza.run.outcome") == "cancelled"
+    assert kernel.value("str(samza.run.outcome)") == "cancelled"
     assert not kernel.value("samza.running")
 
 
@@ -234,7 +234,7 @@ def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     reply = kernel.reply(cell)
     assert reply.status == "ok", reply.error
     assert "job 'button' stopped: 20 messages" in reply.stdout
-    assert kernel.value("samza.run.outcome") == "stopped"
+    assert kernel.value("str(samza.run.outcome)") == "stopped"
     # The live widgets gave way to a static snapshot (a saved notebook shows it, not "model not found"): an
     # update of the dashboard's display, sent before the cell ended (its parent may be the click).
     (dashboard,) = [

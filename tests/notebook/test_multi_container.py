@@ -105,7 +105,7 @@ def error_of(kernel: Kernel, code: str) -> str:
 
 def containers(kernel: Kernel) -> Any:
     return kernel.value(
-        "[(c.container_id, c.state, c.processed, c.tasks, c.pid) for c in samza.view.containers]"
+        "[(c.container_id, str(c.state), c.processed, c.tasks, c.pid) for c in samza.view.containers]"
     )
 
 
@@ -160,7 +160,7 @@ def test_two_container_processes_from_a_notebook(kernel: Kernel, workdir: Path) 
     assert "400 processed" in status.splitlines()[0]
 
     assert "job 'two' stopped: 400 messages" in kernel.run("%samza_stop").stdout  # it waits for the stop
-    assert kernel.value("samza.run.outcome") == "stopped"
+    assert kernel.value("str(samza.run.outcome)") == "stopped"
     assert [c[:3] for c in containers(kernel)] == [("0", "stopped", 200), ("1", "stopped", 200)]
     # Every message once, and each container committed its tasks' offsets when it stopped.
     assert Counter(m for *_, m in recorded(workdir, "clicks")) == messages
@@ -193,7 +193,7 @@ def test_a_self_contained_task_cell_runs_in_the_container_processes(kernel: Kern
     kernel.run(LINES_TASK)
     kernel.run("%samza_run --max-messages 40")
     kernel.run("await samza.wait(timeout=60)")
-    assert kernel.value("samza.run.outcome") == "finished", kernel.value("samza.run.view.error")
+    assert kernel.value("str(samza.run.outcome)") == "finished", kernel.value("samza.run.view.error")
     rows = [line.split("|") for line in output.read_text().splitlines()]
     assert Counter(message for *_, message in rows) == messages
     assert {(task, pid) for task, pid, _ in rows} == {

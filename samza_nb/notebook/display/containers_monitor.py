@@ -13,8 +13,10 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from samza_nb.coordinator.status import UNREPORTED
 from samza_nb.notebook.display.monitor import Throughput, notify
 from samza_nb.notebook.display.views import ContainerView, JobView, PartitionView, TaskView
+from samza_nb.observe.states import ContainerState, RunOutcome
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
@@ -56,7 +58,7 @@ class ContainersMonitor:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.listeners: list[Listener] = []
-        self.view = JobView(name, mode, "new")
+        self.view = JobView(name, mode, ContainerState.NEW)
 
     @property
     def decisions(self) -> Sequence[ChooserDecision]:
@@ -69,12 +71,12 @@ class ContainersMonitor:
         self._throughput.restart()
         self._timer = self._loop.call_later(self._refresh_s, self._tick)
 
-    async def finish(self, outcome: str, error: str | None) -> JobView:
-        """The run ended: stop polling and take the last view."""
+    async def finish(self, outcome: RunOutcome, error: str | None) -> JobView:
+        """The run ended with ``outcome`` (a RunOutcome or its word): stop polling, take the last view."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        view = self._sample(outcome, error, done=True)
+        view = self._sample(RunOutcome(outcome), error, done=True)
         self._publish(view)
         return view
 
@@ -88,7 +90,7 @@ class ContainersMonitor:
         self.view = view
         notify(self.listeners, view)
 
-    def _sample(self, outcome: str | None, error: str | None, *, done: bool) -> JobView:
+    def _sample(self, outcome: RunOutcome | None, error: str | None, *, done: bool) -> JobView:
         model, status = self._job.job_model, self._job.status()
         processed = status.processed if status is not None else 0
         elapsed, rate = self._throughput.sample(processed, done)
@@ -129,7 +131,7 @@ class ContainersMonitor:
                     _int(task.get("in-flight")),
                     self._max_concurrency,
                     _int(task.get("processed")),
-                    _phase(task, report.state if report is not None else ""),
+                    _phase(task, report.state if report is not None else None),
                     _partitions(task.get("partitions"), ssps),
                     _int(task.get("peak-in-flight")),
                 )
@@ -140,27 +142,29 @@ class ContainersMonitor:
 def _container_view(cid: str, model: JobModel, report: ContainerReport | None) -> ContainerView:
     tasks = tuple(sorted(model.containers[cid].tasks))
     if report is None:
-        return ContainerView(cid, "unreported", None, None, 0, tasks)
+        return ContainerView(cid, UNREPORTED, None, None, 0, tasks)
     return ContainerView(cid, report.state, report.host, report.pid, report.processed, tasks, report.error)
 
 
-def _job_state(model: JobModel | None, status: JobStatus | None) -> str:
+def _job_state(model: JobModel | None, status: JobStatus | None) -> ContainerState:
+    """The job's state from its containers': RUNNING while any runs, STOPPING once every one that
+    reported is stopping or over, else STARTING."""
     if model is None or status is None:
-        return "starting"
+        return ContainerState.STARTING
     states = {report.state for report in status.reports.values()}
-    if "running" in states:
-        return "running"
-    if states and states <= {"stopped", "failed", "stopping"}:
-        return "stopping"
-    return "starting"
+    if ContainerState.RUNNING in states:
+        return ContainerState.RUNNING
+    if states and all(state is ContainerState.STOPPING or state.final for state in states):
+        return ContainerState.STOPPING
+    return ContainerState.STARTING
 
 
-def _phase(task: Mapping[str, Any], container_state: str) -> str:
+def _phase(task: Mapping[str, Any], container_state: ContainerState | None) -> str:
     if task.get("done"):
         return "done"
     if task.get("end-of-stream"):
         return "end-of-stream"
-    if container_state in ("stopping", "stopped", "failed"):
+    if container_state is ContainerState.STOPPING or (container_state is not None and container_state.final):
         return container_state
     return "processing" if _int(task.get("in-flight")) else "waiting"
 

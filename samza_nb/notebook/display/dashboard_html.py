@@ -27,8 +27,14 @@ from samza_nb.notebook.display.view_rows import (
     partition_rows,
 )
 from samza_nb.notebook.display.views import JobView, TaskView, plural, rate_text
+from samza_nb.observe.states import ContainerState, RunOutcome
 
-_STATE_COLOURS = {"running": "#2a7", "finished": "#27a", "failed": "#b00", "timed out": "#a60"}
+_STATE_COLOURS = {
+    ContainerState.RUNNING: "#2a7",
+    RunOutcome.FINISHED: "#27a",
+    RunOutcome.FAILED: "#b00",
+    RunOutcome.TIMED_OUT: "#a60",
+}
 
 SECTION_MAX_HEIGHT = "240px"
 """The most a section of the body takes on the page; longer ones scroll."""

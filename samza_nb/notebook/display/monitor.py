@@ -36,6 +36,7 @@ from samza_nb.notebook.display.views import (
     position,
 )
 from samza_nb.observe import events as ev
+from samza_nb.observe.states import ContainerState, RunOutcome
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
@@ -97,11 +98,11 @@ def decision_reason(trace: ev.DecisionTrace | None, *, tiers: bool = True) -> st
     return f"{reason} (1 of {len(candidates)} waiting)" if candidates else reason
 
 
-def _phase(task: TaskStatus, outcome: str | None) -> str:
+def _phase(task: TaskStatus, outcome: RunOutcome | None) -> str:
     if task.done:
         return "done"
     if outcome is not None:  # the job ended before the task was done
-        return "failed" if outcome == "failed" else "stopped"
+        return "failed" if outcome is RunOutcome.FAILED else "stopped"
     if task.end_of_stream:
         return "end-of-stream"
     if task.need_commit:
@@ -173,7 +174,7 @@ class Monitor:
         self._refresh_s = refresh_s
         self._heads_every_s = heads_every_s
         self.listeners: list[Listener] = []
-        self.view = JobView(job, mode, "new")
+        self.view = JobView(job, mode, ContainerState.NEW)
         self.decisions: list[ev.ChooserDecision] = []
         self._trace_all = trace_all
         self._recent_decisions: deque[ev.ChooserDecision] = deque(maxlen=keep_decisions)
@@ -206,8 +207,9 @@ class Monitor:
         self._throughput.restart()
         self._timer = self._loop.call_later(self._refresh_s, self._tick)
 
-    async def finish(self, outcome: str, error: str | None) -> JobView:
-        """The run ended: stop sampling, take the last sample (with fresh head offsets), stop listening."""
+    async def finish(self, outcome: RunOutcome, error: str | None) -> JobView:
+        """The run ended with ``outcome`` (a RunOutcome or its word): stop sampling, take the last sample
+        (with fresh head offsets), stop listening."""
         if self._timer is not None:
             self._timer.cancel()
         if self._heads_task is not None and not self._heads_task.done():
@@ -221,13 +223,13 @@ class Monitor:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._failure = error or self._failure
-        view = self._sample(outcome, done=True)
+        view = self._sample(RunOutcome(outcome))
         self._publish(view)
         return view
 
     def _tick(self) -> None:
         self._timer = None
-        view = self._sample(self._container.state.value, done=False)
+        view = self._sample(self._container.state)
         self._publish(view)
         now = time.monotonic()
         if now >= self._heads_due and (self._heads_task is None or self._heads_task.done()):
@@ -286,7 +288,11 @@ class Monitor:
         self._recent_decisions.append(event)
 
     # -- sampling ---------------------------------------------------------------------------------------
-    def _sample(self, state: str, done: bool) -> JobView:
+    def _sample(self, state: ContainerState | RunOutcome) -> JobView:
+        """A view of the container now: ``state`` its lifecycle state while it runs, the run's outcome at
+        the end (the view is then ``done``)."""
+        outcome = state if isinstance(state, RunOutcome) else None
+        done = outcome is not None
         status = self._container.status()
         now_ms = self._container.clock.now_ms()
         elapsed, rate = self._throughput.sample(status.processed, done)
@@ -314,7 +320,7 @@ class Monitor:
                         p.before_start,
                     )
                 )
-            phase = _phase(task, state if done else None)
+            phase = _phase(task, outcome)
             if phase == "waiting" and partitions and all(p.ended for p in partitions):
                 phase = "end-of-stream"
             oldest = task.oldest_in_flight

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from samza_nb.notebook.display.views import (
+    CommitView,
     EndOfStreamView,
     JobView,
     PartitionView,
@@ -139,15 +140,20 @@ TIMES = "\u00d7"
 
 
 def commit_rows(view: JobView) -> list[tuple[str, ...]]:
-    """One row per recent checkpoint, newest first; identical ones in a row are one row (``task x3``,
-    with a multiplication sign)."""
+    """One row per recent checkpoint of ``view``, newest first (see :func:`checkpoint_rows`)."""
+    return checkpoint_rows(view.commits)
+
+
+def checkpoint_rows(commits: Sequence[CommitView]) -> list[tuple[str, ...]]:
+    """One row per checkpoint in ``commits`` (newest first); identical ones in a row are one row (``task
+    x3``, with a multiplication sign)."""
     return [
         (
             f"{c.at_s:.3f}",
             c.task + (f" {TIMES}{c.count}" if c.count > 1 else ""),
             ", ".join(f"{ssp}={offset}" for ssp, offset in c.offsets) or "(nothing processed yet)",
         )
-        for c in view.commits
+        for c in commits
     ]
 
 
@@ -180,6 +186,7 @@ __all__ = [
     "PARTITION_HEADERS",
     "TASK_HEADERS",
     "WATERMARK_HEADERS",
+    "checkpoint_rows",
     "commit_rows",
     "container_rows",
     "decision_rows",

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
+    from samza_nb.observe.states import ContainerState, RunOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,9 +160,10 @@ class StoreTableView:
 class JobView:
     """A snapshot of a notebook job.
 
-    ``state`` is the container's lifecycle state while it runs, then the run's outcome: ``finished`` (every
-    input reached end-of-stream, or the tasks asked to stop), ``stopped`` (``%samza_stop``), ``timed out``,
-    ``interrupted`` or ``failed`` (``error`` says why). ``rate`` is the recent throughput in messages per
+    ``state`` is the container's lifecycle state (a ContainerState) while it runs, then the run's
+    outcome (a RunOutcome): ``finished`` (every input reached end-of-stream, or the tasks asked to stop),
+    ``stopped`` (``%samza_stop``), ``timed out``, ``interrupted``, ``cancelled`` or ``failed`` (``error``
+    says why). ``rate`` is the recent throughput in messages per
     second (about the last second), :attr:`average_rate` the average over the run. ``notes`` are one-line
     remarks on the job (messages left unread before an ``upcoming`` start). ``decisions`` and ``commits`` are
     newest first. ``containers`` lists the container processes of a job of several containers (empty for a job
@@ -173,7 +175,7 @@ class JobView:
 
     job: str
     mode: str
-    state: str
+    state: ContainerState | RunOutcome
     processed: int = 0
     elapsed_s: float = 0.0
     rate: float = 0.0

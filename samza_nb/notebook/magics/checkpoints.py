@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.checkpoint.base import checkpoint_factory_path, load_checkpoint_manager
 from samza_nb.container.event_loop import run_blocking
 from samza_nb.notebook.display.text_status import html_table, text_table
-from samza_nb.notebook.display.view_rows import COMMIT_HEADERS, commit_rows
+from samza_nb.notebook.display.view_rows import COMMIT_HEADERS, checkpoint_rows
 from samza_nb.notebook.display.views import CommitView, JobView
 from samza_nb.notebook.magics import cell_config
 
@@ -55,9 +55,6 @@ class CheckpointReport:
             for ssp, offset in sorted(by_ssp.items())
         ]
 
-    def _history_view(self) -> JobView:
-        return JobView(self.job, "", "", commits=self.history, commit_count=len(self.history))
-
     def __str__(self) -> str:
         lines = [f"checkpoints of job {self.job!r} ({self.source})"]
         if self.note:
@@ -68,7 +65,7 @@ class CheckpointReport:
             lines += [
                 "",
                 "written by the latest run (newest first):",
-                text_table(COMMIT_HEADERS, commit_rows(self._history_view())),
+                text_table(COMMIT_HEADERS, checkpoint_rows(self.history)),
             ]
         return "\n".join(lines)
 
@@ -88,7 +85,7 @@ class CheckpointReport:
         parts.append(html_table(OFFSET_HEADERS, rows) if rows else "<div>(no checkpoint written yet)</div>")
         if self.history:
             parts.append("<div style='margin-top:4px'>written by the latest run (newest first):</div>")
-            parts.append(html_table(COMMIT_HEADERS, commit_rows(self._history_view())))
+            parts.append(html_table(COMMIT_HEADERS, checkpoint_rows(self.history)))
         return "<div class='samza-checkpoints'>" + "".join(parts) + "</div>"
 
 

@@ -1,38 +1,44 @@
-"""Running a StreamApplication from the notebook: plan it (creating its intermediate streams) before the
-container starts."""
+"""What a notebook run runs, decided once (the cell's task or application, else the config's
+``task.class`` / ``app.class``), and planning a StreamApplication (creating its intermediate streams)
+before the container starts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from samza_nb.config import Config
 from samza_nb.container import event_loop
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.errors import NotebookError
-from samza_nb.notebook.magics.task_cell import TaskDefinition
-from samza_nb.operators.plan import APP_CLASS_KEY
-from samza_nb.operators.prepare import prepare_application
-from samza_nb.runtime.applications import load_application
+from samza_nb.runtime.applications import JobProgram, NoJobProgramError, TaskFactory, what_job_runs
+
+if TYPE_CHECKING:
+    from samza_nb.config import Config
+    from samza_nb.notebook.magics.task_cell import TaskDefinition
 
 
-def planned_application(
-    config: Config, task: TaskDefinition | None
-) -> tuple[Config, Callable[[], Any] | None]:
-    """For a StreamApplication (a ``%%samza_app`` cell, else ``app.class`` without a task cell): the
-    planned job config (its intermediate streams created) and the operator task's factory; otherwise
-    ``config`` and None. A split application is refused: the notebook runs one job. Mistakes are one
-    NotebookError line."""
-    if task is not None and task.application:
-        app: Any = task.cls
-    elif task is None and config.get_str(APP_CLASS_KEY, "").strip():
-        app = None
-    else:
+def run_program(config: Config, task: TaskDefinition | None) -> JobProgram:
+    """What ``%samza_run`` runs: the class of the ``%%samza_task`` / ``%%samza_app`` cell (``task``),
+    else what ``config`` names (``task.class`` or ``app.class``). Mistakes are one NotebookError line; a
+    config naming neither says how to define a task."""
+    try:
+        return JobProgram.of(task.cls) if task is not None else what_job_runs(config)
+    except NoJobProgramError:
+        raise NotebookError(
+            "samza_run: no task: define one in a %%samza_task cell (or an application in a %%samza_app "
+            "cell; or set task.class = package.module.Task)"
+        ) from None
+    except SamzaError as exc:
+        raise NotebookError(f"samza_run: {exc}") from None
+
+
+def planned_application(config: Config, program: JobProgram) -> tuple[Config, TaskFactory | None]:
+    """For a StreamApplication not planned yet: the planned job config (its intermediate streams created)
+    and the operator task's factory; otherwise ``config`` and None. A split application is refused: the
+    notebook runs one job. Mistakes are one NotebookError line."""
+    if not program.needs_planning:
         return config, None
     try:
-        if app is None:
-            app = load_application(config)
-        prepared = event_loop.run_blocking(prepare_application(app, config))
+        prepared = event_loop.run_blocking(program.plan(config))
     except SamzaError as exc:
         raise NotebookError(f"samza_run: {exc}") from None
     if len(prepared.jobs) != 1:
@@ -43,4 +49,4 @@ def planned_application(
     return prepared.jobs[0], prepared.task_factory
 
 
-__all__ = ["planned_application"]
+__all__ = ["planned_application", "run_program"]

@@ -10,7 +10,8 @@ and an interrupt (which lands in the kernel's main thread) never reaches inside 
 either turns the first interrupt into a graceful stop, the second into a cancel, and gives up waiting
 after the third.
 
-The outcome (finished, stopped, timed out, interrupted, failed) and the failure are kept, and the
+The outcome (a :class:`~samza_nb.observe.states.RunOutcome`: finished, stopped, timed out, interrupted,
+cancelled, failed) and the failure are kept, and the
 monitor's last view describes the end.
 """
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from samza_nb.container import event_loop
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -119,7 +121,7 @@ class RunMonitor(Protocol):
         """Start sampling on the running loop."""
         ...
 
-    async def finish(self, outcome: str, error: str | None) -> JobView:
+    async def finish(self, outcome: RunOutcome, error: str | None) -> JobView:
         """The run ended with ``outcome``: the last view."""
         ...
 
@@ -147,7 +149,7 @@ class JobRun:
         self.monitor = monitor
         self.mode = mode
         self.timeout_s = timeout_s
-        self.outcome: str | None = None
+        self.outcome: RunOutcome | None = None
         self.error: BaseException | None = None
         self.final_view: JobView | None = None
         self.run_seconds: float | None = None
@@ -155,7 +157,7 @@ class JobRun:
         self.on_done: list[DoneCallback] = []
         self.failure_reported = False
         self.started_at = time.monotonic()
-        self._stop_reason: str | None = None
+        self._stop_reason: RunOutcome | None = None
         self._finishing = False
         self._done = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -182,7 +184,7 @@ class JobRun:
             except BaseException as exc:  # the loop itself failed (before or around the run)
                 if not run.done:
                     run.error = run.error or exc
-                    run.outcome = run.outcome or "failed"
+                    run.outcome = run.outcome or RunOutcome.FAILED
                     run.final_view = run.final_view or run._ended_view(run.outcome, one_line(exc))
             finally:
                 _Interpreter.job_ended()
@@ -201,7 +203,7 @@ class JobRun:
         try:
             self.monitor.start()
             if self.timeout_s is not None:
-                timer = asyncio.get_running_loop().call_later(self.timeout_s, self.stop, "timed out")
+                timer = asyncio.get_running_loop().call_later(self.timeout_s, self.stop, RunOutcome.TIMED_OUT)
             await self.job.run()
         except asyncio.CancelledError as exc:
             error = exc
@@ -214,14 +216,14 @@ class JobRun:
             if timer is not None:
                 timer.cancel()
         if error is None:
-            outcome = self._stop_reason or "finished"
+            outcome = self._stop_reason or RunOutcome.FINISHED
         elif isinstance(error, asyncio.CancelledError):
-            outcome = "cancelled"
+            outcome = RunOutcome.CANCELLED
         else:
-            outcome = "failed"
+            outcome = RunOutcome.FAILED
         self.error = error
         self.outcome = outcome
-        detail = one_line(error) if error is not None and outcome == "failed" else None
+        detail = one_line(error) if error is not None and outcome is RunOutcome.FAILED else None
         try:
             self.final_view = await self.monitor.finish(outcome, detail)
         except BaseException:  # the last view failed: the latest one, marked as the end, will do
@@ -230,7 +232,7 @@ class JobRun:
         finally:
             self._end()
 
-    def _ended_view(self, outcome: str, detail: str | None) -> JobView:
+    def _ended_view(self, outcome: RunOutcome, detail: str | None) -> JobView:
         return dataclasses.replace(
             self.monitor.view, state=outcome, done=True, error=detail or self.monitor.view.error
         )
@@ -262,10 +264,11 @@ class JobRun:
         """True once a stop was asked for (``stop``, the Stop button, an interrupt, the timeout)."""
         return self._stop_reason is not None
 
-    def stop(self, reason: str = "stopped") -> None:
-        """Ask for a graceful stop (from any thread); ``reason`` becomes the outcome. Idempotent."""
+    def stop(self, reason: RunOutcome = RunOutcome.STOPPED) -> None:
+        """Ask for a graceful stop (from any thread); ``reason`` (a RunOutcome or its word) becomes the
+        outcome. Idempotent."""
         if self._stop_reason is None and not self.done:
-            self._stop_reason = reason
+            self._stop_reason = RunOutcome(reason)
         self.job.shutdown()
 
     def cancel(self) -> None:
@@ -303,7 +306,7 @@ class JobRun:
     def _interrupted(self, interrupts: int, notify: Callable[[str], None] | None) -> None:
         job = self.view.job
         if interrupts == 1:
-            self.stop("interrupted")
+            self.stop(RunOutcome.INTERRUPTED)
             if notify is not None:
                 notify(
                     f"interrupted: stopping job {job!r} gracefully (in-flight messages finish, every task "

@@ -24,14 +24,14 @@ from samza_nb.notebook.display.monitor import Monitor
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config
 from samza_nb.notebook.runs import processes_job, spark_job
-from samza_nb.notebook.runs.applications import planned_application
+from samza_nb.notebook.runs.applications import planned_application, run_program
 from samza_nb.notebook.runs.job import OWN_THREAD, RunMonitor, RunnableJob
-from samza_nb.runtime.applications import load_task_factory
 from samza_nb.systems.registry import system_factory
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.notebook.magics.task_cell import TaskDefinition
+    from samza_nb.runtime.applications import JobProgram
 
 CheckpointStores = MutableMapping[tuple[str, str], dict[str, "Checkpoint"]]
 
@@ -58,7 +58,8 @@ def prepare_job(
     if runner == "spark":  # the containers run in processes of their own: checkpoints they all reach
         values.setdefault(cell_config.CHECKPOINT_FACTORY_KEY, MULTI_CONTAINER_CHECKPOINT_FACTORY)
     config = cell_config.effective_config(values, state_directory)
-    config, factory = planned_application(config, task)
+    program = run_program(config, task)
+    config, factory = planned_application(config, program)
     job = config.job_name()
     count = cell_config.container_count(config)
     if runner == "spark" or count > 1:
@@ -75,20 +76,20 @@ def prepare_job(
         processes = processes_job.prepare(config, task, max_messages)
         where = f"as {count} container processes, their coordinator {OWN_THREAD}"
         return processes, ContainersMonitor(processes, name=job, mode=where, refresh_s=refresh_s)
-    container = _container(config, task, max_messages, factory, checkpoint_stores)
+    container = _container(config, program, max_messages, factory, checkpoint_stores)
     return container, Monitor(container, job=job, mode=OWN_THREAD, refresh_s=refresh_s, trace_all=trace)
 
 
 def _container(
     config: Config,
-    task: TaskDefinition | None,
+    program: JobProgram,
     max_messages: int | None,
     factory: Callable[[], Any] | None,
     checkpoint_stores: CheckpointStores,
 ) -> SamzaContainer:
     try:
         if factory is None:
-            factory = task.factory() if task is not None else _configured_task(config)
+            factory = program.task_factory()
         for stream in input_streams(config):
             system_factory(config, stream.system)
         manager = None
@@ -102,15 +103,6 @@ def _container(
         raise
     except SamzaError as exc:
         raise NotebookError(f"samza_run: {exc}") from None
-
-
-def _configured_task(config: Config) -> Callable[[], Any]:
-    if not config.get_str("task.class"):
-        raise NotebookError(
-            "samza_run: no task: define one in a %%samza_task cell (or an application in a %%samza_app "
-            "cell; or set task.class = package.module.Task)"
-        )
-    return load_task_factory(config)
 
 
 __all__ = ["CheckpointStores", "prepare_job"]

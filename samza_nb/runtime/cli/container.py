@@ -37,6 +37,7 @@ from samza_nb.coordinator.client import (
 )
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.applications import load_task_factory
 from samza_nb.runtime.console import (
     EXIT_OK,
@@ -173,9 +174,11 @@ class ContainerProcess:
         """It ended by itself: no signal, no stop asked by the coordinator, the coordinator never lost."""
         return self.signals == 0 and not self._asked and self._lost is None and self.forced is None
 
-    def _report(self, state: str | None = None, error: str | None = None) -> ContainerReport:
+    def _report(self, state: ContainerState | None = None, error: str | None = None) -> ContainerReport:
         if self.container is None:  # it failed before its container existed
-            return ContainerReport(self.container_id, self.host, state or "failed", 0, (), error, os.getpid())
+            return ContainerReport(
+                self.container_id, self.host, state or ContainerState.FAILED, 0, (), error, os.getpid()
+            )
         status = self.container.status()
         tasks = tuple(
             {
@@ -199,10 +202,9 @@ class ContainerProcess:
             }
             for task in status.tasks
         )
-        reported = state or (
-            status.state if status.state in ("starting", "running", "stopping") else "running"
-        )
-        completed = reported == "stopped" and self._completed()
+        live = (ContainerState.STARTING, ContainerState.RUNNING, ContainerState.STOPPING)
+        reported = state or (status.state if status.state in live else ContainerState.RUNNING)
+        completed = reported is ContainerState.STOPPED and self._completed()
         return ContainerReport(
             self.container_id, self.host, reported, status.processed, tasks, error, os.getpid(), completed
         )
@@ -235,7 +237,7 @@ class ContainerProcess:
         if self._unknown:
             return
         text = None if error is None else " ".join(str(error).split()) or type(error).__name__
-        report = self._report("failed" if error is not None else "stopped", text)
+        report = self._report(ContainerState.FAILED if error is not None else ContainerState.STOPPED, text)
         try:
             await asyncio.to_thread(send_report, self.url, report, 5.0)
         except CoordinatorUnreachable as exc:

@@ -24,11 +24,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.config import Config, load_config, unknown_key_warnings
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
-from samza_nb.runtime.applications import (
-    load_task_factory,
-    needs_planning,
-    prepare_configured_application,
-)
+from samza_nb.runtime.applications import JobProgram, what_job_runs
 from samza_nb.runtime.cli.container import add_container_command
 from samza_nb.runtime.cli.coordinator_stream_writer import add_coordinator_stream_writer_command
 from samza_nb.runtime.cli.dev_broker import add_dev_broker_command
@@ -182,17 +178,18 @@ def run_command(args: argparse.Namespace) -> int:
     setup_logging(args.verbose)
     try:
         config = load_job_config(args.config_path, args.overrides, args.strict)
-        if args.restore_state and not needs_planning(config):
+        program = what_job_runs(config)
+        if args.restore_state and not program.needs_planning:
             restore_state([config])
         if args.runner == "spark":
             from samza_nb.runtime.cli.spark import run_on_spark  # imports pyspark only when asked
 
-            return run_on_spark(config, args)
-        if needs_planning(config):
-            return asyncio.run(_run_application(config, args))
+            return run_on_spark(config, args, program)
+        if program.needs_planning:
+            return asyncio.run(_run_application(config, program, args))
         if config.get_int("job.container.count", 1) > 1:
             return run_containers(config, args)
-        task = load_task_factory(config)
+        task = program.task_factory()
     except Exception as exc:
         return report_error(exc, args.verbose)
     return asyncio.run(_run_coordinated([config], task, args))
@@ -208,10 +205,10 @@ def restore_state(configs: Sequence[Config]) -> None:
             )
 
 
-async def _run_application(config: Config, args: argparse.Namespace) -> int:
-    """Plan the application of ``app.class``, then run its jobs (one, or one per stage)."""
+async def _run_application(config: Config, program: JobProgram, args: argparse.Namespace) -> int:
+    """Plan the application of ``app.class`` (``program``), then run its jobs (one, or one per stage)."""
     try:
-        prepared = await prepare_configured_application(config)
+        prepared = await program.plan(config)
         if args.restore_state:
             restore_state(prepared.jobs)
     except Exception as exc:

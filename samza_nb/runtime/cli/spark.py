@@ -26,6 +26,7 @@ from typing import Any
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.errors import SamzaError
+from samza_nb.runtime.applications import JobProgram
 from samza_nb.runtime.console import (
     EXIT_OK,
     PROG,
@@ -43,9 +44,10 @@ QUIET = {"spark.ui.showConsoleProgress": "false"}
 """Spark settings of the session this command makes, unless the config sets them (``spark.conf.<key>``)."""
 
 
-def run_on_spark(config: Config, args: argparse.Namespace) -> int:
-    """Run ``config``'s job with the Spark runner (see the module); the exit status."""
-    run = SparkRun(config, args.max_messages, args.timeout, args.no_progress, args.verbose)
+def run_on_spark(config: Config, args: argparse.Namespace, program: JobProgram | None = None) -> int:
+    """Run ``config``'s job with the Spark runner (see the module); the exit status. ``program``: what
+    the job runs, when the caller decided it already."""
+    run = SparkRun(config, args.max_messages, args.timeout, args.no_progress, args.verbose, program)
     return run.run()
 
 
@@ -59,7 +61,9 @@ class SparkRun:
         timeout: float | None,
         no_progress: bool,
         verbose: bool = False,
+        program: JobProgram | None = None,
     ) -> None:
+        self.program = program
         quiet = {CONF_PREFIX + k: v for k, v in QUIET.items() if CONF_PREFIX + k not in config}
         self.config = config.with_overrides(quiet) if quiet else config
         self.max_messages = max_messages
@@ -82,7 +86,7 @@ class SparkRun:
         try:
             try:
                 jvm_log = None if self.verbose else jvm_log_path(self.config)
-                runner = self.runner = SparkJobRunner(self.config, jvm_log=jvm_log)
+                runner = self.runner = SparkJobRunner(self.config, jvm_log=jvm_log, program=self.program)
                 if self.signals:
                     runner.stop()
                 runner.start()

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import BAD_MESSAGE_MARK, ConfigError, JobTimeoutError, SamzaError
-from samza_nb.runtime.applications import needs_planning, prepare_configured_application
+from samza_nb.runtime.applications import JobProgram, what_job_runs
 from samza_nb.runtime.local import read_checkpoints
 from samza_nb.runtime.spark.cluster import (
     container_url,
@@ -87,7 +87,8 @@ class SparkJobRunner:
     SparkSession (default: the active one, else one built from ``spark.master`` / ``spark.conf.*``);
     ``python_path``: directories the containers import from before the driver's ``sys.path`` (e.g. a
     notebook's task module); ``jvm_log``: a file for the output of the JVM of a session the runner starts
-    (Spark's log, the containers' standard error; default: the terminal)."""
+    (Spark's log, the containers' standard error; default: the terminal); ``program``: what the job runs,
+    when the caller decided it already (default: decided from the config when the runner starts)."""
 
     def __init__(
         self,
@@ -96,8 +97,10 @@ class SparkJobRunner:
         *,
         python_path: Sequence[str] = (),
         jvm_log: str | os.PathLike[str] | None = None,
+        program: JobProgram | None = None,
     ) -> None:
         self.config = with_absolute_base_dir(config.validate())
+        self._program = program
         self.spark = spark
         self.python_path = tuple(python_path)
         self.jvm_log = jvm_log
@@ -265,8 +268,9 @@ class SparkJobRunner:
     async def _lifecycle(self, context: Any, ready: concurrent.futures.Future[None]) -> None:
         config = self.config
         try:
-            if needs_planning(config):
-                prepared = await prepare_configured_application(config)
+            program = self._program if self._program is not None else what_job_runs(config)
+            if program.needs_planning:
+                prepared = await program.plan(config)
                 if len(prepared.jobs) != 1:
                     raise ConfigError(
                         f"app.split.jobs: the application runs as {len(prepared.jobs)} jobs, and the Spark "

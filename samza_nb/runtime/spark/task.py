@@ -27,6 +27,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
+from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
 from samza_nb.runtime.spark.ship import spark_files_directory
 from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
@@ -123,7 +124,7 @@ def run_container(
             process.terminate()
         raise
     if status == 0:
-        return container_id, "stopped"
+        return container_id, ContainerState.STOPPED.value  # a plain str: Spark collects it
     detail = (
         last.removeprefix(f"{PROG}: ").removeprefix(f"container {container_id}: ").removeprefix("error: ")
     )

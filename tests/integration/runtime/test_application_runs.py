@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from samza_nb import Config, ConfigError
+from samza_nb import Config, ConfigError, SamzaError
 from samza_nb.control.messages import EndOfStreamMessage, is_control_message
 from samza_nb.control.serde import PickleIntermediateMessageSerde
+from samza_nb.operators import StreamApplication, StreamApplicationDescriptor
 from samza_nb.runtime import LocalJobRunner
-from samza_nb.runtime.applications import load_task_factory, runs_application
+from samza_nb.runtime.applications import JobProgram, NoJobProgramError, load_task_factory, what_job_runs
 from samza_nb.systems.log import DurableLog
 from tests.eventually import eventually
 from tests.integration.runtime.test_multi_container import ROOT
@@ -275,13 +276,37 @@ def test_local_job_runner_plans_an_application_named_by_app_class(
 
 
 def test_a_job_names_a_task_or_an_application() -> None:
-    with pytest.raises(ConfigError, match="task.class and app.class are both set"):
-        runs_application(Config({"task.class": "a.B", "app.class": "a.C"}))
-    with pytest.raises(ConfigError, match="task.class .* or app.class") as info:
-        runs_application(Config({}))
-    assert info.value.key == "task.class"
+    with pytest.raises(ConfigError, match="task.class and app.class are both set") as both:
+        what_job_runs(Config({"task.class": "a.B", "app.class": "a.C"}))
+    assert both.value.key == "app.class"
+    with pytest.raises(NoJobProgramError, match="task.class .* or app.class") as info:
+        what_job_runs(Config({}))
+    assert isinstance(info.value, ConfigError) and info.value.key == "task.class"
     with pytest.raises(ConfigError, match="app.class='json.JSONDecoder' is not a StreamApplication"):
         load_task_factory(Config({"app.class": "json.JSONDecoder"}))
+
+
+class Echo(StreamApplication):
+    """Input a to output b."""
+
+    def describe(self, app: StreamApplicationDescriptor) -> None:
+        app.get_input_stream("a").send_to(app.get_output_stream("b"))
+
+
+def test_what_a_job_runs_is_decided_from_the_config_and_imported_when_needed() -> None:
+    task = what_job_runs(Config({"task.class": "no_such_module.Task"}))  # not imported yet
+    assert not task.runs_application and not task.needs_planning
+    with pytest.raises(ConfigError, match="no_such_module") as info:
+        task.task_factory()
+    assert info.value.key == "task.class"
+    app = what_job_runs(Config({"app.class": f"{__name__}.Echo"}))
+    assert app.runs_application and app.needs_planning and app.application is Echo
+    planned = what_job_runs(Config({"app.class": f"{__name__}.Echo", "app.plan": "{}"}))
+    assert planned.planned and not planned.needs_planning
+    given = JobProgram.of(Echo())
+    assert given.runs_application and given.needs_planning
+    with pytest.raises(SamzaError, match="runs a task"):
+        _ = JobProgram.of(lambda: None).application
 
 
 def test_a_split_application_runs_each_job_as_container_processes(tmp_path: Path) -> None:
