@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
+from samza_nb.codegen import compile_function
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -109,9 +110,7 @@ def _unrolled(width: int) -> Callable[..., Outcome]:
             f"            return done, {i}, row, previous, None",
         ]
     lines += ["        done += 1", "        previous = row", "    return done, -1, None, previous, None"]
-    namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), f"<round of {width}>", "exec"), namespace)
-    function: Callable[..., Outcome] = namespace["process_rows"]
+    function: Callable[..., Outcome] = compile_function("process_rows", "\n".join(lines), f"round of {width}")
     return function
 
 
