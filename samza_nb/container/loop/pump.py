@@ -126,8 +126,7 @@ class MessagePump:
                     failed, n = ti.process_run(envelope, ()), 1
                 taken += n
                 if failed is None and not ti.coordinator.requested:
-                    ti.processed += n
-                    ti.processed_by_ssp[envelope.ssp] += n
+                    ti.record_run(envelope.ssp, n)
                 else:
                     n = self._after_run(ti, envelope, failed, n)
                 inline += n
@@ -212,8 +211,7 @@ class MessagePump:
         if failed is not None:
             n -= 1
             state.fail(ti, envelope.ssp, failed[0].offset, failed[1], "process")
-        ti.processed += n
-        ti.processed_by_ssp[envelope.ssp] += n
+        ti.record_run(envelope.ssp, n)
         coordinator = ti.coordinator
         if coordinator.requested:
             state.apply_requests(coordinator)
@@ -235,8 +233,7 @@ class MessagePump:
             if failed is not None:
                 state.fail(ti, ssp, envelope.offset, failed[1], "process")
                 return
-            ti.processed += 1
-            ti.processed_by_ssp[ssp] += 1
+            ti.record_run(ssp, 1)
             if bus.per_message:
                 bus.publish(ev.ProcessCompleted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 0))
             coordinator = ti.coordinator

@@ -137,10 +137,7 @@ def _close_round(
         else:
             envelope = last[i] if last is not None else None
             count = done
-        if envelope is not None:
-            ti.last_offsets[envelope.ssp] = envelope.offset
-        ti.processed += count
-        ti.processed_by_ssp[ssps[i]] += count
+        ti.record_run(ssps[i], count, envelope.offset if envelope is not None else None)
         total += count
     if row is None:
         state.consumers.end_round(not_started, ssps)

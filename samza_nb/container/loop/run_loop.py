@@ -188,13 +188,13 @@ class RunLoop:
         if state.failure is not None:
             return
         for ti in state.tasks:
-            if not ti.done and ti.last_offsets != ti.committed_offsets:
-                offsets = dict(ti.last_offsets)
+            offsets = ti.uncommitted_offsets()
+            if offsets is not None:
                 try:
                     await state.commit_fn(ti, offsets)
                 except Exception as exc:
                     state.fail(ti, None, None, exc, "commit")
                     return
-                ti.committed_offsets = offsets
+                ti.committed_at_stop(offsets)
                 if crash_points.ARMED:
                     crash_points.reached("container.stopping")
