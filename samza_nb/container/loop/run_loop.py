@@ -14,15 +14,12 @@ import heapq
 import math
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from samza_nb import crash_points
 from samza_nb.container.loop.loop_state import CommitFn, LoopState, RunLoopSettings
 from samza_nb.container.loop.pump import MessagePump
+from samza_nb.container.loop.samples import PumpSampler
 from samza_nb.container.loop.task_ops import TaskOperations
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["CommitFn", "RunLoop", "RunLoopSettings"]
 
@@ -36,7 +33,7 @@ class RunLoop:
         self.state = state
         self.tasks = state.tasks
         self._ops = TaskOperations(state)
-        self._pump = MessagePump(state)
+        self._pump = MessagePump(state, PumpSampler(state))
         self._next_window = math.inf
         self._next_commit = math.inf
 
