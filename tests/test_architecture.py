@@ -18,11 +18,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "samza_nb"
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 
-EVERYONE_MAY_IMPORT = frozenset({"errors", "crash_points", "observe"})
-"""Leaves: the errors, the crash points of the fault tests, and the observe bus."""
+EVERYONE_MAY_IMPORT = frozenset({"errors", "crash_points", "codegen", "observe"})
+"""Leaves: the errors, the crash points of the fault tests, code generation, and the observe bus."""
 FACADE = frozenset({"__init__", "__main__"})
 """``samza_nb/__init__.py`` and ``__main__.py``: the public façade, free to import anything."""
-LEAF_IMPORTS = {"errors": frozenset(), "crash_points": frozenset({"errors"}), "observe": frozenset({"api"})}
+LEAF_IMPORTS = {
+    "errors": frozenset(),
+    "crash_points": frozenset({"errors"}),
+    "codegen": frozenset(),
+    "observe": frozenset({"api"}),
+}
 """What each leaf itself may import (besides itself)."""
 
 

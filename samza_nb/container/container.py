@@ -280,7 +280,7 @@ class SamzaContainer:
             # Sync tasks on the loop thread send through the buffer; the others straight away.
             on_loop = inline and task_kind(task) is TaskKind.SYNC
             starting = offsets.starting_offsets(ssps, checkpoint)
-            self.tasks[name] = ti = TaskInstance(
+            self.tasks[name] = TaskInstance(
                 name,
                 task,
                 ssps,
@@ -291,8 +291,9 @@ class SamzaContainer:
                 config.value("task.max.concurrency"),
                 settings.window_ms > 0,
                 inline=inline,
+                async_commit=settings.async_commit,
+                before_start=offsets.before_start(starting, checkpoint),
             )
-            ti.before_start = offsets.before_start(starting, checkpoint)
         for ti in self.tasks.values():
             # bus.publish is a no-op while nobody listens, and reaches a dashboard that subscribes later.
             context = TaskContext(

@@ -11,7 +11,6 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.collector import OutputBuffer, OutputSendError
 from samza_nb.container.loop.coordination import CoordinatorRequests, ReadableCoordinator
@@ -71,8 +70,6 @@ class LoopState:
         self.settings = settings
         self.executor = executor
         self.outputs = outputs
-        for ti in self.tasks:
-            ti.async_commit = settings.async_commit
         self.requests = CoordinatorRequests(self.by_name)
         self.completions: deque[tuple[TaskCallbackImpl, BaseException | None]] = deque()
         self.callback_lock = threading.Lock()
@@ -127,12 +124,8 @@ class LoopState:
 
     def release(self, ti: TaskInstance, released: list[TaskCallbackImpl]) -> None:
         """Released callbacks move the low watermark and apply their coordinator requests."""
-        unreleased = ti.unreleased
+        ti.release(released)
         for callback in released:
-            if unreleased and unreleased[0] is callback:
-                unreleased.popleft()
-            if callback.offset != END_OF_STREAM_OFFSET:
-                ti.last_offsets[callback.ssp] = callback.offset
             if callback.coordinator.requested:
                 self.apply_requests(callback.coordinator)
 

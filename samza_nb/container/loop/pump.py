@@ -20,11 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.chooser.base import TracedChooser
-from samza_nb.chooser.trace import describe_choice
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.container.loop.rounds import run_round
-from samza_nb.container.loop.samples import sample_sent
 from samza_nb.container.loop.task_instance import TaskKind
 from samza_nb.observe import events as ev
 
@@ -33,6 +31,7 @@ if TYPE_CHECKING:
 
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.container.loop.loop_state import LoopState
+    from samza_nb.container.loop.samples import PumpSampler
     from samza_nb.container.loop.task_instance import TaskInstance
 
 
@@ -42,13 +41,14 @@ class MessagePump:
     PUMP_BATCH = 8192
     """The most messages one :meth:`pump` starts."""
 
-    def __init__(self, state: LoopState) -> None:
+    def __init__(self, state: LoopState, sampler: PumpSampler) -> None:
+        """``sampler`` samples the pump's decisions for sampled observers (it costs nothing while nobody
+        samples)."""
         self._state = state
+        self._sampler = sampler
         chooser = state.consumers.chooser
         self._traced: TracedChooser | None = chooser if isinstance(chooser, TracedChooser) else None
         self._batch = 64  # messages per pump; adapted to the time a pump takes (see _adapt_batch)
-        self._sample_last = False  # which end of a pump a sampled observer hears about next
-        self._sample_turn = 0  # which envelope of a round a sampled observer hears about next
 
     def pump(self) -> int:
         """Choose and start up to a slice's worth of messages; returns how many envelopes it took from the
@@ -57,24 +57,21 @@ class MessagePump:
         if budget <= 0:
             return 0
         started = time.perf_counter()
-        sample_first, sample_last = self._sampling()
-        count, taken, last = self._choose_and_start(budget, sample_first, sample_last)
-        if sample_last and taken and last is not None:
-            self._publish_sample(last)
-        if (sample_first or sample_last) and not taken:
-            self._sample_last = sample_last  # an idle pump samples nothing: the next one takes its turn
-        elif (sample_first or sample_last) and self._state.bus.messages:
-            sample_sent(self._state, first=sample_first)
+        sampler = self._sampler.begin()
+        count, taken, last = self._choose_and_start(budget, sampler)
+        if sampler is not None:
+            sampler.end(taken, last)
         if count:
             self._adapt_batch(count, budget, time.perf_counter() - started)
         return taken
 
     def _choose_and_start(
-        self, budget: int, sample_first: bool, sample_last: bool = False
+        self, budget: int, sampler: PumpSampler | None
     ) -> tuple[int, int, IncomingMessageEnvelope | None]:
         """Up to ``budget`` messages: returns how many were started, how many envelopes were taken, and
-        the last envelope chosen (of a round: the one whose turn it is to be sampled). Runs and rounds of
-        sync tasks go in line; anything else through :meth:`_take`."""
+        the last envelope chosen (of a round: the one standing for it, see :meth:`PumpSampler.round`).
+        Runs and rounds of sync tasks go in line; anything else through :meth:`_take`. ``sampler``
+        (None: nobody samples this pump) hears of the decisions."""
         state = self._state
         observing = state.bus.per_message
         consumers = state.consumers
@@ -91,9 +88,8 @@ class MessagePump:
             picked = envelope
             ti = route[envelope.ssp]
             inline_run = ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET
-            if sample_first and (observing or not inline_run or (room and count + 1 < budget)):
-                sample_first = False  # (a round is sampled below, fairly over its partitions)
-                self._publish_sample(envelope)
+            if sampler is not None and (observing or not inline_run or (room and count + 1 < budget)):
+                sampler.chose(envelope)  # (a round is sampled below, fairly over its partitions)
             if observing:
                 self._publish_decision(envelope)
                 n = self._take(ti, envelope, room, budget - count - 1, observing)
@@ -106,11 +102,8 @@ class MessagePump:
                 else:
                     rest = choose_round()
                     if rest:
-                        if sample_first or sample_last:
-                            picked = self._round_sample(envelope, rest)
-                        if sample_first:
-                            sample_first = False
-                            self._publish_sample(picked)
+                        if sampler is not None:
+                            picked = sampler.round(envelope, rest)
                         # The round accounts for itself (task counts, requests, failure).
                         n = run_round(state, envelope, rest, budget - count)
                         taken += n or 1
@@ -119,15 +112,13 @@ class MessagePump:
                         if state.failure is not None or state.requests.shutdown_now:
                             break
                         continue
-                    if sample_first:
-                        sample_first = False
-                        self._publish_sample(envelope)
+                    if sampler is not None:
+                        sampler.chose(envelope)
                     consumers.refill(envelope.ssp)
                     failed, n = ti.process_run(envelope, ()), 1
                 taken += n
                 if failed is None and not ti.coordinator.requested:
-                    ti.processed += n
-                    ti.processed_by_ssp[envelope.ssp] += n
+                    ti.record_run(envelope.ssp, n)
                 else:
                     n = self._after_run(ti, envelope, failed, n)
                 inline += n
@@ -212,8 +203,7 @@ class MessagePump:
         if failed is not None:
             n -= 1
             state.fail(ti, envelope.ssp, failed[0].offset, failed[1], "process")
-        ti.processed += n
-        ti.processed_by_ssp[envelope.ssp] += n
+        ti.record_run(envelope.ssp, n)
         coordinator = ti.coordinator
         if coordinator.requested:
             state.apply_requests(coordinator)
@@ -235,8 +225,7 @@ class MessagePump:
             if failed is not None:
                 state.fail(ti, ssp, envelope.offset, failed[1], "process")
                 return
-            ti.processed += 1
-            ti.processed_by_ssp[ssp] += 1
+            ti.record_run(ssp, 1)
             if bus.per_message:
                 bus.publish(ev.ProcessCompleted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 0))
             coordinator = ti.coordinator
@@ -316,41 +305,7 @@ class MessagePump:
         elif count >= budget and elapsed_s < slice_s / 4:
             self._batch = min(self.PUMP_BATCH, budget * 2)
 
-    # -- chooser decisions on the bus -----------------------------------------------------------------------
-    def _sampling(self) -> tuple[bool, bool]:
-        """Whether this pump samples its first or its last decision: a sampled observer gets one decision
-        per pump, the first and the last in turn, so it sees more than the partition pumps start with."""
-        if not self._state.bus.sampled:
-            return False, False
-        last = self._sample_last
-        self._sample_last = not last
-        return not last, last
-
-    def _round_sample(
-        self, first: IncomingMessageEnvelope, rest: list[IncomingMessageEnvelope]
-    ) -> IncomingMessageEnvelope:
-        """The envelope of a round (``first``, then ``rest``) a sampled observer hears about: each round
-        the next position in turn, so a job of many partitions shows them all (a round always starts at
-        the same partition)."""
-        turn = self._sample_turn = self._sample_turn + 1
-        position = turn % (len(rest) + 1)
-        return rest[position - 1] if position else first
-
-    def _publish_sample(self, envelope: IncomingMessageEnvelope) -> None:
-        state = self._state
-        bus = state.bus
-        now = state.clock.now_ms()
-        bus.publish_sample(
-            ev.ChooserDecision(
-                now, envelope.ssp, envelope.offset, describe_choice(state.consumers.chooser, envelope)
-            )
-        )
-        if bus.messages and envelope.offset != END_OF_STREAM_OFFSET:
-            task = state.route[envelope.ssp].name
-            bus.publish_sample(
-                ev.MessageTaken(now, task, envelope.ssp, envelope.offset, envelope.key, envelope.message)
-            )
-
+    # -- chooser decisions on the bus (per-message observers) ------------------------------------------
     def _publish_decision(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state
         trace = self._traced.last_choice if self._traced is not None else None

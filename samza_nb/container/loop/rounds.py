@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import functools
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
+from samza_nb.codegen import compile_function
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -109,9 +110,7 @@ def _unrolled(width: int) -> Callable[..., Outcome]:
             f"            return done, {i}, row, previous, None",
         ]
     lines += ["        done += 1", "        previous = row", "    return done, -1, None, previous, None"]
-    namespace: dict[str, Any] = {}
-    exec(compile("\n".join(lines), f"<round of {width}>", "exec"), namespace)
-    function: Callable[..., Outcome] = namespace["process_rows"]
+    function: Callable[..., Outcome] = compile_function("process_rows", "\n".join(lines), f"round of {width}")
     return function
 
 
@@ -138,10 +137,7 @@ def _close_round(
         else:
             envelope = last[i] if last is not None else None
             count = done
-        if envelope is not None:
-            ti.last_offsets[envelope.ssp] = envelope.offset
-        ti.processed += count
-        ti.processed_by_ssp[ssps[i]] += count
+        ti.record_run(ssps[i], count, envelope.offset if envelope is not None else None)
         total += count
     if row is None:
         state.consumers.end_round(not_started, ssps)

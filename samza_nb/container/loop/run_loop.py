@@ -14,15 +14,12 @@ import heapq
 import math
 import threading
 import time
-from typing import TYPE_CHECKING
 
 from samza_nb import crash_points
 from samza_nb.container.loop.loop_state import CommitFn, LoopState, RunLoopSettings
 from samza_nb.container.loop.pump import MessagePump
+from samza_nb.container.loop.samples import PumpSampler
 from samza_nb.container.loop.task_ops import TaskOperations
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["CommitFn", "RunLoop", "RunLoopSettings"]
 
@@ -36,7 +33,7 @@ class RunLoop:
         self.state = state
         self.tasks = state.tasks
         self._ops = TaskOperations(state)
-        self._pump = MessagePump(state)
+        self._pump = MessagePump(state, PumpSampler(state))
         self._next_window = math.inf
         self._next_commit = math.inf
 
@@ -188,13 +185,13 @@ class RunLoop:
         if state.failure is not None:
             return
         for ti in state.tasks:
-            if not ti.done and ti.last_offsets != ti.committed_offsets:
-                offsets = dict(ti.last_offsets)
+            offsets = ti.uncommitted_offsets()
+            if offsets is not None:
                 try:
                     await state.commit_fn(ti, offsets)
                 except Exception as exc:
                     state.fail(ti, None, None, exc, "commit")
                     return
-                ti.committed_offsets = offsets
+                ti.committed_at_stop(offsets)
                 if crash_points.ARMED:
                     crash_points.reached("container.stopping")

@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.api.task import PartitionEndListenerTask
 from samza_nb.container.loop.callbacks import TaskCallbackManager
 from samza_nb.container.loop.coordination import ReadableCoordinator
@@ -63,6 +64,7 @@ class TaskInstance:
         window_enabled: bool,
         inline: bool = True,
         async_commit: bool = False,
+        before_start: Mapping[SystemStreamPartition, int] | None = None,
     ) -> None:
         self.name = name
         self.task = task
@@ -84,8 +86,8 @@ class TaskInstance:
         # SSPs whose messages may still be older than the starting offset (checked until one is not).
         self.check_start: set[SystemStreamPartition] = set(ssps)
         # Low watermark: the last released offset per SSP; starts at the checkpoint.
-        self.last_offsets: dict[SystemStreamPartition, str] = dict(last_processed)
-        self.committed_offsets: dict[SystemStreamPartition, str] = dict(last_processed)
+        self._last_offsets: dict[SystemStreamPartition, str] = dict(last_processed)
+        self._committed_offsets: dict[SystemStreamPartition, str] = dict(last_processed)
         self.callbacks = TaskCallbackManager()
         self.coordinator = ReadableCoordinator(name)  # reused by inline sync calls
         self.pending: deque[IncomingMessageEnvelope] = deque()
@@ -94,11 +96,13 @@ class TaskInstance:
         self.peak_in_flight = 0
         # Callbacks started and not released yet, oldest first: the first holds the low watermark back.
         self.unreleased: deque[TaskCallbackImpl] = deque()
-        # Messages processed per partition (counted per run, round or message; never per message inline).
-        self.processed_by_ssp: dict[SystemStreamPartition, int] = dict.fromkeys(ssps, 0)
-        # Messages of each partition before its starting offset that the job will not read (set by the
+        # Messages processed, in all and per partition (counted per run, round or message; never per
+        # message inline): only this class's methods write them.
+        self._processed = 0
+        self._processed_by_ssp: dict[SystemStreamPartition, int] = dict.fromkeys(ssps, 0)
+        # Messages of each partition before its starting offset that the job will not read (given by the
         # container for partitions started at their offset default, integer offsets only).
-        self.before_start: dict[SystemStreamPartition, int] = {}
+        self.before_start: dict[SystemStreamPartition, int] = dict(before_start or {})
         self.need_window = False
         self.need_commit = False
         self.window_in_flight = False
@@ -108,7 +112,58 @@ class TaskInstance:
         self.done = False
         self.open = True
         self.runs_inline = self._run_capable
-        self.processed = 0
+
+    # -- counters (read here; written only by the methods below) -------------------------------------------
+    @property
+    def processed(self) -> int:
+        """Messages started (general path) or processed (inline) so far."""
+        return self._processed
+
+    @property
+    def processed_by_ssp(self) -> Mapping[SystemStreamPartition, int]:
+        """:attr:`processed` per partition."""
+        return self._processed_by_ssp
+
+    @property
+    def last_offsets(self) -> Mapping[SystemStreamPartition, str]:
+        """The low watermark: per partition the offset of its last released message (from the checkpoint
+        until one is)."""
+        return self._last_offsets
+
+    @property
+    def committed_offsets(self) -> Mapping[SystemStreamPartition, str]:
+        """The offsets of the task's last commit (from the checkpoint until one is)."""
+        return self._committed_offsets
+
+    def record_run(self, ssp: SystemStreamPartition, count: int, last_offset: str | None = None) -> None:
+        """``count`` messages of ``ssp`` were processed inline, the last at ``last_offset`` when given (the
+        inline paths call this once per run, round or message, never per message of a run)."""
+        if last_offset is not None:
+            self._last_offsets[ssp] = last_offset
+        self._processed += count
+        self._processed_by_ssp[ssp] += count
+
+    def release(self, released: Iterable[TaskCallbackImpl]) -> None:
+        """``released`` (callbacks of the general path, in sequence order) were released: each moves its
+        partition's low watermark (an end-of-stream does not) and leaves :attr:`unreleased`."""
+        unreleased = self.unreleased
+        last_offsets = self._last_offsets
+        for callback in released:
+            if unreleased and unreleased[0] is callback:
+                unreleased.popleft()
+            if callback.offset != END_OF_STREAM_OFFSET:
+                last_offsets[callback.ssp] = callback.offset
+
+    def uncommitted_offsets(self) -> dict[SystemStreamPartition, str] | None:
+        """The offsets a final commit at stop writes (the low watermark), or None when the task is done or
+        its low watermark is what it committed last."""
+        if self.done or self._last_offsets == self._committed_offsets:
+            return None
+        return dict(self._last_offsets)
+
+    def committed_at_stop(self, offsets: dict[SystemStreamPartition, str]) -> None:
+        """The final commit at stop wrote ``offsets`` (from :meth:`uncommitted_offsets`)."""
+        self._committed_offsets = offsets
 
     # -- readiness -----------------------------------------------------------------------------------------
     def _refresh(self) -> None:
@@ -141,7 +196,7 @@ class TaskInstance:
         self.need_commit = False
         self.commit_in_flight = True
         self._refresh()
-        return dict(self.last_offsets)
+        return dict(self._last_offsets)
 
     def commit_finished(self, offsets: dict[SystemStreamPartition, str] | None) -> bool:
         """The commit ended (``offsets`` written, or None when it failed or was cancelled); returns True
@@ -149,7 +204,7 @@ class TaskInstance:
         self.commit_in_flight = False
         finished = False
         if offsets is not None:
-            self.committed_offsets = offsets
+            self._committed_offsets = offsets
             if self.end_of_stream and self.eos_ran:
                 self.done = finished = True
                 # a timer that fired during this final commit asks for nothing more: the task is done
@@ -185,8 +240,8 @@ class TaskInstance:
         in_flight = self.in_flight = self.in_flight + 1
         if in_flight > self.peak_in_flight:
             self.peak_in_flight = in_flight
-        self.processed += 1
-        self.processed_by_ssp[callback.ssp] += 1
+        self._processed += 1
+        self._processed_by_ssp[callback.ssp] += 1
         self.unreleased.append(callback)
         self._refresh()
 
@@ -242,9 +297,9 @@ class TaskInstance:
                         break
         except Exception as exc:
             if envelope is not first:
-                self.last_offsets[last.ssp] = last.offset
+                self._last_offsets[last.ssp] = last.offset
             return envelope, exc
-        self.last_offsets[last.ssp] = last.offset
+        self._last_offsets[last.ssp] = last.offset
         return None
 
     # -- lifecycle hooks -----------------------------------------------------------------------------------

@@ -10,20 +10,20 @@ message through every inlined operator up to the call boundaries); and for each 
 the *emit* function its results go through. So a user message costs one call of ``process``, the
 user's functions, and the calls of operators that could not be inlined.
 
-Compiled code objects are cached by their source: the tasks of a job share them; only the names they
-are bound to (the user's functions, streams, downstream entries) are each task's own.
+Compiled code objects are cached by their source (:func:`samza_nb.codegen.compile_function`, which also
+lets tracebacks show the generated lines): the tasks of a job share them; only the names they are bound
+to (the user's functions, streams, downstream entries) are each task's own.
 """
 
 from __future__ import annotations
 
 import itertools
-import linecache
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from samza_nb.codegen import compile_function
 from samza_nb.control.messages import CONTROL_MESSAGE_TYPES, WatermarkMessage
 from samza_nb.operators.impl.base import Emit, MissingTimestamp, OperatorImpl
 from samza_nb.operators.values import KV
@@ -60,9 +60,6 @@ MAX_DEPTH: Final = 12
 """The deepest block nesting (filters, flat_maps) inlined into one function; Python allows 20. Deeper
 operators get an entry function of their own."""
 
-_CODE: dict[str, Any] = {}
-_CODE_LOCK = threading.Lock()
-
 
 @dataclass(frozen=True)
 class Inline:
@@ -74,20 +71,6 @@ class Inline:
     names: Mapping[str, Any] = field(default_factory=dict)
     opens: bool = False
     output: str | None = None
-
-
-def _compile(name: str, source: str, names: dict[str, Any]) -> Any:
-    """The function ``name`` that ``source`` defines, run with ``names`` as its globals. Its source is
-    registered with :mod:`linecache`, so tracebacks through it show the generated lines."""
-    with _CODE_LOCK:
-        code = _CODE.get(source)
-        if code is None:
-            filename = f"<operators {name} {len(_CODE) + 1}>"
-            linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-            code = _CODE[source] = compile(source, filename, "exec")
-    namespace = dict(names)
-    exec(code, namespace)
-    return namespace[name]
 
 
 _CONTEXT = {name: re.compile(rf"\b{name}\b") for name in ("collector", "coordinator")}
@@ -123,7 +106,7 @@ class _Source:
             body = "\n".join(lines[1:])
             context = [f"    {n} = runtime.{n}" for n, pattern in _CONTEXT.items() if pattern.search(body)]
             lines = [lines[0], *context, *lines[1:]]
-        return _compile(name, "\n".join(lines), self.names)
+        return compile_function(name, "\n".join(lines), f"operators {name}", self.names)
 
 
 class ChainCompiler:

@@ -6,6 +6,8 @@ one) with the observed mode, where every message goes the general path one choic
 
 from __future__ import annotations
 
+import re
+import traceback
 from typing import Any
 
 import pytest
@@ -86,3 +88,17 @@ def test_a_round_stops_at_the_call_that_failed_or_asked_to_stop(action: str) -> 
         assert observed["processed"] < sum(SIZES.values())
     for mode in MODES:
         assert results[mode] == observed, mode
+
+
+def test_a_traceback_through_a_compiled_round_shows_its_generated_lines() -> None:
+    runner = TestRunner.of(lambda: Task([], act_at=(2, "5", "raise")))
+    runner.add_input("in", {p: list(range(n)) for p, n in SIZES.items()})
+    with pytest.MonkeyPatch.context() as patch:
+        apply_loop_mode("inline", patch)
+        with pytest.raises(TaskFailedError) as caught:
+            runner.run(timeout=30)
+    text = "".join(traceback.format_exception(caught.value))
+    # The frame of the loop compiled for the round's width, with the line that called the task.
+    assert re.search(
+        r'File "<samza_nb round of \d+ #\d+>", line \d+, in process_rows\n +p(\d+)\(e\1, c\1, k\1\)\n', text
+    ), text
