@@ -91,12 +91,10 @@ def test_a_round_stops_at_the_call_that_failed_or_asked_to_stop(action: str) -> 
 
 
 def test_a_traceback_through_a_compiled_round_shows_its_generated_lines() -> None:
-    runner = TestRunner.of(lambda: Task([], act_at=(2, "5", "raise")))
+    runner = TestRunner.of(lambda: Task([], act_at=(2, "5", "raise")), mode="inline")
     runner.add_input("in", {p: list(range(n)) for p, n in SIZES.items()})
-    with pytest.MonkeyPatch.context() as patch:
-        apply_loop_mode("inline", patch)
-        with pytest.raises(TaskFailedError) as caught:
-            runner.run(timeout=30)
+    with pytest.raises(TaskFailedError) as caught:
+        runner.run(timeout=30)
     text = "".join(traceback.format_exception(caught.value))
     # The frame of the loop compiled for the round's width, with the line that called the task.
     assert re.search(
