@@ -93,9 +93,7 @@ class SamzaContainer:
             raise SamzaError("SamzaContainer needs exactly one of job_model (a JobModel) and planner")
         # Record (job.record.path) or replay (a recording's directory) the schedule: container/replay.py.
         self._schedule = open_schedule(config, replay)
-        if self._schedule is not None:
-            config = self._schedule.job_config(config)
-        self.config = config.validate()
+        self.config = self._schedule.job_config(config).validate()
         self._given_model = job_model
         self._planner = planner
         self._task_factory = task_factory
@@ -231,8 +229,7 @@ class SamzaContainer:
         await self._start_tasks(container.tasks, offsets, admins, factories, settings)
 
         chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.per_message)
-        if self._schedule is not None:
-            chooser = self._schedule.chooser(chooser)
+        chooser = self._schedule.chooser(chooser)
         consumer_objects = {
             name: factories[name].get_consumer(name, config) for name in {s.system for s in inputs}
         }
@@ -256,8 +253,7 @@ class SamzaContainer:
             )
         )
         self.run_loop = loop
-        if self._schedule is not None:
-            self._schedule.attach(loop.state)
+        self._schedule.attach(loop.state)
         await consumers.start()
         return loop
 
@@ -292,10 +288,10 @@ class SamzaContainer:
             # Sync tasks on the loop thread send through the buffer; the others straight away.
             on_loop = inline and task_kind(task) is TaskKind.SYNC
             starting = offsets.starting_offsets(ssps, checkpoint)
-            last = offsets.last_processed(ssps, checkpoint)
-            if self._schedule is not None:  # a replay starts from the recorded checkpoint
-                has_stores = bool(storage.stores_of(name))
-                starting, last = self._schedule.starting_point(name, starting, last, has_stores)
+            last = offsets.last_processed(ssps, checkpoint)  # a replay: the recorded ones instead
+            starting, last = self._schedule.starting_point(
+                name, starting, last, bool(storage.stores_of(name))
+            )
             self.tasks[name] = TaskInstance(
                 name,
                 task,
@@ -397,11 +393,10 @@ class SamzaContainer:
                 self._storage.close()
             except Exception as exc:
                 problems.append(exc)
-        if self._schedule is not None:
-            try:
-                self._schedule.close()
-            except Exception as exc:
-                problems.append(exc)
+        try:
+            self._schedule.close()  # a recording is flushed and closed
+        except Exception as exc:
+            problems.append(exc)
         if self._outputs is not None:
             try:
                 self._outputs.flush()  # normally empty: the run loop flushes before it yields

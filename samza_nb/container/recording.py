@@ -16,8 +16,9 @@ A recording is a directory of two files:
   2      EOS          partition ``id``'s end-of-stream is taken
   3      COMPLETE     a callback of task ``id`` completes: varint ``back`` (0: the task's latest message)
   4      STEP         an ``async def process`` of task ``id`` resumes (its first run too): varint ``back``
-  5      TIMER        a timer fires: ``id`` 0 window, 1 commit
-  6      END          the loop ends: ``id`` 0 a stop was requested, 1 the job ended by itself
+  5      WINDOW       task ``id``'s window runs
+  6      COMMIT       the commit timer fires (``id`` 0)
+  7      END          the loop ends: ``id`` 0 a stop was requested, 1 the job ended by itself
   ====== ============ ================================================================================
 
 Records are appended when the recording is flushed (at every commit, at stop, and when the buffer grows);
@@ -42,8 +43,7 @@ VERSION = 1
 HEADER = "header.json"
 SCHEDULE = "schedule.bin"
 
-NEXT, DISPATCH, EOS, COMPLETE, STEP, TIMER, END = range(7)
-WINDOW_TIMER, COMMIT_TIMER = 0, 1
+NEXT, DISPATCH, EOS, COMPLETE, STEP, WINDOW, COMMIT, END = range(8)
 STOPPED, ENDED = 0, 1
 
 FLUSH_BYTES = 1 << 16
@@ -106,7 +106,9 @@ class Header:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise SamzaError(f"{where} is not the header of a samza-nb schedule recording")
         if data.get("version") != VERSION:
-            raise SamzaError(f"{where}: recording format version {data.get('version')!r}; this reads {VERSION}")
+            raise SamzaError(
+                f"{where}: recording format version {data.get('version')!r}; this reads {VERSION}"
+            )
         try:
             return cls(
                 (str(data["job"]["name"]), str(data["job"]["id"])),
@@ -193,9 +195,13 @@ class ScheduleWriter:
         _varint(self._buffer, STEP | task << 3)
         _varint(self._buffer, self._started[task] - 1 - seq)
 
-    def timer(self, which: int) -> None:
-        """A timer fired (:data:`WINDOW_TIMER` or :data:`COMMIT_TIMER`)."""
-        _varint(self._buffer, TIMER | which << 3)
+    def window(self, task: int) -> None:
+        """Task ``task``'s window runs."""
+        _varint(self._buffer, WINDOW | task << 3)
+
+    def commit_timer(self) -> None:
+        """The commit timer fired."""
+        _varint(self._buffer, COMMIT)
 
     def end(self, how: int) -> None:
         """The loop ended (:data:`STOPPED` or :data:`ENDED`)."""
@@ -218,7 +224,7 @@ class ScheduleWriter:
 @dataclass(frozen=True)
 class Entry:
     """One decoded record: ``kind`` and, by kind, the partition index (NEXT/DISPATCH as DISPATCH, EOS),
-    the task index and callback number (COMPLETE, STEP), or ``value`` (TIMER: which; END: how)."""
+    the task index (WINDOW; COMPLETE and STEP with the callback number) or ``value`` (END: how)."""
 
     kind: int
     ssp: int = -1
@@ -274,7 +280,9 @@ class Recording:
                 kind, index = tag & 7, tag >> 3
                 if kind in (NEXT, DISPATCH):
                     if index >= len(partitions):
-                        raise SamzaError(f"{self.directory / SCHEDULE}: partition {index} is not in the header")
+                        raise SamzaError(
+                            f"{self.directory / SCHEDULE}: partition {index} is not in the header"
+                        )
                     if kind == NEXT:
                         number = previous[index]
                         if number is None:
@@ -293,15 +301,16 @@ class Recording:
                     yield Entry(DISPATCH, ssp=index, offset=offset)
                 elif kind == EOS:
                     yield Entry(EOS, ssp=index)
-                elif kind in (COMPLETE, STEP):
+                elif kind in (COMPLETE, STEP, WINDOW):
                     if index >= len(started):
                         raise SamzaError(f"{self.directory / SCHEDULE}: task {index} is not in the header")
+                    if kind == WINDOW:
+                        yield Entry(WINDOW, task=index)
+                        continue
                     back = varint()
                     yield Entry(kind, task=index, seq=started[index] - 1 - back)
-                elif kind in (TIMER, END):
+                elif kind in (COMMIT, END):
                     yield Entry(kind, value=index)
-                else:
-                    raise SamzaError(f"{self.directory / SCHEDULE}: unknown record kind {kind}")
             except EOFError:
                 return
 

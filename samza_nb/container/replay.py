@@ -20,22 +20,26 @@ completions keep their recorded order, but what calls running at once do meanwhi
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from samza_nb.container.loop.schedule import Schedule, ScheduleRecorder
+from samza_nb.container.loop.schedule import (
+    Completion,
+    GatedCompletions,
+    ReplayChooser,
+    Schedule,
+    ScheduleRecorder,
+)
 from samza_nb.container.recording import (
-    COMMIT_TIMER,
+    COMMIT,
     COMPLETE,
     DISPATCH,
     END,
     EOS,
     STEP,
     STOPPED,
-    TIMER,
-    WINDOW_TIMER,
+    WINDOW,
     Entry,
     Recording,
 )
@@ -47,10 +51,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.config import Config
-    from samza_nb.container.loop.callbacks import TaskCallbackImpl
     from samza_nb.container.loop.loop_state import LoopState
-
-Completion = tuple["TaskCallbackImpl", "BaseException | None"]
 
 
 class ReplayDivergedError(SamzaError):
@@ -58,12 +59,13 @@ class ReplayDivergedError(SamzaError):
     what the recording has there and what the run found."""
 
 
-def open_schedule(config: Config, replay: str | os.PathLike[str] | None) -> Schedule | None:
+def open_schedule(config: Config, replay: str | os.PathLike[str] | None) -> Schedule:
     """The schedule of a run: a replay of the recording in ``replay``, else a recorder when
-    ``job.record.path`` is set, else None (the default: nothing recorded, nothing forced)."""
+    ``job.record.path`` is set, else a :class:`Schedule` that does nothing (the default: nothing
+    recorded, nothing forced, nothing spent)."""
     path = config.get_str("job.record.path")
     if replay is None and not path:
-        return None
+        return Schedule()
     if config.get_int("job.container.count", 1) != 1:
         raise ConfigError(
             "job.record.path / replay: a schedule is recorded and replayed for a job run as one container "
@@ -139,7 +141,9 @@ class ScheduleReplayer(Schedule):
         """Check the job's tasks and partitions are the recording's, then take over the loop's completion
         queue and move to the first record."""
         header = self.recording.header
-        recorded = {name: {p.ssp for p in header.partitions if p.task == i} for i, name in enumerate(header.tasks)}
+        recorded = {
+            name: {p.ssp for p in header.partitions if p.task == i} for i, name in enumerate(header.tasks)
+        }
         actual = {ti.name: set(ti.ssps) for ti in state.tasks}
         if recorded != actual:
             raise SamzaError(
@@ -210,15 +214,19 @@ class ScheduleReplayer(Schedule):
         if entry.kind in (COMPLETE, STEP):
             what = "the completion" if entry.kind == COMPLETE else "a step"
             return f"{what} of task {header.tasks[entry.task]!r} message {entry.seq}"
-        if entry.kind == TIMER:
-            return "the window timer" if entry.value == WINDOW_TIMER else "the commit timer"
+        if entry.kind == WINDOW:
+            return f"the window of task {header.tasks[entry.task]!r}"
+        if entry.kind == COMMIT:
+            return "the commit timer"
         return "a requested stop" if entry.value == STOPPED else "the job's end"
 
     def _found(self, ssp: SystemStreamPartition, offset: str | None) -> str:
         return f"{ssp} end-of-stream" if offset is None else f"{ssp}@{offset}"
 
     # -- what the run does ----------------------------------------------------------------------------------
-    def choose(self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]) -> IncomingMessageEnvelope | None:
+    def choose(
+        self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
+    ) -> IncomingMessageEnvelope | None:
         """The message to hand out now of those ``held`` (one per partition), or None."""
         state = self.state
         if self._awaiting or self._free or state is None or state.failure is not None:
@@ -235,7 +243,9 @@ class ScheduleReplayer(Schedule):
         if envelope is None:
             return None
         end = envelope.is_end_of_stream
-        if (entry.kind == EOS and end) or (entry.kind == DISPATCH and not end and envelope.offset == entry.offset):
+        if (entry.kind == EOS and end) or (
+            entry.kind == DISPATCH and not end and envelope.offset == entry.offset
+        ):
             del held[ssp]
             self._awaiting = True
             return envelope
@@ -264,7 +274,9 @@ class ScheduleReplayer(Schedule):
         if self._free:
             return
         if entry is None or entry.kind != DISPATCH or entry.ssp != ssp or entry.offset != offset:
-            self._diverged(f"task {self.tasks[task].name!r} started {self.recording.header.partitions[ssp].ssp}@{offset}")
+            self._diverged(
+                f"task {self.tasks[task].name!r} started {self.recording.header.partitions[ssp].ssp}@{offset}"
+            )
             return
         self._awaiting = False
         self._advance()
@@ -317,23 +329,35 @@ class ScheduleReplayer(Schedule):
         return waiting
 
     def tick(self) -> None:
-        """Each loop iteration: fire the timers and the stop recorded at the cursor."""
+        """Each loop iteration: fire the commit timer and the stop recorded at the cursor, or ask for the
+        window recorded there (the cursor moves on once it ran: :meth:`on_window`)."""
         state = self.state
         assert state is not None
-        while (entry := self.entry) is not None and (
-            entry.kind == TIMER or (entry.kind == END and entry.value == STOPPED)
-        ):
-            if entry.kind == END:
-                state.stop_requested = True
-            elif entry.value == WINDOW_TIMER:
-                for ti in state.tasks:
-                    if ti.windowable:
-                        ti.request_window()
-            elif entry.value == COMMIT_TIMER:
+        while (entry := self.entry) is not None:
+            if entry.kind == WINDOW:
+                ti = self.tasks[entry.task]
+                if not ti.need_window and not ti.window_in_flight:
+                    ti.request_window()
+                return
+            if entry.kind == COMMIT:
                 for ti in state.tasks:
                     if not ti.commit_in_flight:
                         ti.request_commit()
+            elif entry.kind == END and entry.value == STOPPED:
+                state.stop_requested = True
+            else:
+                return
             self._advance()
+
+    def on_window(self, task: int) -> None:
+        """A window ran (asked for at its record): the next record."""
+        entry = self.entry
+        if self._free:
+            return
+        if entry is None or entry.kind != WINDOW or entry.task != task:
+            self._diverged(f"the window of task {self.tasks[task].name!r}")
+            return
+        self._advance()
 
     def loop_ended(self) -> None:
         """A run that ended by itself must have reached the recorded end."""
@@ -344,57 +368,14 @@ class ScheduleReplayer(Schedule):
             self._diverged("the job's end")
 
 
-class ReplayChooser:
-    """The chooser of a replay: holds each partition's next message and hands out the one the recording
-    has next (:meth:`ScheduleReplayer.choose`)."""
-
-    def __init__(self, replayer: ScheduleReplayer) -> None:
-        self._replayer = replayer
-        self._held: dict[SystemStreamPartition, IncomingMessageEnvelope] = {}
-
-    def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
-        """Nothing to do: the recording says where each partition starts."""
-
-    def start(self) -> None:
-        """Nothing to do."""
-
-    def stop(self) -> None:
-        """Nothing to do."""
-
-    def update(self, envelope: IncomingMessageEnvelope) -> None:
-        """Held until its turn."""
-        self._held[envelope.ssp] = envelope
-
-    def choose(self) -> IncomingMessageEnvelope | None:
-        """The recorded next message once it is held, else None."""
-        return self._replayer.choose(self._held)
-
-
-class GatedCompletions(deque[Completion]):
-    """The loop's completion queue during a replay: a completion enters it at its record
-    (:meth:`ScheduleReplayer.offer`, on the loop thread whichever thread completed it)."""
-
-    def __init__(self, replayer: ScheduleReplayer) -> None:
-        super().__init__()
-        self._replayer = replayer
-
-    def append(self, completion: Completion) -> None:
-        """Offered to the replayer on the loop thread."""
-        state = self._replayer.state
-        assert state is not None
-        loop = state.loop
-        if loop is None or threading.get_ident() == state.thread_id:
-            self._replayer.offer(completion)
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(self._replayer.offer, completion)
-
-
 def _offsets(offsets: dict[SystemStreamPartition, str]) -> str:
     return "{" + ", ".join(f"{ssp}: {offset}" for ssp, offset in sorted(offsets.items())) + "}"
 
 
 def _layout(tasks: dict[str, set[SystemStreamPartition]]) -> str:
-    return "; ".join(f"{name}: {', '.join(str(s) for s in sorted(ssps))}" for name, ssps in sorted(tasks.items()))
+    return "; ".join(
+        f"{name}: {', '.join(str(s) for s in sorted(ssps))}" for name, ssps in sorted(tasks.items())
+    )
 
 
-__all__ = ["GatedCompletions", "ReplayChooser", "ReplayDivergedError", "ScheduleReplayer", "open_schedule"]
+__all__ = ["ReplayDivergedError", "ScheduleReplayer", "open_schedule"]

@@ -20,7 +20,6 @@ from samza_nb.container.loop.loop_state import CommitFn, LoopState, RunLoopSetti
 from samza_nb.container.loop.pump import MessagePump
 from samza_nb.container.loop.samples import PumpSampler
 from samza_nb.container.loop.task_ops import TaskOperations
-from samza_nb.container.recording import COMMIT_TIMER, WINDOW_TIMER
 
 __all__ = ["CommitFn", "RunLoop", "RunLoopSettings"]
 
@@ -143,7 +142,7 @@ class RunLoop:
 
     def _fire_timers(self, now: float) -> None:
         settings = self.state.settings
-        schedule = self.state.schedule  # record/replay (loop/schedule.py): told of firings; replays its own
+        schedule = self.state.schedule  # record/replay (loop/schedule.py): replays fire their own timers
         if schedule is not None:
             schedule.tick()
         if now >= self._next_window:
@@ -152,8 +151,6 @@ class RunLoop:
             for ti in self.state.tasks:
                 if ti.windowable:
                     ti.request_window()
-            if schedule is not None:
-                schedule.timer_fired(WINDOW_TIMER)
         if now >= self._next_commit:
             period = settings.commit_ms
             self._next_commit += period * (math.floor((now - self._next_commit) / period) + 1)
@@ -161,7 +158,7 @@ class RunLoop:
                 if not ti.commit_in_flight:  # a commit slower than the period must not starve messages
                     ti.request_commit()
             if schedule is not None:
-                schedule.timer_fired(COMMIT_TIMER)
+                schedule.commit_timer_fired()
 
     def _check_timeouts(self, now: float) -> None:
         heap = self.state.deadlines

@@ -4,18 +4,22 @@ A :class:`Schedule` is attached to the run loop's state (``LoopState.schedule``;
 nothing). It observes the loop through the per-message events of the observe bus: subscribing to them puts
 the loop on its general path (every message started by ``MessagePump.dispatch``, which publishes
 ``ProcessStarted`` just before the task sees it), so starts, async completions (``ProcessCompleted``, in
-the order the loop takes them) and partition ends are seen where they happen. The loop itself calls
-:meth:`Schedule.tick` once per iteration, :meth:`Schedule.timer_fired` when a window or commit timer fires
-and :meth:`Schedule.loop_ended` when it stops. An ``async def process`` runs wrapped by :func:`stepped`,
+the order the loop takes them), partition ends and windows (``WindowFired``: a window is recorded where it
+ran, not where its timer fired) are seen where they happen. The loop itself calls :meth:`Schedule.tick`
+once per iteration, :meth:`Schedule.commit_timer_fired` when the commit timer fires and
+:meth:`Schedule.loop_ended` when it stops. An ``async def process`` runs wrapped by :func:`stepped`,
 which asks :meth:`Schedule.step` before each step of the coroutine (its first run and every resumption).
 
 :class:`ScheduleRecorder` writes all that down (:mod:`samza_nb.container.recording`);
-:class:`~samza_nb.container.replay.ScheduleReplayer` forces it on a second run.
+:class:`~samza_nb.container.replay.ScheduleReplayer` forces it on a second run, through a
+:class:`ReplayChooser` and the loop's completion queue made a :class:`GatedCompletions`.
 """
 
 from __future__ import annotations
 
+import threading
 import types
+from collections import deque
 from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,18 +38,23 @@ from samza_nb.observe import events as ev
 if TYPE_CHECKING:
     import asyncio
 
-    from samza_nb.api.streams import SystemStreamPartition
+    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.config import Config
+    from samza_nb.container.loop.callbacks import TaskCallbackImpl
     from samza_nb.container.loop.loop_state import LoopState
     from samza_nb.container.loop.task_instance import TaskInstance
+    from samza_nb.container.replay import ScheduleReplayer
 
-_OBSERVED = (ev.ProcessStarted, ev.ProcessCompleted, ev.EndOfStreamReached, ev.Committed)
+Completion = tuple["TaskCallbackImpl", "BaseException | None"]
+
+_OBSERVED = (ev.ProcessStarted, ev.ProcessCompleted, ev.EndOfStreamReached, ev.WindowFired, ev.Committed)
 
 
 class Schedule:
     """What record and replay share: the tables (task and partition indexes of the recording's header),
-    the observation of the loop, and the hooks the loop and the container call (each a no-op here)."""
+    the observation of the loop, and the hooks the loop and the container call. Itself it does nothing:
+    the schedule of a run neither recorded nor replayed (it never attaches to the loop)."""
 
     clock_timers = True
     """False while replaying: window and commit fire at their recorded positions, not by the clock."""
@@ -80,8 +89,7 @@ class Schedule:
         return chooser
 
     def attach(self, state: LoopState) -> None:
-        """Start on ``state``'s loop (before it runs)."""
-        raise NotImplementedError
+        """Start on ``state``'s loop (before it runs); here nothing (``state.schedule`` stays None)."""
 
     def observe(self, state: LoopState, header: Header) -> None:
         """Observe ``state``'s loop, whose tasks and partitions are ``header``'s tables."""
@@ -107,8 +115,8 @@ class Schedule:
     def tick(self) -> None:
         """Once per loop iteration, before the timers."""
 
-    def timer_fired(self, which: int) -> None:
-        """A clock timer fired (``recording.WINDOW_TIMER`` or ``COMMIT_TIMER``)."""
+    def commit_timer_fired(self) -> None:
+        """The clock's commit timer fired."""
 
     def loop_ended(self) -> None:
         """The loop left its main phase (stop requested, done, or failed)."""
@@ -133,6 +141,8 @@ class Schedule:
         elif isinstance(event, ev.EndOfStreamReached):
             if event.ssp is not None:
                 self.on_partition_end(self.ssp_index[event.ssp])
+        elif isinstance(event, ev.WindowFired):
+            self.on_window(self.task_index[event.task])
         elif isinstance(event, ev.Committed):
             self.on_committed()
 
@@ -145,6 +155,9 @@ class Schedule:
 
     def on_partition_end(self, ssp: int) -> None:
         """Partition ``ssp``'s end-of-stream was taken."""
+
+    def on_window(self, task: int) -> None:
+        """Task ``task``'s window ran."""
 
     def on_committed(self) -> None:
         """A task committed."""
@@ -164,8 +177,9 @@ def _stepping(process: Callable[..., Any], schedule: Schedule, task: int) -> Cal
 def stepped(coroutine: Any, schedule: Schedule, task: int, seq: int) -> Generator[Any, Any, Any]:
     """Run ``coroutine`` in the asyncio task that awaits this, step by step: before each step (the first
     run, each resumption after an await) :meth:`Schedule.step` is asked, and the step waits for the
-    future it returns (not a step that an error, a cancellation, is thrown into). What the coroutine awaits passes through untouched (the task, its context and
-    ``asyncio.current_task()`` are the caller's)."""
+    future it returns (not a step that an error, a cancellation, is thrown into). What the coroutine
+    awaits passes through untouched (the task, its context and ``asyncio.current_task()`` are the
+    caller's)."""
     value: Any = None
     error: BaseException | None = None
     while True:
@@ -234,10 +248,15 @@ class ScheduleRecorder(Schedule):
         self.writer.step(task, seq)
         return None
 
-    def timer_fired(self, which: int) -> None:
+    def commit_timer_fired(self) -> None:
         """Recorded."""
         assert self.writer is not None
-        self.writer.timer(which)
+        self.writer.commit_timer()
+
+    def on_window(self, task: int) -> None:
+        """Recorded."""
+        assert self.writer is not None
+        self.writer.window(task)
 
     def loop_ended(self) -> None:
         """Recorded: a requested stop, or the job ending by itself; nothing after a failure (a replay
@@ -255,4 +274,49 @@ class ScheduleRecorder(Schedule):
             self.writer.close()
 
 
-__all__ = ["Schedule", "ScheduleRecorder", "stepped"]
+class ReplayChooser:
+    """The chooser of a replay: holds each partition's next message and hands out the one the recording
+    has next (:meth:`ScheduleReplayer.choose`)."""
+
+    def __init__(self, replayer: ScheduleReplayer) -> None:
+        self._replayer = replayer
+        self._held: dict[SystemStreamPartition, IncomingMessageEnvelope] = {}
+
+    def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
+        """Nothing to do: the recording says where each partition starts."""
+
+    def start(self) -> None:
+        """Nothing to do."""
+
+    def stop(self) -> None:
+        """Nothing to do."""
+
+    def update(self, envelope: IncomingMessageEnvelope) -> None:
+        """Held until its turn."""
+        self._held[envelope.ssp] = envelope
+
+    def choose(self) -> IncomingMessageEnvelope | None:
+        """The recorded next message once it is held, else None."""
+        return self._replayer.choose(self._held)
+
+
+class GatedCompletions(deque[Completion]):
+    """The loop's completion queue during a replay: a completion enters it at its record
+    (:meth:`ScheduleReplayer.offer`, on the loop thread whichever thread completed it)."""
+
+    def __init__(self, replayer: ScheduleReplayer) -> None:
+        super().__init__()
+        self._replayer = replayer
+
+    def append(self, completion: Completion) -> None:
+        """Offered to the replayer on the loop thread."""
+        state = self._replayer.state
+        assert state is not None
+        loop = state.loop
+        if loop is None or threading.get_ident() == state.thread_id:
+            self._replayer.offer(completion)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(self._replayer.offer, completion)
+
+
+__all__ = ["GatedCompletions", "ReplayChooser", "Schedule", "ScheduleRecorder", "stepped"]
