@@ -208,7 +208,7 @@ class ScheduleRecorder(Schedule):
         super().__init__()
         self.directory = directory
         self._job = (config.job_name(), str(config.value("job.id")))
-        self._config = {key: str(config.value(key)) for key in SCHEDULE_KEYS}
+        self._config = {key: str(config.get_str(key)) for key in SCHEDULE_KEYS}
         self.writer: ScheduleWriter | None = None
 
     def attach(self, state: LoopState) -> None:
