@@ -26,6 +26,13 @@ KEYS: tuple[KeySpec, ...] = (
         "Threads running sync process/window; 0 runs them on the event loop thread.",
     ),
     KeySpec(
+        "job.record.path",
+        None,
+        "str",
+        "Record the schedule of each run (dispatches, async completions, timers) into this directory, for a "
+        "replay (samza-nb run --replay DIR, LocalJobRunner(replay=DIR)); off when unset.",
+    ),
+    KeySpec(
         "job.logged.store.base.dir",
         "./.samza_nb/state",
         "str",

@@ -31,6 +31,7 @@ from samza_nb.container.loop.loop_state import LoopState
 from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.loop.task_instance import TaskInstance, TaskKind, task_kind
 from samza_nb.container.offsets import OffsetManager
+from samza_nb.container.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
@@ -42,6 +43,8 @@ from samza_nb.systems.base import CommittingProducer
 from samza_nb.systems.registry import system_factory
 
 if TYPE_CHECKING:
+    import os
+
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
     from samza_nb.coordinator.job_model import JobModel, TaskModel
@@ -84,10 +87,13 @@ class SamzaContainer:
         bus: EventBus | None = None,
         checkpoint_manager: CheckpointManager | None = None,
         max_messages: int | None = None,
+        replay: str | os.PathLike[str] | None = None,
     ) -> None:
         if (job_model is None) == (planner is None):
             raise SamzaError("SamzaContainer needs exactly one of job_model (a JobModel) and planner")
-        self.config = config.validate()
+        # Record (job.record.path) or replay (a recording's directory) the schedule: container/replay.py.
+        self._schedule = open_schedule(config, replay)
+        self.config = self._schedule.job_config(config).validate()
         self._given_model = job_model
         self._planner = planner
         self._task_factory = task_factory
@@ -223,6 +229,7 @@ class SamzaContainer:
         await self._start_tasks(container.tasks, offsets, admins, factories, settings)
 
         chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.per_message)
+        chooser = self._schedule.chooser(chooser)
         consumer_objects = {
             name: factories[name].get_consumer(name, config) for name in {s.system for s in inputs}
         }
@@ -246,6 +253,7 @@ class SamzaContainer:
             )
         )
         self.run_loop = loop
+        self._schedule.attach(loop.state)
         await consumers.start()
         return loop
 
@@ -280,6 +288,10 @@ class SamzaContainer:
             # Sync tasks on the loop thread send through the buffer; the others straight away.
             on_loop = inline and task_kind(task) is TaskKind.SYNC
             starting = offsets.starting_offsets(ssps, checkpoint)
+            last = offsets.last_processed(ssps, checkpoint)  # a replay: the recorded ones instead
+            starting, last = self._schedule.starting_point(
+                name, starting, last, bool(storage.stores_of(name))
+            )
             self.tasks[name] = TaskInstance(
                 name,
                 task,
@@ -287,7 +299,7 @@ class SamzaContainer:
                 TaskCollector(name, self._producers, outputs if on_loop else None),
                 starting,
                 {ssp: admins[ssp.system].offset_comparator for ssp in ssps},
-                offsets.last_processed(ssps, checkpoint),
+                last,
                 config.value("task.max.concurrency"),
                 settings.window_ms > 0,
                 inline=inline,
@@ -381,6 +393,10 @@ class SamzaContainer:
                 self._storage.close()
             except Exception as exc:
                 problems.append(exc)
+        try:
+            self._schedule.close()  # a recording is flushed and closed
+        except Exception as exc:
+            problems.append(exc)
         if self._outputs is not None:
             try:
                 self._outputs.flush()  # normally empty: the run loop flushes before it yields

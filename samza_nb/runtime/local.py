@@ -12,6 +12,7 @@ from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.applications import TASK_CLASS_KEY, JobProgram, load_task_factory, what_job_runs
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Callable, Iterable
 
     from samza_nb.api.streams import SystemStreamPartition
@@ -52,6 +53,10 @@ class LocalJobRunner:
     coordinator's) or else planned from the inputs here. ``run_async`` runs on the current event loop,
     ``run`` on a new one; ``stop`` (from any thread) stops gracefully: in-flight messages finish, every
     task commits.
+
+    ``replay`` (a directory ``job.record.path`` recorded a run into) runs the job again from that run's
+    starting checkpoint, forcing its schedule: the same messages in the same order, async completions and
+    window/commit timers at their recorded positions (see :mod:`samza_nb.container.replay`).
     """
 
     def __init__(
@@ -62,6 +67,7 @@ class LocalJobRunner:
         bus: EventBus | None = None,
         max_messages: int | None = None,
         job_model: JobModel | None = None,
+        replay: str | os.PathLike[str] | None = None,
     ) -> None:
         if config.get_int("job.container.count", 1) != 1:
             raise ConfigError(
@@ -72,6 +78,7 @@ class LocalJobRunner:
         self._bus = bus
         self._max_messages = max_messages
         self._job_model = job_model
+        self._replay = replay
         self._stop_requested = False
         self.container: SamzaContainer | None = None
         self.program = what_job_runs(config) if task is None else JobProgram.of(task)
@@ -84,11 +91,21 @@ class LocalJobRunner:
     def _start_container(self, config: Config, factory: Callable[[], Any]) -> SamzaContainer:
         if self._job_model is not None:
             container = SamzaContainer(
-                config, factory, job_model=self._job_model, bus=self._bus, max_messages=self._max_messages
+                config,
+                factory,
+                job_model=self._job_model,
+                bus=self._bus,
+                max_messages=self._max_messages,
+                replay=self._replay,
             )
         else:
             container = SamzaContainer(
-                config, factory, planner=plan_job_model, bus=self._bus, max_messages=self._max_messages
+                config,
+                factory,
+                planner=plan_job_model,
+                bus=self._bus,
+                max_messages=self._max_messages,
+                replay=self._replay,
             )
         self.container = container
         self.config = container.config

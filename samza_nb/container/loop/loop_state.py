@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.container.clock import Clock
     from samza_nb.container.consumers import SystemConsumers
+    from samza_nb.container.loop.schedule import Schedule
     from samza_nb.observe.bus import EventBus
 
 CommitFn = Callable[[TaskInstance, dict["SystemStreamPartition", str]], Coroutine[Any, Any, None]]
@@ -80,6 +81,8 @@ class LoopState:
         self.failure: BaseException | None = None
         self.stop_requested = False
         self.processed = 0
+        # Record/replay of the schedule (loop/schedule.py); None: neither, and nothing is spent on it.
+        self.schedule: Schedule | None = None
 
     # -- waking the loop ------------------------------------------------------------------------------
     def wake_threadsafe(self) -> None:

@@ -93,6 +93,8 @@ class RunLoop:
                 continue
             await clock.wait(state.wakeup, self._next_deadline(now))
             last_yield = time.perf_counter()
+        if state.schedule is not None:  # record/replay: the loop's end (loop/schedule.py)
+            state.schedule.loop_ended()
         if state.failure is None:
             await self._drain_and_commit()
         if state.failure is not None:
@@ -130,6 +132,8 @@ class RunLoop:
     # -- timers -----------------------------------------------------------------------------------------
     def _start_timers(self) -> None:
         state = self.state
+        if state.schedule is not None and not state.schedule.clock_timers:
+            return  # a replay fires window and commit at their recorded positions (container/replay.py)
         start = state.clock.now_ms()
         if state.settings.window_ms > 0 and any(ti.windowable for ti in state.tasks):
             self._next_window = start + state.settings.window_ms
@@ -138,6 +142,9 @@ class RunLoop:
 
     def _fire_timers(self, now: float) -> None:
         settings = self.state.settings
+        schedule = self.state.schedule  # record/replay (loop/schedule.py): replays fire their own timers
+        if schedule is not None:
+            schedule.tick()
         if now >= self._next_window:
             period = settings.window_ms
             self._next_window += period * (math.floor((now - self._next_window) / period) + 1)
@@ -150,6 +157,8 @@ class RunLoop:
             for ti in self.state.tasks:
                 if not ti.commit_in_flight:  # a commit slower than the period must not starve messages
                     ti.request_commit()
+            if schedule is not None:
+                schedule.commit_timer_fired()
 
     def _check_timeouts(self, now: float) -> None:
         heap = self.state.deadlines

@@ -3,7 +3,8 @@
 ``samza-nb run --config-path job.properties`` runs the job in this process until its inputs end, a limit is
 reached (``--max-messages``, ``--timeout``) or it is interrupted (Ctrl-C, SIGTERM: a graceful stop that
 commits; a second Ctrl-C forces it). ``--restore-state`` first moves the job's unusable state files
-(truncated, not DuckDB, damaged) aside, so their stores restore from the changelogs. Exit status: 0 done
+(truncated, not DuckDB, damaged) aside, so their stores restore from the changelogs. ``--record DIR``
+records the run's schedule, ``--replay DIR`` runs it again forcing it. Exit status: 0 done
 or stopped, 1 the job failed, 2 bad config or usage, 130 forced stop.
 """
 
@@ -116,6 +117,20 @@ def add_run_command(commands: Any) -> None:
         help="first move the job's unusable state files (truncated, not DuckDB, damaged) aside as "
         "<file>.unusable-<time>, so their stores restore from the changelogs",
     )
+    schedule = run.add_mutually_exclusive_group()
+    schedule.add_argument(
+        "--record",
+        metavar="DIR",
+        help="record the run's schedule (its starting checkpoint, every message started, async completion "
+        "and window/commit timer, in order) into DIR, as job.record.path = DIR does",
+    )
+    schedule.add_argument(
+        "--replay",
+        metavar="DIR",
+        help="run the job again from the starting checkpoint of the run recorded in DIR, over the same "
+        "inputs, forcing its schedule (same order of messages, completions and timers); input that differs "
+        "from the recording fails the run naming the first position where they part",
+    )
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     run.add_argument("--verbose", "-v", action="store_true", help="log more; show tracebacks of errors")
     run.set_defaults(handler=run_command)
@@ -177,7 +192,10 @@ def run_command(args: argparse.Namespace) -> int:
     """``samza-nb run``: load the job, run it, report."""
     setup_logging(args.verbose)
     try:
-        config = load_job_config(args.config_path, args.overrides, args.strict)
+        overrides = [*args.overrides, f"job.record.path={args.record}"] if args.record else args.overrides
+        config = load_job_config(args.config_path, overrides, args.strict)
+        if args.replay or config.get_str("job.record.path"):
+            refuse_schedule_for(config, args)
         program = what_job_runs(config)
         if args.restore_state and not program.needs_planning:
             restore_state([config])
@@ -193,6 +211,20 @@ def run_command(args: argparse.Namespace) -> int:
     except Exception as exc:
         return report_error(exc, args.verbose)
     return asyncio.run(_run_coordinated([config], task, args))
+
+
+def refuse_schedule_for(config: Config, args: argparse.Namespace) -> None:
+    """``--record``/``--replay`` (or ``job.record.path``) are for a job run as one container in this process:
+    a ConfigError otherwise."""
+    option = "--replay" if args.replay else "--record (job.record.path)"
+    if args.runner == "spark":
+        raise ConfigError(f"{option}: a schedule is recorded and replayed with --runner local only")
+    if config.get_int("job.container.count", 1) > 1:
+        raise ConfigError(
+            f"{option}: a schedule is recorded and replayed for a job run as one container "
+            "(job.container.count = 1)",
+            key="job.container.count",
+        )
 
 
 def restore_state(configs: Sequence[Config]) -> None:
@@ -227,6 +259,13 @@ async def _run_coordinated(
     """Each job as one container in this process, on the job model of a job coordinator running beside it
     (so the config and task layout are kept in the coordinator stream, and an incompatible change is
     refused); several jobs (a split application's) run at once until every one stopped."""
+    if len(configs) > 1 and (args.replay or configs[0].get_str("job.record.path")):
+        return report_error(
+            ConfigError(
+                "--record/--replay: the application runs as several jobs; record one (app.stage = N)"
+            ),
+            args.verbose,
+        )
     coordinators = [JobCoordinator(config) for config in configs]
     try:
         try:
@@ -239,6 +278,7 @@ async def _run_coordinated(
                         task,
                         max_messages=args.max_messages,
                         job_model=coordinator.job_model,
+                        replay=args.replay,
                     )
                 )
         except Exception as exc:

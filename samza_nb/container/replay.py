@@ -1,0 +1,381 @@
+"""Replay of a recorded schedule: the job runs again from the recorded starting checkpoint over the same
+inputs, and the recorded schedule is forced on it.
+
+The replayer walks the recording's records with a cursor, one at a time, and lets the run do only what the
+record at the cursor says: the :class:`ReplayChooser` hands out only the recorded next message (holding the
+others; nothing more until that one started), a completion of an async callback is held until its record
+(:class:`GatedCompletions`, the loop's completion queue), a step of an ``async def process`` waits for its
+record (:meth:`ScheduleReplayer.step`), and window and commit fire when their records come (the clock
+timers are off). So outputs come out in the recorded order and stores end the same.
+
+Where the run and the recording part (an input message with another offset, an end-of-stream where the
+recording has a message, ...) the run fails with a :class:`ReplayDivergedError` naming the position. At a
+requested stop's record the run stops (committing), as it did; at the end of a recording without one (a
+crash, or a failure) it stops there too, committing. A recording whose job ended by itself ends so again.
+
+With a thread pool (``job.container.thread.pool.size``) or a ``process_async`` task, dispatches and
+completions keep their recorded order, but what calls running at once do meanwhile is not forced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from samza_nb.container.loop.schedule import (
+    Completion,
+    GatedCompletions,
+    ReplayChooser,
+    Schedule,
+    ScheduleRecorder,
+)
+from samza_nb.container.recording import (
+    COMMIT,
+    COMPLETE,
+    DISPATCH,
+    END,
+    EOS,
+    STEP,
+    STOPPED,
+    WINDOW,
+    Entry,
+    Recording,
+)
+from samza_nb.errors import ConfigError, SamzaError
+
+if TYPE_CHECKING:
+    import os
+
+    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+    from samza_nb.chooser.base import MessageChooser
+    from samza_nb.config import Config
+    from samza_nb.container.loop.loop_state import LoopState
+
+
+class ReplayDivergedError(SamzaError):
+    """A replayed run and its recording parted: the message names the first position where they do,
+    what the recording has there and what the run found."""
+
+
+def open_schedule(config: Config, replay: str | os.PathLike[str] | None) -> Schedule:
+    """The schedule of a run: a replay of the recording in ``replay``, else a recorder when
+    ``job.record.path`` is set, else a :class:`Schedule` that does nothing (the default: nothing
+    recorded, nothing forced, nothing spent)."""
+    path = config.get_str("job.record.path")
+    if replay is None and not path:
+        return Schedule()
+    if config.get_int("job.container.count", 1) != 1:
+        raise ConfigError(
+            "job.record.path / replay: a schedule is recorded and replayed for a job run as one container "
+            "(job.container.count = 1)",
+            key="job.record.path" if replay is None else "job.container.count",
+        )
+    if replay is None:
+        assert path is not None
+        return ScheduleRecorder(Path(path), config)
+    if path:
+        raise ConfigError(
+            f"job.record.path = {path}: a replay does not record; unset it to replay {replay}",
+            key="job.record.path",
+        )
+    return ScheduleReplayer(Recording(replay))
+
+
+class ScheduleReplayer(Schedule):
+    """Forces the schedule of a :class:`~samza_nb.container.recording.Recording` on a run."""
+
+    clock_timers = False
+
+    def __init__(self, recording: Recording) -> None:
+        super().__init__()
+        self.recording = recording
+        self._entries = recording.entries()
+        self.entry: Entry | None = None
+        self.position = 0  # inputs (messages and end-of-streams) the cursor reached
+        self.record = 0  # records the cursor reached
+        self._awaiting = False  # the chooser handed out the record's message; it has not started yet
+        self._free = False  # past the end of the recording: nothing is held any more
+        self._held: dict[tuple[int, int], Completion] = {}
+        self._waiting: dict[tuple[int, int], asyncio.Future[None]] = {}
+        self._unchecked: set[int] = set()  # partitions whose messages may be older than their start
+
+    # -- the container's hooks --------------------------------------------------------------------------
+    def job_config(self, config: Config) -> Config:
+        """``config`` with the recorded values of the keys the schedule depends on; a ConfigError when
+        the recording is of another job."""
+        recorded = self.recording.header.job[0]
+        if config.job_name() != recorded:
+            raise ConfigError(
+                f"job.name = {config.job_name()!r}, but {self.recording.directory} recorded job {recorded!r}",
+                key="job.name",
+            )
+        return config.with_overrides(self.recording.header.config)
+
+    def starting_point(
+        self,
+        task: str,
+        starting: dict[SystemStreamPartition, str],
+        last: dict[SystemStreamPartition, str],
+        has_stores: bool,
+    ) -> tuple[dict[SystemStreamPartition, str], dict[SystemStreamPartition, str]]:
+        """The recorded starting checkpoint of ``task`` (not the current one). A task with stores needs
+        them as they were then: a SamzaError when its checkpoint has moved on."""
+        rows = [p for p in self.recording.header.partitions if p.ssp in starting]
+        recorded_last = {p.ssp: p.last for p in rows if p.last is not None}
+        if has_stores and recorded_last != last:
+            raise SamzaError(
+                f"replay of {self.recording.directory}: task {task!r} has stores, whose state is that of its "
+                f"checkpoint {_offsets(last)}, but the recording starts from {_offsets(recorded_last)}; "
+                "replay needs the stores as they were when the recording started (replay with a fresh "
+                "job.logged.store.base.dir, or a state copied then)"
+            )
+        return {p.ssp: p.start for p in rows}, recorded_last
+
+    def chooser(self, chooser: MessageChooser) -> MessageChooser:
+        """A :class:`ReplayChooser` (the job's own chooser is not asked)."""
+        return ReplayChooser(self)
+
+    def attach(self, state: LoopState) -> None:
+        """Check the job's tasks and partitions are the recording's, then take over the loop's completion
+        queue and move to the first record."""
+        header = self.recording.header
+        recorded = {
+            name: {p.ssp for p in header.partitions if p.task == i} for i, name in enumerate(header.tasks)
+        }
+        actual = {ti.name: set(ti.ssps) for ti in state.tasks}
+        if recorded != actual:
+            raise SamzaError(
+                f"replay of {self.recording.directory}: the job's tasks and partitions "
+                f"({_layout(actual)}) are not the recording's ({_layout(recorded)})"
+            )
+        self.observe(state, header)
+        state.completions = GatedCompletions(self)
+        self._unchecked = set(range(len(header.partitions)))
+        self._advance()
+
+    # -- the cursor ---------------------------------------------------------------------------------------
+    def _advance(self) -> None:
+        """Move to the next record and let what it waits for go."""
+        entry = self.entry = next(self._entries, None)
+        state = self.state
+        assert state is not None
+        self.record += 1
+        if entry is None:
+            self._release_all()
+            return
+        if entry.kind in (DISPATCH, EOS):
+            self.position += 1
+        elif entry.kind == COMPLETE:
+            held = self._held.pop((entry.task, entry.seq), None)
+            if held is not None:
+                deque.append(state.completions, held)
+        elif entry.kind == STEP:
+            waiting = self._waiting.pop((entry.task, entry.seq), None)
+            if waiting is not None and not waiting.done():
+                waiting.set_result(None)
+        state.wakeup.set()
+
+    def _release_all(self) -> None:
+        """Past the end of the recording: stop here (committing), and hold nothing any more."""
+        state = self.state
+        assert state is not None
+        self._free = True
+        for key in sorted(self._held):
+            deque.append(state.completions, self._held.pop(key))
+        for waiting in self._waiting.values():
+            if not waiting.done():
+                waiting.set_result(None)
+        self._waiting.clear()
+        state.stop_requested = True
+        state.wakeup.set()
+
+    def _diverged(self, found: str) -> None:
+        """The run and the recording part here: the run fails naming the position."""
+        state = self.state
+        assert state is not None
+        if state.failure is None:
+            state.failure = ReplayDivergedError(
+                f"replay of {self.recording.directory}: the run and the recording part at position "
+                f"{self.position} (record {self.record}): expected {self._expected()}, found {found}"
+            )
+            state.wakeup.set()
+
+    def _expected(self) -> str:
+        entry = self.entry
+        header = self.recording.header
+        if entry is None:
+            return "the end of the recording"
+        if entry.kind in (DISPATCH, EOS):
+            row = header.partitions[entry.ssp]
+            what = f"{row.ssp}@{entry.offset}" if entry.kind == DISPATCH else f"{row.ssp} end-of-stream"
+            return f"task {header.tasks[row.task]!r} {what}"
+        if entry.kind in (COMPLETE, STEP):
+            what = "the completion" if entry.kind == COMPLETE else "a step"
+            return f"{what} of task {header.tasks[entry.task]!r} message {entry.seq}"
+        if entry.kind == WINDOW:
+            return f"the window of task {header.tasks[entry.task]!r}"
+        if entry.kind == COMMIT:
+            return "the commit timer"
+        return "a requested stop" if entry.value == STOPPED else "the job's end"
+
+    def _found(self, ssp: SystemStreamPartition, offset: str | None) -> str:
+        return f"{ssp} end-of-stream" if offset is None else f"{ssp}@{offset}"
+
+    # -- what the run does ----------------------------------------------------------------------------------
+    def choose(
+        self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
+    ) -> IncomingMessageEnvelope | None:
+        """The message to hand out now of those ``held`` (one per partition), or None."""
+        state = self.state
+        if self._awaiting or self._free or state is None or state.failure is not None:
+            return None
+        if self._unchecked:
+            skipped = self._older_than_start(held)
+            if skipped is not None:
+                return skipped
+        entry = self.entry
+        if entry is None or entry.kind not in (DISPATCH, EOS):
+            return None
+        ssp = self.recording.header.partitions[entry.ssp].ssp
+        envelope = held.get(ssp)
+        if envelope is None:
+            return None
+        end = envelope.is_end_of_stream
+        if (entry.kind == EOS and end) or (
+            entry.kind == DISPATCH and not end and envelope.offset == entry.offset
+        ):
+            del held[ssp]
+            self._awaiting = True
+            return envelope
+        self._diverged(self._found(ssp, None if end else envelope.offset))
+        return None
+
+    def _older_than_start(
+        self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
+    ) -> IncomingMessageEnvelope | None:
+        """A held message older than its partition's starting offset (handed out: the loop skips it)."""
+        for index in list(self._unchecked):
+            ssp = self.recording.header.partitions[index].ssp
+            envelope = held.get(ssp)
+            if envelope is None:
+                continue
+            ti = self.tasks[self.recording.header.partitions[index].task]
+            start = ti.starting_offsets[ssp]
+            if not envelope.is_end_of_stream and ti.comparators[ssp](envelope.offset, start) < 0:
+                return held.pop(ssp)
+            self._unchecked.discard(index)
+        return None
+
+    def on_started(self, task: int, ssp: int, offset: str) -> None:
+        """The message handed out started: the next record."""
+        entry = self.entry
+        if self._free:
+            return
+        if entry is None or entry.kind != DISPATCH or entry.ssp != ssp or entry.offset != offset:
+            self._diverged(
+                f"task {self.tasks[task].name!r} started {self.recording.header.partitions[ssp].ssp}@{offset}"
+            )
+            return
+        self._awaiting = False
+        self._advance()
+
+    def on_partition_end(self, ssp: int) -> None:
+        """The end-of-stream handed out was taken: the next record."""
+        entry = self.entry
+        if self._free:
+            return
+        if entry is None or entry.kind != EOS or entry.ssp != ssp:
+            self._diverged(self._found(self.recording.header.partitions[ssp].ssp, None))
+            return
+        self._awaiting = False
+        self._advance()
+
+    def on_completed(self, task: int, seq: int) -> None:
+        """The loop took a completion (released at its record): the next record."""
+        entry = self.entry
+        if self._free:
+            return
+        if entry is None or entry.kind != COMPLETE or (entry.task, entry.seq) != (task, seq):
+            self._diverged(f"the completion of task {self.tasks[task].name!r} message {seq}")
+            return
+        self._advance()
+
+    def offer(self, completion: Completion) -> None:
+        """A callback completed (on the loop thread): into the loop's queue at its record, held till
+        then; a failure goes at once."""
+        state = self.state
+        assert state is not None
+        callback, error = completion
+        key = (self.task_index[callback.task_name], callback.seq)
+        entry = self.entry
+        at_turn = entry is not None and entry.kind == COMPLETE and (entry.task, entry.seq) == key
+        if error is not None or self._free or at_turn or state.failure is not None:
+            deque.append(state.completions, completion)
+        else:
+            self._held[key] = completion
+
+    def step(self, task: int, seq: int) -> asyncio.Future[None] | None:
+        """A coroutine's step goes at its record (the cursor moves on as it runs); before that it waits."""
+        entry = self.entry
+        if self._free or (self.state is not None and self.state.failure is not None):
+            return None
+        if entry is not None and entry.kind == STEP and (entry.task, entry.seq) == (task, seq):
+            self._advance()
+            return None
+        waiting = asyncio.get_running_loop().create_future()
+        self._waiting[(task, seq)] = waiting
+        return waiting
+
+    def tick(self) -> None:
+        """Each loop iteration: fire the commit timer and the stop recorded at the cursor, or ask for the
+        window recorded there (the cursor moves on once it ran: :meth:`on_window`)."""
+        state = self.state
+        assert state is not None
+        while (entry := self.entry) is not None:
+            if entry.kind == WINDOW:
+                ti = self.tasks[entry.task]
+                if not ti.need_window and not ti.window_in_flight:
+                    ti.request_window()
+                return
+            if entry.kind == COMMIT:
+                for ti in state.tasks:
+                    if not ti.commit_in_flight:
+                        ti.request_commit()
+            elif entry.kind == END and entry.value == STOPPED:
+                state.stop_requested = True
+            else:
+                return
+            self._advance()
+
+    def on_window(self, task: int) -> None:
+        """A window ran (asked for at its record): the next record."""
+        entry = self.entry
+        if self._free:
+            return
+        if entry is None or entry.kind != WINDOW or entry.task != task:
+            self._diverged(f"the window of task {self.tasks[task].name!r}")
+            return
+        self._advance()
+
+    def loop_ended(self) -> None:
+        """A run that ended by itself must have reached the recorded end."""
+        state = self.state
+        assert state is not None
+        entry = self.entry
+        if state.failure is None and not state.stop_requested and entry is not None and entry.kind != END:
+            self._diverged("the job's end")
+
+
+def _offsets(offsets: dict[SystemStreamPartition, str]) -> str:
+    return "{" + ", ".join(f"{ssp}: {offset}" for ssp, offset in sorted(offsets.items())) + "}"
+
+
+def _layout(tasks: dict[str, set[SystemStreamPartition]]) -> str:
+    return "; ".join(
+        f"{name}: {', '.join(str(s) for s in sorted(ssps))}" for name, ssps in sorted(tasks.items())
+    )
+
+
+__all__ = ["ReplayDivergedError", "ScheduleReplayer", "open_schedule"]
