@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.container.clock import Clock
     from samza_nb.container.consumers import SystemConsumers
+    from samza_nb.container.loop.control import LoopControl
     from samza_nb.observe.bus import EventBus
 
 CommitFn = Callable[[TaskInstance, dict["SystemStreamPartition", str]], Coroutine[Any, Any, None]]
@@ -80,6 +81,8 @@ class LoopState:
         self.failure: BaseException | None = None
         self.stop_requested = False
         self.processed = 0
+        # Set while a pause, step or swap is asked for or under way (loop/control.py); None when running.
+        self.steering: LoopControl | None = None
 
     # -- waking the loop ------------------------------------------------------------------------------
     def wake_threadsafe(self) -> None:
