@@ -320,7 +320,8 @@ def test_set_refuses_other_keys_listing_the_live_ones_and_bad_values_naming_them
     j = job(tmp_path)
     container = j.container(Counter)
     start(running, container)
-    with pytest.raises(ConfigError, match=r"task\.class cannot change.*task\.max\.concurrency.*samza\.priority"):
+    live = r"task\.class cannot change.*task\.max\.concurrency.*samza\.priority"
+    with pytest.raises(ConfigError, match=live):
         container.set({"task.class": "x.Y"})
     with pytest.raises(ConfigError, match=r"task\.max\.concurrency.*'zero'"):
         container.set({"task.max.concurrency": "zero"})
@@ -346,9 +347,7 @@ def test_priorities_and_batch_size_change_live(tmp_path: Path, running: list[Run
     container = j.container(Echo)
     container.pause()
     start(running, container)
-    values = container.set(
-        {"systems.test.streams.high.samza.priority": 5, "task.consumer.batch.size": 1}
-    )
+    values = container.set({"systems.test.streams.high.samza.priority": 5, "task.consumer.batch.size": 1})
     assert values["systems.test.streams.high.samza.priority"] == "5"
     assert values["task.consumer.batch.size"] == "1"
     steps = container.step(6)
