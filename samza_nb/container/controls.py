@@ -7,7 +7,7 @@ never wait for the job and work everywhere. The loop-side logic is :mod:`samza_n
 
 Before the run loop started: ``pause`` makes the job start paused (``resume`` undoes it), ``set`` changes
 the config the job will start with, ``swap`` replaces the task the job will run, ``step`` is refused.
-After the job ended every method but ``set`` raises a :class:`SamzaError` saying so.
+After the job ended every method raises a :class:`SamzaError` saying so.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import samza_nb
 from samza_nb.api.task_factory import task_factory
 from samza_nb.container import knobs
 from samza_nb.container.loop.collector import TaskCollector
 from samza_nb.container.loop.control import LoopControl, Replacement, Steps
 from samza_nb.container.loop.task_instance import TaskKind, task_kind
-from samza_nb.errors import SamzaError
+from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.states import ContainerState
 
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 _ENDED = (ContainerState.STOPPING, ContainerState.STOPPED, ContainerState.FAILED)
-_PACKAGE = str(Path(samza_nb.__file__).resolve().parent)
+_PACKAGE = str(Path(__file__).resolve().parents[1])  # samza_nb/
 
 
 class ContainerControls:
@@ -84,12 +83,15 @@ class ContainerControls:
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """While paused: process exactly ``n`` messages in the chooser's order, each to its end, and pause
         again; their :class:`~samza_nb.container.loop.stepping.Step` records. Fewer at end of stream or
-        after ``timeout`` s (:attr:`Steps.stopped_early` says why)."""
-        return self._blocking("step_async", lambda c: c.step(n, timeout), self._step_before)
+        after ``timeout`` s (:attr:`Steps.stopped_early` says why). A job paused before its run starts:
+        the step waits for that start (JobTimeoutError when it does not come within ``timeout``)."""
+        wait = (self._start_due("step"), timeout)
+        return self._blocking("step_async", lambda c: c.step(n, timeout), self._step_before, wait)
 
     async def step_async(self, n: int = 1, timeout: float | None = None) -> Steps:
         """:meth:`step`, awaitable on any thread."""
-        return await self._awaiting(lambda c: c.step(n, timeout), self._step_before)
+        wait = (self._start_due("step"), timeout)
+        return await self._awaiting(lambda c: c.step(n, timeout), self._step_before, wait)
 
     def resume(self) -> None:
         """Dispatch again after :meth:`pause` (a no-op when not paused)."""
@@ -132,12 +134,14 @@ class ContainerControls:
         close, the job resumes (stays paused if it was). All or nothing: when one fails to build or init,
         every task keeps its old instance and a SamzaError names the task and the failing line."""
         factory = task_factory(task)
-        self._blocking("swap_async", self._swap_command(factory), self._swap_before(factory))
+        wait = (self._start_due("swap"), None)
+        self._blocking("swap_async", self._swap_command(factory), self._swap_before(factory), wait)
 
     async def swap_async(self, task: Any) -> None:
         """:meth:`swap`, awaitable on any thread."""
         factory = task_factory(task)
-        await self._awaiting(self._swap_command(factory), self._swap_before(factory))
+        wait = (self._start_due("swap"), None)
+        await self._awaiting(self._swap_command(factory), self._swap_before(factory), wait)
 
     def _swap_command(self, factory: Callable[[], Any]) -> Callable[[LoopControl], Coroutine[Any, Any, None]]:
         return lambda control: control.swap(lambda: self._prepare_swap(factory))
@@ -148,8 +152,8 @@ class ContainerControls:
 
     def _step_before(self) -> Steps:
         raise SamzaError(
-            f"container {self.container_id} has not started: step() works on a running, paused job "
-            "(pause() before the run makes it start paused)"
+            f"container {self.container_id} has not started: step() works on a paused job (pause() before "
+            "the run makes it start paused, and a step then waits for the start)"
         )
 
     def _swap_before(self, factory: Callable[[], Any]) -> Callable[[], None]:
@@ -218,20 +222,26 @@ class ContainerControls:
         if self.state in _ENDED:
             raise SamzaError(f"container {self.container_id} has ended ({self.state}): it runs no more")
 
-    def _starting(self, before: Callable[[], T]) -> bool:
-        """True when a command must wait for the run loop: it is being built (``before`` would be too early:
-        a step or a swap; a pause or a change before the start is kept for the start)."""
-        early = before == self._pause_before
-        return not early and self.state is ContainerState.STARTING
+    def _start_due(self, command: str) -> bool:
+        """True when ``command`` ("step", "swap") must wait for the run loop rather than act before it: it
+        is being built, or (a step) the job was paused before its start, so the start is coming."""
+        if self.state is ContainerState.STARTING:
+            return True
+        return command == "step" and self.state is ContainerState.NEW and self._start_paused
+
+    def _started(self, ready: bool, timeout: float | None) -> None:
+        if not ready:
+            raise JobTimeoutError(f"container {self.container_id} did not start within {timeout:g} s")
 
     def _blocking(
         self,
         twin: str,
         command: Callable[[LoopControl], Coroutine[Any, Any, T]],
         before: Callable[[], T],
+        wait: tuple[bool, float | None] = (False, None),
     ) -> T:
-        if self._starting(before):
-            self._bound.wait()
+        if wait[0]:
+            self._started(self._bound.wait(wait[1]), wait[1])
         with self._control_lock:
             loop = self._event_loop
             if loop is None:
@@ -255,10 +265,13 @@ class ContainerControls:
             raise SamzaError(f"container {self.container_id} ended before {twin} finished") from exc
 
     async def _awaiting(
-        self, command: Callable[[LoopControl], Coroutine[Any, Any, T]], before: Callable[[], T]
+        self,
+        command: Callable[[LoopControl], Coroutine[Any, Any, T]],
+        before: Callable[[], T],
+        wait: tuple[bool, float | None] = (False, None),
     ) -> T:
-        if self._starting(before):
-            await asyncio.to_thread(self._bound.wait)
+        if wait[0]:
+            self._started(await asyncio.to_thread(self._bound.wait, wait[1]), wait[1])
         with self._control_lock:
             loop = self._event_loop
             if loop is None:
