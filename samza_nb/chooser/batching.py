@@ -89,6 +89,24 @@ class BatchingChooser:
         """Envelopes of the preferred SSP returned so far in the running batch."""
         return self._count
 
+    def set_batch_size(self, batch_size: int) -> None:
+        """Change the batch size live (between two choices): a running batch that already reached the new
+        size ends now. The same checks as the constructor's."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ConfigError(
+                f"{BATCH_SIZE_KEY}={batch_size!r} is not valid for a batching chooser: expected an "
+                "integer >= 1",
+                key=BATCH_SIZE_KEY,
+            )
+        self._batch_size = batch_size
+        if self._preferred is not None and (batch_size == 1 or self._count >= batch_size):
+            if self._held is not None:
+                self._wrapped.update(self._held)  # no batch holds it any more: the inner choosers decide
+                self._held = None
+            self._preferred = None
+            self._count = 0
+            self.batch_resets += 1
+
     # -- lifecycle -------------------------------------------------------------------------------------
     def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
         """Forwarded to the wrapped chooser."""

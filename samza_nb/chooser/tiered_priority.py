@@ -86,6 +86,25 @@ class TieredPriorityChooser:
         entry = self._by_stream.get((ssp.system, ssp.stream))
         return None if entry is None else entry[0]
 
+    def set_priority(
+        self, stream: SystemStream, priority: int, new_chooser: Callable[[], MessageChooser]
+    ) -> None:
+        """Put ``stream`` in tier ``priority`` live (between two choices); a tier new to this chooser gets
+        ``new_chooser()`` (started here). Envelopes offered from now on go to the new tier; the one envelope
+        per partition already held stays in its old tier until it is chosen."""
+        chooser = self._choosers.get(priority)
+        if chooser is None:
+            chooser = self._choosers[priority] = new_chooser()
+            chooser.start()
+        self._priorities[stream] = priority
+        self._by_stream[(stream.system, stream.stream)] = (priority, chooser)
+        self._update_of.clear()
+        order = [self._choosers[p] for p in sorted(self._choosers, reverse=True)]
+        if self._default is not None:
+            order.append(self._default)
+        self._order = tuple(order)
+        self._chooses = tuple(c.choose for c in order)
+
     # -- lifecycle -------------------------------------------------------------------------------------
     def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
         """Register ``ssp`` with the default chooser and with every tier chooser."""

@@ -17,6 +17,7 @@ from samza_nb.chooser.factory import build_chooser
 from samza_nb.config.stores import changelog_systems
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.consumers import SystemConsumers
+from samza_nb.container.controls import ContainerControls
 from samza_nb.container.inputs import (
     configured_systems,
     input_metadata,
@@ -64,7 +65,7 @@ class JobModelPlanner(Protocol):
         ...
 
 
-class SamzaContainer:
+class SamzaContainer(ContainerControls):
     """One container of a job: its tasks run on the current asyncio loop until done, stopped or failed.
 
     Which tasks it runs comes from a job model: either ``job_model`` (given, e.g. fetched from the job
@@ -72,7 +73,8 @@ class SamzaContainer:
     with the inputs' partitions once they are known). Exactly one of the two is given.
 
     ``run()`` may be called once. ``shutdown()`` (from any thread) stops it gracefully: in-flight messages
-    finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close.
+    finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close. ``pause``, ``step``,
+    ``resume``, ``set`` and ``swap`` steer it while it runs (:class:`ContainerControls`).
     """
 
     def __init__(
@@ -117,6 +119,7 @@ class SamzaContainer:
         self._storage: StorageManager | None = None
         self._admins: dict[str, SystemAdmin] = {}
         self._feeding: list[str] = []  # systems whose feeds this container started (it planned the model)
+        self._init_controls()
 
     @property
     def processed(self) -> int:
@@ -177,8 +180,10 @@ class SamzaContainer:
             if self._stop_requested:
                 loop.request_stop()
             await loop.run()
+            self._end_controls(None)
             self.state = ContainerState.STOPPING
         except BaseException as exc:
+            self._end_controls(exc)
             self.state = ContainerState.FAILED
             await self._close(error=exc)
             if self.bus.active:
@@ -254,6 +259,7 @@ class SamzaContainer:
         )
         self.run_loop = loop
         self._schedule.attach(loop.state)
+        self._bind_controls(loop)
         await consumers.start()
         return loop
 
@@ -317,6 +323,7 @@ class SamzaContainer:
                 now_ms=self.clock.now_ms,
             )
             ti.init(context)
+            self._contexts[ti.name] = context  # (a swapped-in instance gets the same)
             self._started_tasks.append(ti)
 
     def _on_data(self) -> None:

@@ -7,16 +7,19 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.base import load_checkpoint_manager
 from samza_nb.container.container import SamzaContainer
+from samza_nb.container.knobs import config_values, live_changes
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
+from samza_nb.operators.application import is_application
 from samza_nb.runtime.applications import TASK_CLASS_KEY, JobProgram, load_task_factory, what_job_runs
 
 if TYPE_CHECKING:
     import os
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Mapping
 
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
+    from samza_nb.container.loop.stepping import Steps
     from samza_nb.coordinator.job_model import JobModel
     from samza_nb.observe.bus import EventBus
 
@@ -52,7 +55,9 @@ class LocalJobRunner:
     with ``samza-nb run``, or one of them with ``app.stage``). The job model is ``job_model`` (a job
     coordinator's) or else planned from the inputs here. ``run_async`` runs on the current event loop,
     ``run`` on a new one; ``stop`` (from any thread) stops gracefully: in-flight messages finish, every
-    task commits.
+    task commits. ``pause``, ``step``, ``resume``, ``set`` and ``swap`` steer the running job (they are
+    the container's: :class:`~samza_nb.container.controls.ContainerControls`); before an application's
+    container exists, ``pause``/``resume``/``set`` are kept for its start and ``swap`` replaces what runs.
 
     ``replay`` (a directory ``job.record.path`` recorded a run into) runs the job again from that run's
     starting checkpoint, forcing its schedule: the same messages in the same order, async completions and
@@ -80,6 +85,8 @@ class LocalJobRunner:
         self._job_model = job_model
         self._replay = replay
         self._stop_requested = False
+        self._start_paused = False
+        self._start_changes: dict[str, str] = {}
         self.container: SamzaContainer | None = None
         self.program = what_job_runs(config) if task is None else JobProgram.of(task)
         """What the job runs (decided once)."""
@@ -111,6 +118,10 @@ class LocalJobRunner:
         self.config = container.config
         if self._stop_requested:
             container.shutdown()
+        if self._start_changes:
+            container.set(self._start_changes)
+        if self._start_paused:
+            container.pause()
         return container
 
     async def _prepared_container(self) -> SamzaContainer:
@@ -151,6 +162,73 @@ class LocalJobRunner:
         self._stop_requested = True
         if self.container is not None:
             self.container.shutdown()
+
+    # -- steering (see SamzaContainer's ContainerControls) -------------------------------------------------
+    def pause(self, timeout: float | None = None) -> None:
+        """Pause the job (see :meth:`ContainerControls.pause`); before the run: it starts paused."""
+        if self.container is None:
+            self._start_paused = True
+            return
+        self.container.pause(timeout)
+
+    async def pause_async(self, timeout: float | None = None) -> None:
+        """:meth:`pause`, awaitable on any thread."""
+        if self.container is None:
+            self._start_paused = True
+            return
+        await self.container.pause_async(timeout)
+
+    def step(self, n: int = 1, timeout: float | None = None) -> Steps:
+        """While paused, process exactly ``n`` messages (see :meth:`ContainerControls.step`)."""
+        return self._running("step").step(n, timeout)
+
+    async def step_async(self, n: int = 1, timeout: float | None = None) -> Steps:
+        """:meth:`step`, awaitable on any thread."""
+        return await self._running("step").step_async(n, timeout)
+
+    def resume(self) -> None:
+        """Dispatch again after :meth:`pause`."""
+        if self.container is None:
+            self._start_paused = False
+            return
+        self.container.resume()
+
+    def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
+        """Change live knobs (see :meth:`ContainerControls.set`); the knobs' values in force."""
+        if self.container is None:
+            parsed = live_changes(changes, keywords)
+            self._start_changes.update({key: str(value) for key, value in parsed.items()})
+            return config_values(self.config.with_overrides(self._start_changes))
+        return self.container.set(changes, **keywords)
+
+    def swap(self, task: Any) -> None:
+        """Replace the task code keeping stores, offsets and timers (see :meth:`ContainerControls.swap`);
+        before the run: the task the job will run."""
+        self._refuse_application(task)
+        if self.container is None:
+            self.program = JobProgram.of(task)
+            return
+        self.container.swap(task)
+
+    async def swap_async(self, task: Any) -> None:
+        """:meth:`swap`, awaitable on any thread."""
+        self._refuse_application(task)
+        if self.container is None:
+            self.program = JobProgram.of(task)
+            return
+        await self.container.swap_async(task)
+
+    def _running(self, what: str) -> SamzaContainer:
+        if self.container is None:
+            raise SamzaError(f"job {self.name!r} has not started: {what}() works on a running, paused job")
+        return self.container
+
+    def _refuse_application(self, task: Any) -> None:
+        if is_application(task) or self.program.runs_application:
+            raise SamzaError(
+                "swap replaces a task's code (a class, factory or instance); a StreamApplication's job "
+                "cannot swap in this runner: stop it and run the new application"
+            )
 
     async def _run_container(self) -> None:
         container = await self._prepared_container()

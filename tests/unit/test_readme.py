@@ -57,3 +57,13 @@ def test_high_level_api_example_runs_and_fires_the_pane_on_both_watermarks() -> 
     assert result.output("counts") == {0: [("ada", 0, 2)]}  # type: ignore[attr-defined]
     marks = result.watermarks  # type: ignore[attr-defined]
     assert {mark for streams in marks.values() for mark in streams.values()} == {1000}
+
+
+def test_steering_example_steps_swaps_and_keeps_the_counts(tmp_path: Path, monkeypatch: Any) -> None:
+    block = re.search(r"## Steering a running job.*?```python\n(.*?)```", README.read_text(), re.S)
+    assert block is not None
+    code = block.group(1).replace("/tmp/steer-demo", str(tmp_path))
+    namespace: dict[str, Any] = {}
+    exec(compile(code, "README Steering", "exec"), namespace)
+    assert namespace["result"] == [("a", 1), ("b", 1), ("a", 2), ("c", 1)]
+    assert [step.message for step in namespace["steps"]] == ["a", "b"]

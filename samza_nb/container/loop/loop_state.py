@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.container.clock import Clock
     from samza_nb.container.consumers import SystemConsumers
+    from samza_nb.container.loop.control import LoopControl
     from samza_nb.container.loop.schedule import Schedule
     from samza_nb.observe.bus import EventBus
 
@@ -83,6 +84,8 @@ class LoopState:
         self.processed = 0
         # Record/replay of the schedule (loop/schedule.py); None: neither, and nothing is spent on it.
         self.schedule: Schedule | None = None
+        # Set while a pause, step or swap is asked for or under way (loop/control.py); None when running.
+        self.steering: LoopControl | None = None
 
     # -- waking the loop ------------------------------------------------------------------------------
     def wake_threadsafe(self) -> None:

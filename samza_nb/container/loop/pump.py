@@ -146,6 +146,17 @@ class MessagePump:
             progressed = True
         return progressed
 
+    def step_one(self, ti: TaskInstance, envelope: IncomingMessageEnvelope | None) -> int:
+        """Stepping (loop/control.py): handle ``envelope``, just chosen, by the rules of :meth:`_take` on the
+        general path, or with None the task's oldest parked envelope; returns how many messages started."""
+        if envelope is not None:
+            return self._take(ti, envelope, 0, 0, True)
+        envelope = ti.unpark()
+        if envelope.offset == END_OF_STREAM_OFFSET:
+            self._partition_end(ti, envelope.ssp)
+            return 0
+        return self._start(ti, envelope, 0, 0, True)
+
     # -- the per-message rules ---------------------------------------------------------------------------
     def _take(
         self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int, observing: bool

@@ -80,6 +80,9 @@ class RunLoop:
                 state.failure = state.consumers.failure
             if state.failure is not None or self._should_stop():
                 break
+            if state.steering is not None:  # pause, step, swap (loop/control.py): one check per slice
+                await state.steering.steer(self)
+                continue
             progressed = self._run_ops()
             if state.failure is None and not state.requests.shutdown_now:
                 progressed = self._pump.pump() > 0 or progressed
@@ -128,6 +131,26 @@ class RunLoop:
         if self.state.deadlines:
             deadline = min(deadline, self.state.deadlines[0][0])
         return None if deadline == math.inf else max(deadline - now, 0.0)
+
+    # -- hooks of pause, step, live knobs and swap (loop/control.py) -------------------------------------
+    def settle(self) -> None:
+        """What every turn of the loop does before its work: completions, callback timeouts, output."""
+        state = self.state
+        if state.completions:
+            state.drain_completions()
+        if state.deadlines:
+            self._check_timeouts(state.clock.now_ms())
+        state.flush_outputs()
+
+    def retime(self, shift_ms: float = 0.0, restart: bool = False) -> None:
+        """Move the window and commit timers ``shift_ms`` later (after a pause), or with ``restart`` start
+        them again from now with the current settings (``task.window.ms``/``task.commit.ms`` changed)."""
+        if restart:
+            self._next_window = self._next_commit = math.inf
+            self._start_timers()
+        else:
+            self._next_window += shift_ms
+            self._next_commit += shift_ms
 
     # -- timers -----------------------------------------------------------------------------------------
     def _start_timers(self) -> None:

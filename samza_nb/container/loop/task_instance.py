@@ -72,6 +72,8 @@ class TaskInstance:
         self.collector = collector
         self.kind = task_kind(task)
         # Sync tasks without a thread pool complete when process() returns.
+        self._inline_allowed = inline  # (kept for a task swapped in: see install)
+        self._window_enabled = window_enabled
         self.inline = inline and self.kind is TaskKind.SYNC
         # ...and with concurrency 1 they take runs of messages in a tight loop (process_run).
         self._run_capable = self.inline and max_concurrency == 1
@@ -301,6 +303,38 @@ class TaskInstance:
             return envelope, exc
         self._last_offsets[last.ssp] = last.offset
         return None
+
+    # -- live changes (pause/step/set/swap: samza_nb/container/loop/control.py) --------------------------
+    def set_concurrency(self, max_concurrency: int) -> None:
+        """``task.max.concurrency`` changed live: with 1 a sync task on the loop thread takes the inline
+        run path again, above 1 the general path."""
+        self.max_concurrency = max_concurrency
+        self._run_capable = self.inline and max_concurrency == 1
+        self._refresh()
+
+    def set_window_enabled(self, enabled: bool) -> None:
+        """``task.window.ms`` changed live between off (<= 0) and on."""
+        self._window_enabled = enabled
+        self.windowable = enabled and callable(getattr(self.task, "window", None))
+        if not self.windowable:
+            self.need_window = False
+        self._refresh()
+
+    def install(self, task: Any, collector: MessageCollector) -> None:
+        """Run ``task`` (initialised already) from the next message on, sending with ``collector``; the
+        task's state (offsets, counters, callbacks, parked messages) stays. Only while nothing of the task
+        is in flight."""
+        if self.in_flight or self.window_in_flight:
+            raise SamzaError(f"task {self.name!r}: a task instance is replaced only while it is idle")
+        self.task = task
+        self.collector = collector
+        self.kind = task_kind(task)
+        self.inline = self._inline_allowed and self.kind is TaskKind.SYNC
+        self._run_capable = self.inline and self.max_concurrency == 1
+        self.process = getattr(task, "process", None) or task.process_async
+        self.windowable = self._window_enabled and callable(getattr(task, "window", None))
+        self.partition_end_listener = isinstance(task, PartitionEndListenerTask)
+        self._refresh()
 
     # -- lifecycle hooks -----------------------------------------------------------------------------------
     def init(self, context: Any) -> None:
