@@ -1,4 +1,6 @@
-"""The container's side of the job coordinator's HTTP service: fetch the job model, send status reports."""
+"""The client side of the job coordinator's HTTP service: a container fetches the job model and sends
+status reports (learning whether to stop and the control state from the answers); ``samza-nb control``
+sends control commands."""
 
 from __future__ import annotations
 
@@ -7,7 +9,11 @@ import os
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
+from samza_nb.coordinator.control import ControlState
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import SamzaError
@@ -53,24 +59,60 @@ def fetch_job_model(url: str, timeout_s: float) -> JobModel:
         raise SamzaError(f"the answer of {url} is not a job model: {exc}") from None
 
 
-def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> bool:
-    """PUT ``report`` to ``<url>/containers/<id>/status``; True when the coordinator answered that the
-    container should stop gracefully (``"stop": true``). A CoordinatorUnreachable when that fails."""
+@dataclass(frozen=True)
+class ReportAnswer:
+    """The coordinator's answer to a report: ``stop`` gracefully, and the ``control`` state the container
+    should be in (None from a coordinator that sends none)."""
+
+    stop: bool
+    control: ControlState | None = None
+
+
+def exchange_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> ReportAnswer:
+    """PUT ``report`` to ``<url>/containers/<id>/status``; the coordinator's :class:`ReportAnswer`. A
+    CoordinatorUnreachable when that fails."""
     body = _request(
         f"{url.rstrip('/')}/containers/{report.container_id}/status", report.to_json(), "PUT", timeout_s
     )
     try:
         answer = json.loads(body)
     except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
-        return False
-    return isinstance(answer, dict) and answer.get("stop") is True
+        return ReportAnswer(False)
+    if not isinstance(answer, dict):
+        return ReportAnswer(False)
+    return ReportAnswer(answer.get("stop") is True, ControlState.from_dict(answer.get("control")))
 
 
-def _request(url: str, body: bytes | None, method: str, timeout_s: float = REQUEST_TIMEOUT_S) -> bytes:
+def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> bool:
+    """PUT ``report`` to ``<url>/containers/<id>/status``; True when the coordinator answered that the
+    container should stop gracefully (``"stop": true``). A CoordinatorUnreachable when that fails."""
+    return exchange_report(url, report, timeout_s).stop
+
+
+def send_control(
+    url: str, command: Mapping[str, Any], timeout_s: float = REQUEST_TIMEOUT_S, token: str | None = None
+) -> dict[str, Any]:
+    """POST a control command to ``<url>/control`` (see :func:`samza_nb.coordinator.control.run_command`;
+    with ``token``, else ``$SAMZA_COORDINATOR_TOKEN``); the coordinator's answer. A CoordinatorUnreachable
+    naming the coordinator's error when it refuses the command or cannot be reached."""
+    data = json.dumps(dict(command)).encode()
+    body = _request(f"{url.rstrip('/')}/control", data, "POST", timeout_s, token)
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        raise CoordinatorUnreachable(f"the answer of {url}/control is not JSON: {body[:80]!r}") from None
+    if not isinstance(answer, dict):
+        raise CoordinatorUnreachable(f"the answer of {url}/control is not a JSON object: {body[:80]!r}")
+    return answer
+
+
+def _request(
+    url: str, body: bytes | None, method: str, timeout_s: float = REQUEST_TIMEOUT_S, token: str | None = None
+) -> bytes:
     """The response body of a 2xx answer. Not reachable: CoordinatorUnreachable without a cause (worth a
     retry); an HTTP error answer: CoordinatorUnreachable caused by it, naming its error text."""
     headers = {"Content-Type": "application/json"} if body is not None else {}
-    token = os.environ.get(TOKEN_ENV)
+    token = token or os.environ.get(TOKEN_ENV)
     if token:
         headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=body, method=method, headers=headers)
@@ -101,6 +143,9 @@ __all__ = [
     "TOKEN_ENV",
     "URL_ENV",
     "CoordinatorUnreachable",
+    "ReportAnswer",
+    "exchange_report",
     "fetch_job_model",
+    "send_control",
     "send_report",
 ]

@@ -2,9 +2,12 @@
 
 ``GET /`` the job model JSON, ``GET /locality`` container id -> host, ``GET /status`` every container's
 last report, ``PUT`` (or ``POST``) ``/containers/<id>/status`` a container's report (answered
-``{"ok": true}``, plus ``"stop": true`` once the coordinator asks its containers to stop). Every answer is
-JSON; errors are ``{"error": "..."}`` with 400, 404, 405, 411 or 413, and an unexpected failure is a 500 whose
-body names the error but never carries a traceback.
+``{"ok": true, "control": {...}}``, the control state every container should be in, plus ``"stop": true``
+once the coordinator asks its containers to stop), ``GET /control`` that control state, ``POST /control`` a
+control command (``{"pause": true|false, "set": {key: value}, "timeout": s}``, see
+:func:`samza_nb.coordinator.control.run_command`). Every answer is JSON; errors are ``{"error": "..."}``
+with 400, 404, 405, 411, 413 or 504 (a pause not confirmed in time), and an unexpected failure is a 500
+whose body names the error but never carries a traceback.
 
 Who can reach it: it binds 127.0.0.1 unless configured otherwise. Bound to any other address it requires
 the job's token (generated at start unless given, handed to the containers in ``SAMZA_COORDINATOR_TOKEN``)
@@ -27,7 +30,7 @@ from typing import Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from samza_nb.coordinator.status import ContainerReport, StatusReportError
-from samza_nb.errors import SamzaError
+from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +40,7 @@ MAX_BODY_BYTES = 1 << 20
 SHUTDOWN_POLL_S = 0.05
 """How often the serving thread checks for ``stop`` (the stdlib's default, 0.5 s, slows every stop)."""
 
-ROUTES = "GET /, GET /locality, GET /status, PUT /containers/<id>/status"
+ROUTES = "GET /, GET /locality, GET /status, PUT /containers/<id>/status, GET or POST /control"
 
 
 class CoordinatorEndpoints(Protocol):
@@ -62,6 +65,15 @@ class CoordinatorEndpoints(Protocol):
     def report(self, report: ContainerReport) -> bool | None:
         """Take a container's report (raises SamzaError when it cannot be accepted); True when the
         container should stop gracefully (the answer then carries ``"stop": true``)."""
+        ...
+
+    def control(self) -> Mapping[str, Any]:
+        """The control state every container should be in (JSON-ready)."""
+        ...
+
+    def command(self, command: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Apply a control command; its answer (ConfigError: a bad command, JobTimeoutError: a pause not
+        confirmed in time)."""
         ...
 
 
@@ -132,9 +144,12 @@ class _Handler(BaseHTTPRequestHandler):
             "/": endpoints.job_model_json,
             "/locality": lambda: dict(endpoints.locality()),
             "/status": lambda: dict(endpoints.status()),
+            "/control": lambda: dict(endpoints.control()),
         }
         parts = path.strip("/").split("/")
-        if path in reads or (len(path) > 1 and path.rstrip("/") in reads):
+        if path.rstrip("/") == "/control" and method == "POST":
+            self._take_command()
+        elif path in reads or (len(path) > 1 and path.rstrip("/") in reads):
             if method != "GET":
                 self._refuse_method(method, path, "GET")
                 return
@@ -148,6 +163,46 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such resource: {path} (this serves {ROUTES})"})
 
+    def _take_command(self) -> None:
+        body = self._body("a control command")
+        if body is None:
+            return
+        try:
+            command = json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": f"a control command must be JSON: {exc}"})
+            return
+        if not isinstance(command, dict):
+            self._json(HTTPStatus.BAD_REQUEST, {"error": "a control command must be a JSON object"})
+            return
+        try:
+            answer = self.server.endpoints.command(command)
+        except ConfigError as exc:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": str(exc)})
+        except JobTimeoutError as exc:
+            self._json(HTTPStatus.GATEWAY_TIMEOUT, {"error": str(exc)})
+        except SamzaError as exc:
+            self._json(HTTPStatus.CONFLICT, {"error": str(exc)})
+        else:
+            self._json(HTTPStatus.OK, dict(answer))
+
+    def _body(self, what: str) -> bytes | None:
+        """The request's body; None when it was refused (answered 411 or 413)."""
+        length_header = self.headers.get("Content-Length")
+        if length_header is None or not (length_header.strip().isascii() and length_header.strip().isdigit()):
+            self.close_connection = True
+            self._json(HTTPStatus.LENGTH_REQUIRED, {"error": f"{what} needs a Content-Length"})
+            return None
+        length = int(length_header)
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True
+            self._json(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                {"error": f"{what} of {length} bytes is larger than {MAX_BODY_BYTES}"},
+            )
+            return None
+        return self.rfile.read(length)
+
     def _take_report(self, container_id: str) -> None:
         if container_id not in self.server.endpoints.container_ids():
             self._discard_body()
@@ -156,20 +211,9 @@ class _Handler(BaseHTTPRequestHandler):
                 HTTPStatus.NOT_FOUND, {"error": f"no container {container_id!r} (containers: {known})"}
             )
             return
-        length_header = self.headers.get("Content-Length")
-        if length_header is None or not (length_header.strip().isascii() and length_header.strip().isdigit()):
-            self.close_connection = True
-            self._json(HTTPStatus.LENGTH_REQUIRED, {"error": "a status report needs a Content-Length"})
+        body = self._body("a status report")
+        if body is None:
             return
-        length = int(length_header)
-        if length > MAX_BODY_BYTES:
-            self.close_connection = True
-            self._json(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                {"error": f"status report of {length} bytes is larger than {MAX_BODY_BYTES}"},
-            )
-            return
-        body = self.rfile.read(length)
         try:
             stop = self.server.endpoints.report(ContainerReport.from_json(container_id, body))
         except StatusReportError as exc:
@@ -178,7 +222,10 @@ class _Handler(BaseHTTPRequestHandler):
         except SamzaError as exc:
             self._json(HTTPStatus.CONFLICT, {"error": str(exc)})
             return
-        self._json(HTTPStatus.OK, {"ok": True, "stop": True} if stop else {"ok": True})
+        answer: dict[str, Any] = {"ok": True, "control": dict(self.server.endpoints.control())}
+        if stop:
+            answer["stop"] = True
+        self._json(HTTPStatus.OK, answer)
 
     def _discard_body(self) -> None:
         length = self.headers.get("Content-Length", "0").strip()

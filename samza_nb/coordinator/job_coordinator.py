@@ -16,6 +16,7 @@ from samza_nb.checkpoint.carry_over import carry_over_default_checkpoints
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_metadata, input_streams, start_feeding, stop_feeding
 from samza_nb.coordinator.changes import refuse_incompatible_change
+from samza_nb.coordinator.control import ControlState, JobControl, run_command
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
@@ -83,7 +84,9 @@ class JobCoordinator:
     :meth:`request_stop` asks every container to stop gracefully: the answer to each report says so from
     then on. A container may report again after it reported "failed" or from a new process (a retried
     attempt): its earlier attempts' messages stay counted; a process's running reports handled after its final
-    one are ignored. ``await stop()`` stops serving and closes the
+    one are ignored. :meth:`pause`, :meth:`resume` and :meth:`set` steer every container the same way
+    (each learns it on its next report, see :mod:`samza_nb.coordinator.control`). ``await stop()`` stops
+    serving and closes the
     stream. ``token``: the token every request must carry, also on a loopback address (default: one is
     generated when the service binds another address, else none is needed)."""
 
@@ -107,6 +110,7 @@ class JobCoordinator:
         self._started_store = False
         self._stop_requested = False
         self._completed: dict[str, int | None] = {}  # container id -> the pid that completed its work
+        self._control = JobControl(self._confirmations)
 
     @property
     def job_model(self) -> JobModel:
@@ -196,6 +200,54 @@ class JobCoordinator:
         now on carries ``"stop": true``. Safe from any thread; it cannot be taken back."""
         self._stop_requested = True
 
+    def pause(self, timeout: float | None = None) -> None:
+        """Ask every container to pause (no new message; in-flight ones complete; each commits) and wait
+        until every container still running confirmed it (JobTimeoutError naming the others after
+        ``timeout`` s; the pause stays asked). Each learns it on its next report (within
+        ``cluster-manager.container.status.interval.ms``). Safe from any thread but the coordinator's HTTP
+        threads; idempotent."""
+        self._control.pause()
+        self._control.wait_paused(timeout)
+
+    def request_pause(self) -> None:
+        """Ask every container to pause and return at once (:meth:`pause` also waits for them)."""
+        self._control.pause()
+
+    def resume(self) -> None:
+        """Ask every container to dispatch again (returns at once; a no-op when not paused)."""
+        self._control.resume()
+
+    def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
+        """Ask every container to change live knobs (the keys ``SamzaContainer.set`` takes; any other key
+        is a ConfigError listing the live keys, raised here); returns at once with every knob asked so far.
+        A change a container refuses (e.g. a priority for a job without priority tiers) is logged by it."""
+        return self._control.set(changes, keywords)
+
+    def control_state(self) -> ControlState:
+        """What the containers are asked to be (paused, knobs) and the change's sequence number."""
+        return self._control.state
+
+    def paused_containers(self) -> list[str]:
+        """Containers whose last report says they are paused with the current control state applied."""
+        seq = self._control.state.seq
+        return sorted(cid for cid, (done, paused) in self._confirmations().items() if done >= seq and paused)
+
+    def _confirmations(self) -> dict[str, tuple[int, bool]]:
+        """Container id -> (control seq applied, paused) of every container not known to have ended
+        ((0, False) for one that has not reported)."""
+        with self._lock:
+            if self._status is None or self._model is None:
+                return {}
+            reports = self._status.reports
+            result: dict[str, tuple[int, bool]] = {}
+            for cid in self._model.containers:
+                report = reports.get(cid)
+                if report is None:
+                    result[cid] = (0, False)
+                elif not report.final:
+                    result[cid] = (report.control, report.paused)
+            return result
+
     def locality(self) -> dict[str, str]:
         """Container id -> the host it last reported (from the coordinator stream before that)."""
         with self._lock:
@@ -220,6 +272,8 @@ class JobCoordinator:
             moved = taken and report.host and self._hosts.get(report.container_id) != report.host
             if moved:
                 self._hosts[report.container_id] = report.host
+        if taken:
+            self._control.reported()
         if moved and self._loop is not None:
             message = CoordinatorStreamMessage.set_container_host(report.container_id, report.host, SOURCE)
             future = asyncio.run_coroutine_threadsafe(self._store.send([message]), self._loop)
@@ -286,6 +340,12 @@ class _Endpoints:
 
     def report(self, report: ContainerReport) -> bool:
         return self._coordinator.report(report)
+
+    def control(self) -> Mapping[str, Any]:
+        return self._coordinator.control_state().to_dict()
+
+    def command(self, command: Mapping[str, Any]) -> Mapping[str, Any]:
+        return run_command(self._coordinator, command)
 
 
 def _changes(

@@ -28,7 +28,9 @@ class ContainerReport:
     tasks (one JSON object each, with at least ``name``), and the error that ended it, if any.
     ``completed``: a STOPPED container ended by itself (its tasks finished or asked to shut down), not
     on a stop request or a signal: its work is done, and a later attempt of it has nothing to do (its
-    :attr:`outcome` is FINISHED)."""
+    :attr:`outcome` is FINISHED). ``control``: the sequence number of the coordinator's control state it
+    applied last (:mod:`samza_nb.coordinator.control`), ``paused``: whether it is paused (quiet),
+    ``knobs``: its live knobs' values after the last change it applied (empty before any)."""
 
     container_id: str
     host: str
@@ -38,6 +40,9 @@ class ContainerReport:
     error: str | None = None
     pid: int | None = None
     completed: bool = False
+    control: int = 0
+    paused: bool = False
+    knobs: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # ``state`` may be given as its string (as it arrives in JSON): it is kept as the ContainerState.
@@ -74,6 +79,9 @@ class ContainerReport:
             "error": self.error,
             "pid": self.pid,
             "completed": self.completed,
+            "control": self.control,
+            "paused": self.paused,
+            "knobs": dict(self.knobs),
         }
 
     def to_json(self) -> bytes:
@@ -112,7 +120,20 @@ class ContainerReport:
         completed = data.get("completed", False)
         if not isinstance(completed, bool):
             raise StatusReportError(f"status of container {container_id!r}: completed must be a boolean")
-        return cls(container_id, host, state, processed, tuple(tasks), error, pid, completed)
+        control = data.get("control", 0)
+        if not isinstance(control, int) or isinstance(control, bool) or control < 0:
+            raise StatusReportError(f"status of container {container_id!r}: control must be an integer >= 0")
+        paused = data.get("paused", False)
+        if not isinstance(paused, bool):
+            raise StatusReportError(f"status of container {container_id!r}: paused must be a boolean")
+        values = data.get("knobs", {})
+        if not isinstance(values, dict) or not all(isinstance(v, str) for v in values.values()):
+            raise StatusReportError(
+                f"status of container {container_id!r}: knobs must be an object of strings"
+            )
+        return cls(
+            container_id, host, state, processed, tuple(tasks), error, pid, completed, control, paused, values
+        )
 
 
 def _field(data: Mapping[str, Any], name: str, kind: type, container_id: str) -> Any:

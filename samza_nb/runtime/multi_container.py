@@ -10,6 +10,10 @@ one line naming the failed container (2 when it refused the config, else 1).
 
 Several jobs (the stages of a split application) run the same way at once, each with its own coordinator
 and containers, as one run: one bar, one summary, the first failed container stops every job.
+
+When the containers start, the run prints each coordinator's URL: ``samza-nb control pause|resume|set
+--coordinator-url URL`` steers the job's containers through it (so do :meth:`MultiContainerRun.pause`,
+``resume`` and ``set`` from another thread).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
+from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.runtime.console import (
     EXIT_CONFIG,
@@ -39,6 +44,7 @@ from samza_nb.runtime.console import (
 )
 from samza_nb.runtime.local import read_checkpoints
 from samza_nb.runtime.processes import ContainerProcesses
+from samza_nb.runtime.steering import CoordinatorSteering
 
 
 def run_containers(config: Config | Sequence[Config], args: argparse.Namespace) -> int:
@@ -48,8 +54,9 @@ def run_containers(config: Config | Sequence[Config], args: argparse.Namespace) 
     return asyncio.run(run.run())
 
 
-class MultiContainerRun:
-    """The coordinator and its container processes of each job, from start to the summary line."""
+class MultiContainerRun(CoordinatorSteering):
+    """The coordinator and its container processes of each job, from start to the summary line; pause,
+    resume and set steer them all (see :class:`CoordinatorSteering`)."""
 
     def __init__(
         self,
@@ -90,6 +97,10 @@ class MultiContainerRun:
             try:
                 for processes in self.jobs:
                     await processes.start()
+                    self._tell(
+                        f"job coordinator of {processes.config.job_name()}: {processes.coordinator.url} "
+                        "(samza-nb control pause|resume|set --coordinator-url URL steers its containers)"
+                    )
             except Exception as exc:
                 return report_error(exc, self.verbose)
 
@@ -105,6 +116,9 @@ class MultiContainerRun:
                 bar.update(self.processed - bar.n)
                 bar.close()
         return await self._report(time.monotonic() - started)
+
+    def _steered(self) -> list[JobCoordinator]:
+        return [processes.coordinator for processes in self.jobs]
 
     def _tick(self, bar: Any, started: float) -> None:
         """Move the bar; apply --max-messages and --timeout; a failed job stops the others."""

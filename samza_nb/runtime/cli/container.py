@@ -6,7 +6,8 @@ coordinator starts), runs exactly its tasks (the task class from the model's ``t
 operator task of the planned application its ``app.class`` names), reports its host, state and progress
 to the coordinator every ``cluster-manager.container.status.interval.ms``, and stops gracefully (every
 task commits) when the coordinator's answer asks it to, or on SIGTERM or SIGINT; a second signal stops it
-without committing.
+without committing. The answer also carries the job's control state (pause, live knobs: see
+``samza-nb control``): the container applies a change and reports again at once.
 Exit status: 0 done or stopped, 1 failed, 2 bad config or usage, 3 failed by a bad message (a message an
 output cannot store: runners do not restart it), 128 + signal when forced.
 """
@@ -21,6 +22,7 @@ import os
 import signal
 import socket
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from samza_nb import crash_points
@@ -32,9 +34,11 @@ from samza_nb.coordinator.client import (
     JOB_NAME_ENV,
     URL_ENV,
     CoordinatorUnreachable,
+    exchange_report,
     fetch_job_model,
     send_report,
 )
+from samza_nb.coordinator.control import ControlState
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe.states import ContainerState
@@ -107,6 +111,12 @@ class ContainerProcess:
         self._asked = False  # the coordinator asked it to stop
         self.expected_job: tuple[str | None, str | None] = (None, None)
         """(job.name, job.id) this container belongs to; a job model of another job is refused."""
+        self._control_seq = 0  # the coordinator's control state applied last
+        self._asked_knobs: Mapping[str, str] = {}
+        self._knobs: dict[str, str] = {}
+        self._paused = False  # a pause asked by the coordinator completed (and no resume since)
+        self._pausing: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()  # report now (a control change was applied)
 
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
@@ -139,9 +149,11 @@ class ContainerProcess:
             error = exc
         finally:
             restore()
-            reporter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reporter
+            for task in (reporter, self._pausing):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
         if self.forced is not None:
             return self.forced
         if error is None and self._lost is not None:
@@ -206,17 +218,33 @@ class ContainerProcess:
         reported = state or (status.state if status.state in live else ContainerState.RUNNING)
         completed = reported is ContainerState.STOPPED and self._completed()
         return ContainerReport(
-            self.container_id, self.host, reported, status.processed, tasks, error, os.getpid(), completed
+            self.container_id,
+            self.host,
+            reported,
+            status.processed,
+            tasks,
+            error,
+            os.getpid(),
+            completed,
+            self._control_seq,
+            self._paused,
+            self._knobs,
         )
 
     async def _report_periodically(self, interval_s: float, patience_s: float) -> None:
         """Send a report every ``interval_s``; when the coordinator answers "stop", stop gracefully (commits);
-        when no report got through for ``patience_s``, the coordinator is gone: stop gracefully and fail."""
+        when no report got through for ``patience_s``, the coordinator is gone: stop gracefully and fail.
+        A new control state in the answer is applied (:meth:`_steer`), and reported at once."""
         last_ok = time.monotonic()
         while True:
             try:
-                stop = await asyncio.to_thread(send_report, self.url, self._report(), min(patience_s, 10.0))
+                answer = await asyncio.to_thread(
+                    exchange_report, self.url, self._report(), min(patience_s, 10.0)
+                )
+                stop = answer.stop
                 last_ok = time.monotonic()
+                if answer.control is not None and answer.control.seq != self._control_seq and not stop:
+                    self._steer(answer.control)
                 if stop and not self._asked:
                     self._asked = True
                     log.info("container %s: the job coordinator asked it to stop", self.container_id)
@@ -230,7 +258,45 @@ class ContainerProcess:
                     log.error("%s; stopping", self._lost)
                     assert self.container is not None
                     self.container.shutdown()
-            await asyncio.sleep(interval_s)
+            with contextlib.suppress(TimeoutError):  # the next report is due, or a change was applied
+                await asyncio.wait_for(self._wake.wait(), interval_s)
+            self._wake.clear()
+
+    def _steer(self, control: ControlState) -> None:
+        """Apply the coordinator's control state (on the loop's thread): the knobs that changed, then pause
+        (in the background: the report saying paused goes once the container is quiet) or resume."""
+        container = self.container
+        assert container is not None
+        changes = {k: v for k, v in control.knobs.items() if self._asked_knobs.get(k) != v}
+        self._asked_knobs = dict(control.knobs)
+        self._control_seq = control.seq
+        self._wake.set()
+        try:
+            if changes:
+                self._knobs = container.set(changes)
+            if control.paused and self._pausing is None and not self._paused:
+                self._pausing = asyncio.create_task(self._pause(container))
+            elif not control.paused:
+                if self._pausing is not None:
+                    self._pausing.cancel()
+                    self._pausing = None
+                self._paused = False
+                container.resume()
+        except SamzaError as exc:  # a knob this job cannot take live, or the container is ending
+            log.warning("container %s: the control state was not applied: %s", self.container_id, exc)
+
+    async def _pause(self, container: SamzaContainer) -> None:
+        try:
+            await container.pause_async()
+        except SamzaError as exc:  # it ended meanwhile
+            log.warning("container %s: pause failed: %s", self.container_id, exc)
+        else:
+            self._paused = True
+            log.info("container %s: paused (the job coordinator asked)", self.container_id)
+        finally:
+            if self._pausing is asyncio.current_task():
+                self._pausing = None
+            self._wake.set()
 
     async def _final_report(self, error: BaseException | None) -> None:
         """The last report (stopped or failed, with the error); the coordinator may be gone: best effort."""

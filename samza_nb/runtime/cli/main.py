@@ -27,6 +27,7 @@ from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
 from samza_nb.runtime.applications import JobProgram, what_job_runs
 from samza_nb.runtime.cli.container import add_container_command
+from samza_nb.runtime.cli.control import add_control_command
 from samza_nb.runtime.cli.coordinator_stream_writer import add_coordinator_stream_writer_command
 from samza_nb.runtime.cli.dev_broker import add_dev_broker_command
 from samza_nb.runtime.cli.log_dump import add_log_dump_command
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_coordinator_stream_writer_command(commands)
     add_log_dump_command(commands)
     add_container_command(commands)
+    add_control_command(commands)
     return parser
 
 

@@ -16,6 +16,9 @@ within ``cluster-manager.container.coordinator.timeout.ms`` (Spark then kills th
 container whose worker dies gets SIGTERM: it commits and exits). The coordinator keeps serving until every
 container it heard from reported its end or its process is gone, so nothing keeps running a container after
 the runner finished.
+
+Pause, resume and live knobs go the same way (:class:`~samza_nb.runtime.steering.CoordinatorSteering`):
+every container learns them on its next report.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from samza_nb.runtime.spark.cluster import (
 from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
 from samza_nb.runtime.spark.ship import ship_job_module
 from samza_nb.runtime.spark.task import FAILED_MARK, container_task
+from samza_nb.runtime.steering import CoordinatorSteering
 from samza_nb.systems.spark.inputs.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
 from samza_nb.systems.spark.session import import_pyspark_sql, spark_session, worker_python_error
@@ -71,7 +75,7 @@ CONFIG_EXIT = "(exited with status 2)"
 """How a container that refused the job's config ends (exit status 2): the job's error is a ConfigError."""
 
 
-class SparkJobRunner:
+class SparkJobRunner(CoordinatorSteering):
     """The job coordinator on the driver; ``job.container.count`` containers as the tasks of one Spark job
     (see the module).
 
@@ -155,6 +159,11 @@ class SparkJobRunner:
         if model is None or self.coordinator is None:
             return {}
         return await read_checkpoints(self.coordinator.config, model.tasks)
+
+    def _steered(self) -> list[JobCoordinator]:
+        if self.coordinator is None:
+            raise SamzaError(f"the Spark runner of job {self.name} has not started: nothing to steer")
+        return [self.coordinator]
 
     # -- lifecycle --------------------------------------------------------------------------------------
     def start(self) -> None:

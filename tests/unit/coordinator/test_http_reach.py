@@ -38,6 +38,12 @@ class Endpoints:
         self.reports.append(report)
         return None
 
+    def control(self) -> Mapping[str, Any]:
+        return {"seq": 0, "paused": False, "knobs": {}}
+
+    def command(self, command: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"control": self.control(), "paused": []}
+
 
 def get(url: str, token: str | None = None) -> tuple[int, Any]:
     headers = {"Authorization": f"Bearer {token}"} if token is not None else {}

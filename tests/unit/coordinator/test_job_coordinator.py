@@ -200,7 +200,7 @@ def test_http_serves_the_model_locality_and_status_and_takes_reports(namespace: 
             report = ContainerReport("1", "host-a", "running", 7, ({"name": "Partition 1"},), pid=42)
             assert await asyncio.to_thread(put, url + "/containers/1/status", report.to_json()) == (
                 200,
-                {"ok": True},
+                {"ok": True, "control": {"seq": 0, "paused": False, "knobs": {}}},
             )
             status, body = await asyncio.to_thread(get, url + "/status")
             assert status == 200 and body["processed"] == 7
@@ -290,7 +290,7 @@ def test_after_request_stop_every_report_is_answered_with_stop(namespace: str) -
                 put, coordinator.url + "/containers/1/status", report.to_json()
             ) == (
                 200,
-                {"ok": True, "stop": True},
+                {"ok": True, "control": {"seq": 0, "paused": False, "knobs": {}}, "stop": True},
             )
             assert await asyncio.to_thread(send_report, coordinator.url, report) is True
         finally:

@@ -1,0 +1,49 @@
+"""Pause, resume and live knobs for the runners whose containers run elsewhere (container processes, Spark
+tasks): each call goes to the job coordinators, and every container learns it on its next status report
+(within one ``cluster-manager.container.status.interval.ms``; see :mod:`samza_nb.coordinator.control`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from samza_nb.coordinator.job_coordinator import JobCoordinator
+
+
+class CoordinatorSteering:
+    """``pause`` / ``resume`` / ``set`` of a runner, delegated to the coordinators :meth:`_steered` names
+    (every job of the run). Safe from any thread but the coordinators' HTTP threads."""
+
+    def _steered(self) -> list[JobCoordinator]:
+        """The coordinators of the run (a SamzaError when none has started yet)."""
+        raise NotImplementedError
+
+    def pause(self, timeout: float | None = None) -> None:
+        """Ask every container to pause (no new message, in-flight ones complete, every task commits) and
+        return once each one still running confirmed it; JobTimeoutError naming the others after
+        ``timeout`` s (the pause stays asked). Idempotent."""
+        coordinators = self._steered()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for coordinator in coordinators:
+            coordinator.request_pause()
+        for coordinator in coordinators:
+            coordinator.pause(None if deadline is None else max(0.0, deadline - time.monotonic()))
+
+    def resume(self) -> None:
+        """Ask every container to dispatch again (returns at once)."""
+        for coordinator in self._steered():
+            coordinator.resume()
+
+    def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
+        """Ask every container to change live knobs (``task.max.concurrency``, ``task.commit.ms``,
+        ``task.window.ms``, stream priorities, the batch size); any other key is a ConfigError listing the
+        live keys. Returns at once with the knobs asked so far."""
+        asked: dict[str, str] = {}
+        for coordinator in self._steered():
+            asked = coordinator.set(changes, **keywords)
+        return asked
+
+
+__all__ = ["CoordinatorSteering"]
