@@ -280,3 +280,40 @@ def test_one_core_with_default_parallelism_two_still_refuses_two_containers(tmp_
     assert "refused: job.container.count | job.container.count = 2" in done.stdout, done.stdout + done.stderr
     assert "1 task slot " in done.stdout
     assert "a failed container is not retried" in done.stderr  # local[1] runs each task once
+
+
+def test_pause_and_resume_reach_the_containers_through_the_coordinator(spark: Any, tmp_path: Path) -> None:
+    first = append_words(tmp_path, range(2))
+    runner = SparkJobRunner(log_job(tmp_path), spark)
+    runner.start()
+    try:
+
+        def seen() -> Counter[str]:
+            return Counter(m for *_, m in recorded(tmp_path))
+
+        eventually(lambda: seen() == first, timeout=90)
+        runner.pause(timeout=60)
+        status = runner.status()
+        assert status is not None and len(status.reports) == 2
+        assert all(r.paused for r in status.reports.values())
+        counts = {cid: r.processed for cid, r in status.reports.items()}
+        rest = append_words(tmp_path, range(2, 6))  # input waits while the job is paused
+
+        # A knob's full round trip through both containers: alive and reporting, yet processing nothing.
+        runner.set({"task.commit.ms": "200"})
+
+        def applied() -> Any:
+            now = runner.status()
+            reports = now.reports.values() if now is not None else []
+            return all(r.knobs.get("task.commit.ms") == "200" for r in reports) and now
+
+        now = eventually(applied, timeout=60)
+        assert {cid: r.processed for cid, r in now.reports.items()} == counts
+        assert seen() == first
+
+        runner.resume()
+        eventually(lambda: seen() == first + rest, timeout=60)
+    finally:
+        runner.stop()
+        assert runner.join(timeout=90)
+    assert runner.failure is None
