@@ -114,14 +114,54 @@ def test_swap_keeps_the_store_counts(
 def test_a_swap_whose_init_fails_changes_nothing_and_names_the_cell_line(
     shell: InteractiveShell, broker: InMemoryBroker, running: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    broken = COUNTER.format(by=100).replace(
-        "%%samza_task", "%%samza_task --swap steer"
-    ).replace('self.counts = context.get_store("counts")', 'raise ValueError("no")')
+    broken = (
+        COUNTER.format(by=100)
+        .replace("%%samza_task", "%%samza_task --swap steer")
+        .replace('self.counts = context.get_store("counts")', 'raise ValueError("no")')
+    )
     line = error_line(run(shell, broken), capsys)
     assert line.startswith("NotebookError: samza_task --swap: swap refused: task ")
-    assert "in init() at line 4 of the %%samza_task cell: raise ValueError(\"no\")" in line
+    assert 'in init() at line 4 of the %%samza_task cell: raise ValueError("no")' in line
     assert "every task keeps its old code" in line
     assert run(shell, "%samza_pause").success
     send(broker, "a")
     [step] = shell.run_line_magic("samza_step", "1").steps
     assert step.writes == (("counts", "a", 3, 4),)  # still the old code
+
+
+def test_run_records_then_replays_the_same_schedule(
+    shell: InteractiveShell,
+    magics: SamzaMagics,
+    broker: InMemoryBroker,
+    tmp_path: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    seen: list[str] = []
+    shell.push({"STEERED": seen})
+    broker.create_stream("words", 3)
+    for i, word in enumerate("a b c d e f g h".split()):
+        broker.send("words", word, partition=i % 3)
+    broker.end_stream("words")
+    run(shell, config_cell(broker, "words", job="recorded"))
+    run(
+        shell,
+        "%%samza_task\nclass Seen:\n    def process(self, envelope, collector, coordinator):\n"
+        "        STEERED.append(envelope.message)\n",
+    )
+    recording = f"{tmp_path}/schedule"
+    assert run(shell, f"%samza_run --wait --record {recording}").success
+    recorded = list(seen)
+    assert sorted(recorded) == list("abcdefgh")
+    seen.clear()
+    assert run(shell, f"%samza_run --wait --replay {recording}").success
+    assert seen == recorded
+    line = error_line(run(shell, "%samza_run --replay /nonexistent/recording"), capsys)
+    assert line.startswith("NotebookError: samza_run: ") and "/nonexistent/recording" in line
+
+
+def test_job_handle_names_what_is_missing(
+    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(samza_nb.notebook.NotebookError, match="no job has run yet"):
+        samza_nb.notebook.job()
+    assert "no job has run yet" in error_line(run(shell, "%samza_resume"), capsys)
