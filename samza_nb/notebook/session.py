@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.notebook.display.dashboard import Dashboard
+from samza_nb.notebook.display.steer_controls import SteerControls
 from samza_nb.notebook.display.text_status import StatusReport, render_text
 from samza_nb.notebook.display.updater import DashboardUpdater
 from samza_nb.notebook.display.views import plural, rate_text
@@ -184,7 +185,13 @@ class NotebookSession:
         dashboard = None
         if ui == "widgets":
             holder: list[JobRun] = []
-            dashboard = Dashboard(job, on_stop=lambda: holder[0].stop() if holder else None)
+            controls = None
+            if isinstance(runnable, SamzaContainer):  # steering reaches a job of one container
+                concurrency = runnable.config.get_int("task.max.concurrency", 1)
+                controls = SteerControls(lambda: NotebookJob(holder[0]) if holder else None, concurrency)
+            dashboard = Dashboard(
+                job, on_stop=lambda: holder[0].stop() if holder else None, controls=controls
+            )
             handle = self._show_rich(dashboard)
         for line in self.report_failures():  # a failure not told yet is told before its run is replaced
             self._show(line)

@@ -9,8 +9,8 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import samza_nb.notebook
+from samza_nb.notebook.display.steps import HEADERS, StepsReport
 from samza_nb.notebook.magics.registration import SamzaMagics
-from samza_nb.notebook.magics.steps import HEADERS, StepsReport
 from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import eventually
 
@@ -33,7 +33,7 @@ def running(shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
     seen: list[str] = []
     shell.push({"STEERED": seen})
     broker.create_stream("words", 2)
-    for i, word in enumerate("a b a c a b".split()):
+    for i, word in enumerate(["a", "b", "a", "c", "a", "b"]):
         broker.send("words", word, partition=i % 2)
     config = config_cell(broker, "words", job="steer") + (
         "stores.counts.factory = samza_nb.storage.duckdb.DuckDBStoreFactory\n"
@@ -139,7 +139,7 @@ def test_run_records_then_replays_the_same_schedule(
     seen: list[str] = []
     shell.push({"STEERED": seen})
     broker.create_stream("words", 3)
-    for i, word in enumerate("a b c d e f g h".split()):
+    for i, word in enumerate(["a", "b", "c", "d", "e", "f", "g", "h"]):
         broker.send("words", word, partition=i % 3)
     broker.end_stream("words")
     run(shell, config_cell(broker, "words", job="recorded"))

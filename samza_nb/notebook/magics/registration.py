@@ -23,11 +23,11 @@ from IPython.display import display
 from traitlets import Enum, Float
 
 from samza_nb.notebook.display.dashboard import widgets_available
+from samza_nb.notebook.display.steps import StepsReport
 from samza_nb.notebook.display.text_status import StatusReport
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
 from samza_nb.notebook.magics import awaiting, cell_config, sql, steering
 from samza_nb.notebook.magics.checkpoints import CheckpointReport
-from samza_nb.notebook.magics.steps import StepsReport
 from samza_nb.notebook.magics.task_cell import define_task
 from samza_nb.notebook.session import NotebookSession
 

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import SamzaError
+from samza_nb.notebook.display.steps import StepsReport
 from samza_nb.notebook.errors import NotebookError
-from samza_nb.notebook.magics.steps import StepsReport
 from samza_nb.notebook.runs.failures import task_cell_line
 from samza_nb.notebook.runs.steering import steerable
 
