@@ -96,7 +96,8 @@ class ContainerControls:
     @property
     def paused(self) -> bool:
         """True while a pause is asked for (or, before the start, when the job will start paused): the
-        job dispatches no message but the ones :meth:`step` asks for."""
+        job dispatches no message but the ones :meth:`step` asks for. A :meth:`resume` from another thread
+        turns it False once it reached the job's loop (a moment later)."""
         with self._control_lock:
             if self._event_loop is None:
                 return self._start_paused
