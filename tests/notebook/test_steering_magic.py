@@ -165,3 +165,21 @@ def test_job_handle_names_what_is_missing(
     with pytest.raises(samza_nb.notebook.NotebookError, match="no job has run yet"):
         samza_nb.notebook.job()
     assert "no job has run yet" in error_line(run(shell, "%samza_resume"), capsys)
+
+
+def test_record_is_for_a_job_of_one_container(
+    shell: InteractiveShell,
+    magics: SamzaMagics,
+    broker: InMemoryBroker,
+    tmp_path: pytest.TempPathFactory,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    broker.create_stream("words", 2)
+    run(shell, config_cell(broker, "words", job="two", job_container_count=2))
+    run(
+        shell,
+        "%%samza_task\nclass Nothing:\n    def process(self, e, c, k):\n        pass\n",
+    )
+    line = error_line(run(shell, f"%samza_run --record {tmp_path}/rec"), capsys)
+    assert "--record records or replays the schedule of a job of one container" in line
+    assert "this job has 2 containers" in line
