@@ -93,6 +93,16 @@ class ContainerControls:
         wait = (self._start_due("step"), timeout)
         return await self._awaiting(lambda c: c.step(n, timeout), self._step_before, wait)
 
+    @property
+    def paused(self) -> bool:
+        """True while a pause is asked for (or, before the start, when the job will start paused): the
+        job dispatches no message but the ones :meth:`step` asks for. A :meth:`resume` from another thread
+        turns it False once it reached the job's loop (a moment later)."""
+        with self._control_lock:
+            if self._event_loop is None:
+                return self._start_paused
+        return self._control.paused and self.state not in _ENDED
+
     def resume(self) -> None:
         """Dispatch again after :meth:`pause` (a no-op when not paused)."""
         with self._control_lock:

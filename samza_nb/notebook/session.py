@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.notebook.display.dashboard import Dashboard
+from samza_nb.notebook.display.steer_controls import SteerControls
 from samza_nb.notebook.display.text_status import StatusReport, render_text
 from samza_nb.notebook.display.updater import DashboardUpdater
 from samza_nb.notebook.display.views import plural, rate_text
@@ -41,6 +42,7 @@ from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
 from samza_nb.notebook.runs.processes_job import ProcessesJob
 from samza_nb.notebook.runs.spark_job import SparkNotebookJob
+from samza_nb.notebook.runs.steering import NotebookJob
 from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
@@ -123,6 +125,12 @@ class NotebookSession:
         before = "application" if previous.application else "task"
         return f"{what} {self.task.name} replaces {before} {previous.name} for the next %samza_run{ran}"
 
+    def swapped(self, job: str, definition: TaskDefinition) -> None:
+        """``%%samza_task --swap``: ``definition`` now runs in job ``job`` (its failures name this cell)
+        and is the next run's task."""
+        self.task = definition
+        self._tasks[job] = definition
+
     # -- running ------------------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
@@ -140,13 +148,16 @@ class NotebookSession:
         runner: str = "local",
         name: str | None = None,
         awaiting: bool = False,
+        record: str | None = None,
+        replay: str | None = None,
     ) -> JobRun:
         """``%samza_run``: start the job on its own thread; with ``wait``, block until it ends (with
         ``awaiting`` too, return at once: the caller awaits :meth:`wait_and_report_async`).
 
         ``name`` (``--name``) sets ``job.name`` for this run; runs are keyed by it, and several named jobs
         may run at once. ``ui``: ``widgets`` (the live dashboard), ``text`` or ``off``; ``runner``:
-        ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (:mod:`.runs.spark_job`).
+        ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (:mod:`.runs.spark_job`);
+        ``record``/``replay``: a directory to record the run's schedule into, or to replay one from.
         Raises NotebookError for mistakes and, with ``wait``, when the job failed.
         """
         values = dict(self.config)
@@ -168,11 +179,19 @@ class NotebookSession:
             trace=trace,
             runner=runner,
             refresh_s=self.refresh_s,
+            record=record,
+            replay=replay,
         )
         dashboard = None
         if ui == "widgets":
             holder: list[JobRun] = []
-            dashboard = Dashboard(job, on_stop=lambda: holder[0].stop() if holder else None)
+            controls = None
+            if isinstance(runnable, SamzaContainer):  # steering reaches a job of one container
+                concurrency = runnable.config.get_int("task.max.concurrency", 1)
+                controls = SteerControls(lambda: NotebookJob(holder[0]) if holder else None, concurrency)
+            dashboard = Dashboard(
+                job, on_stop=lambda: holder[0].stop() if holder else None, controls=controls
+            )
             handle = self._show_rich(dashboard)
         for line in self.report_failures():  # a failure not told yet is told before its run is replaced
             self._show(line)
@@ -362,6 +381,13 @@ class NotebookSession:
             known = ", ".join(repr(n) for n in self.runs) or "none yet"
             raise NotebookError(f"{magic}: no job named {name!r} has run in this notebook (jobs: {known})")
         return run
+
+    def job(self, name: str | None = None, magic: str = "job") -> NotebookJob:
+        """The steering handle on the latest run (or job ``name``'s); a NotebookError before a first run."""
+        run = self._named(name, magic)
+        if run is None:
+            raise NotebookError(f"{magic}: no job has run yet in this notebook: %samza_run starts one")
+        return NotebookJob(run)
 
     def status(self, name: str | None = None) -> StatusReport:
         """``%samza_status [NAME]``: the latest view of the job, or what is missing before a first run."""

@@ -8,7 +8,8 @@ button (a graceful stop). :meth:`Dashboard.render` is called a few times a secon
 holds the job up. Front-ends without widgets show the text status it carries as ``text/plain``.
 
 CSS classes for tests and styling: ``samza-dashboard``, ``samza-header`` (``samza-state``,
-``samza-processed``, ``samza-rate``, ``samza-error``, ``samza-note``), ``samza-stop`` (the Stop button),
+``samza-processed``, ``samza-rate``, ``samza-error``, ``samza-note``, ``samza-paused``), ``samza-stop`` (the
+Stop button) and, for a job of one container, the steering widgets (:mod:`.steer_controls`),
 ``samza-chart`` (the live throughput and lag chart), ``samza-body`` (foldable sections, ``samza-section``:
 ``samza-containers`` for a job of several container processes, ``samza-tasks`` of ``samza-task-row``
 with ``data-task``, ``samza-in-flight``, ``samza-task-detail`` and ``samza-oldest-in-flight``;
@@ -32,6 +33,7 @@ from samza_nb.notebook.display.views import JobView, TaskView
 
 if TYPE_CHECKING:
     from samza_nb.notebook.display.charts import ThroughputLagChart
+    from samza_nb.notebook.display.steer_controls import SteerControls
 
 
 def widgets_available() -> bool:
@@ -56,7 +58,8 @@ def _chart() -> ThroughputLagChart | None:
 class Dashboard:
     """The widgets of one job's dashboard: ``header`` (state, processed count, throughput, errors) and
     ``body`` (task rows, partitions, decisions, checkpoints), both HTML, plus ``stop_button`` (a graceful
-    stop, when ``on_stop`` is given) and, below the header, the live throughput and lag ``chart`` (bqplot,
+    stop, when ``on_stop`` is given) with the steering ``controls`` (Pause / Step / Resume, the concurrency
+    slider; when given) and, below the header, the live throughput and lag ``chart`` (bqplot,
     when installed and ``chart``) and any ``extras`` widgets.
     ``widget`` is the root; ``task_rows`` maps task names to the TaskView their row shows; ``renders``
     counts renders that changed anything.
@@ -72,6 +75,7 @@ class Dashboard:
         on_stop: Callable[[], None] | None = None,
         extras: Sequence[Any] = (),
         chart: bool = True,
+        controls: SteerControls | None = None,
     ) -> None:
         w = _widgets()
         self.chart = _chart() if chart else None
@@ -99,6 +103,10 @@ class Dashboard:
 
             self.stop_button.on_click(clicked)
             top.append(self.stop_button)
+        self.controls = controls
+        if controls is not None:
+            top.extend(controls.widgets)
+            extras = (controls.note, *extras)
         self._row = w.HBox(top, layout=w.Layout(align_items="center", grid_gap="12px"))
         self._extras = tuple(extras)
         self.widget = w.VBox([self._row, *extras, self.body])
@@ -112,7 +120,10 @@ class Dashboard:
         self.view = view
         if self.chart is not None:
             self.chart.update(view)
-        changed = self._set(self.header, header_html(view))
+        header = header_html(view)
+        if self.controls is not None:
+            header += self.controls.header_suffix(view.done)
+        changed = self._set(self.header, header)
         self.task_rows = {task.name: task for task in view.tasks}
         changed |= self._set(self.body, body_html(view))
         if view.done and self.stop_button is not None and not self.stop_button.disabled:
@@ -138,6 +149,8 @@ class Dashboard:
         for widget in (self.widget, self._row, self.header, self.body, self.stop_button, *self._extras):
             if widget is not None:
                 widget.close()
+        if self.controls is not None:
+            self.controls.close()
 
     @property
     def text(self) -> str:

@@ -23,10 +23,12 @@ from IPython.display import display
 from traitlets import Enum, Float
 
 from samza_nb.notebook.display.dashboard import widgets_available
+from samza_nb.notebook.display.steps import StepsReport
 from samza_nb.notebook.display.text_status import StatusReport
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
-from samza_nb.notebook.magics import awaiting, cell_config, sql
+from samza_nb.notebook.magics import awaiting, cell_config, sql, steering
 from samza_nb.notebook.magics.checkpoints import CheckpointReport
+from samza_nb.notebook.magics.task_cell import define_task
 from samza_nb.notebook.session import NotebookSession
 
 if TYPE_CHECKING:
@@ -63,21 +65,42 @@ RUN_ARGS.add_argument("--no-dashboard", action="store_true")
 RUN_ARGS.add_argument("--trace", action="store_true")
 RUN_ARGS.add_argument("--runner", choices=("local", "spark"), default="local")
 RUN_ARGS.add_argument("--name")
+RUN_ARGS.add_argument("--record", metavar="DIR")
+RUN_ARGS.add_argument("--replay", metavar="DIR")
 
 CHECKPOINT_ARGS = MagicArguments("samza_checkpoints")
 CHECKPOINT_ARGS.add_argument("--reset", action="store_true")
 CHECKPOINT_ARGS.add_argument("name", nargs="?")
 
-NAME_ARGS = {magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status")}
+NAME_ARGS = {magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status", "samza_resume")}
 for _parser in NAME_ARGS.values():
     _parser.add_argument("name", nargs="?")
+
+PAUSE_ARGS = MagicArguments("samza_pause")
+PAUSE_ARGS.add_argument("name", nargs="?")
+PAUSE_ARGS.add_argument("--timeout", type=float, default=steering.DEFAULT_PAUSE_TIMEOUT_S)
+
+STEP_ARGS = MagicArguments("samza_step")
+STEP_ARGS.add_argument("n", nargs="?", type=int, default=1)
+STEP_ARGS.add_argument("--name")
+STEP_ARGS.add_argument("--timeout", type=float)
+
+SET_ARGS = MagicArguments("samza_set")
+SET_ARGS.add_argument("assignments", nargs="*")
+SET_ARGS.add_argument("--name")
+
+DEFINE_ARGS = {magic: MagicArguments(magic) for magic in ("samza_task", "samza_app")}
+for _parser in DEFINE_ARGS.values():
+    _parser.add_argument("class_name", nargs="?")
+DEFINE_ARGS["samza_task"].add_argument("--swap", nargs="?", const="", metavar="NAME")
 
 
 @magics_class
 class SamzaMagics(Magics):
     """``%%samza_config``, ``%%samza_task``, ``%%samza_app``, ``%samza_run``, ``%samza_stop``,
-    ``%samza_status``, ``%samza_checkpoints`` and ``%%samza_sql``. Each instance owns one
-    :class:`NotebookSession`."""
+    ``%samza_status``, ``%samza_checkpoints``, ``%%samza_sql`` and the steering magics ``%samza_pause``,
+    ``%samza_step``, ``%samza_resume``, ``%samza_set`` (and ``%%samza_task --swap``). Each instance owns
+    one :class:`NotebookSession`."""
 
     dashboard = Enum(
         ("auto", "widgets", "text", "off"),
@@ -139,8 +162,9 @@ class SamzaMagics(Magics):
 
     @cell_magic
     def samza_task(self, line: str, cell: str) -> None:
-        """``%%samza_task [ClassName]``: the cell defines the task class (in the notebook's namespace).
-        Re-running it replaces the task of a stopped job; refused while the job runs."""
+        """``%%samza_task [ClassName] [--swap [NAME]]``: the cell defines the task class (in the notebook's
+        namespace) for the next ``%samza_run``. With ``--swap``, it also replaces the code of the running
+        job (NAME, default the latest) keeping its stores, offsets and timers (all tasks or none)."""
         self._define("samza_task", line, cell)
 
     @cell_magic
@@ -152,7 +176,8 @@ class SamzaMagics(Magics):
 
     def _define(self, magic: str, line: str, cell: str) -> None:
         with one_line_errors(self.shell):
-            requested = line.strip() or None
+            args = DEFINE_ARGS[magic].parse(line)
+            requested = args.class_name
             if requested is not None and not requested.isidentifier():
                 raise NotebookError(f"{magic}: {requested!r} is not a class name")
             shell = self.shell
@@ -162,6 +187,16 @@ class SamzaMagics(Magics):
             source = "\n" + cell
             filename = shell.compile.cache(source, shell.execution_count, raw_code=source)
             application = magic == "samza_app"
+            swap = args.swap if magic == "samza_task" else None
+            if swap is not None:
+                print(
+                    steering.swap(
+                        self.session,
+                        swap or None,
+                        lambda: define_task(source, shell.user_ns, requested=requested, filename=filename),
+                    )
+                )
+                return
             print(
                 self.session.define_task(source, shell.user_ns, requested, filename, application=application)
             )
@@ -208,6 +243,8 @@ class SamzaMagics(Magics):
             runner=args.runner,
             name=args.name,
             awaiting=awaiting,
+            record=args.record,
+            replay=args.replay,
         )
         return run if args.wait and awaiting else None
 
@@ -220,6 +257,39 @@ class SamzaMagics(Magics):
             message = self.session.stop(args.name)
             if message:
                 print(message)
+
+    # -- steering -----------------------------------------------------------------------------------------
+    @line_magic
+    def samza_pause(self, line: str) -> None:
+        """``%samza_pause [NAME] [--timeout S]``: no new message is dispatched; in-flight callbacks complete
+        and every task commits (``%%samza_sql`` shows the paused state). Waits until the job is quiet."""
+        with one_line_errors(self.shell):
+            args = PAUSE_ARGS.parse(line)
+            print(steering.pause(self.session, args.name, args.timeout))
+
+    @line_magic
+    def samza_step(self, line: str) -> StepsReport:
+        """``%samza_step [N] [--name NAME] [--timeout S]``: the paused job processes its next N messages
+        (default 1) in the chooser's order; a table of them: task, ssp@offset, why chosen, message,
+        outputs and store writes."""
+        with one_line_errors(self.shell):
+            args = STEP_ARGS.parse(line)
+            return steering.step(self.session, args.name, args.n, args.timeout)
+
+    @line_magic
+    def samza_resume(self, line: str) -> None:
+        """``%samza_resume [NAME]``: a paused job dispatches again."""
+        with one_line_errors(self.shell):
+            print(steering.resume(self.session, NAME_ARGS["samza_resume"].parse(line).name))
+
+    @line_magic
+    def samza_set(self, line: str) -> None:
+        """``%samza_set KEY=VALUE ... [--name NAME]``: change live knobs of the running job at the next
+        message boundary (``task.max.concurrency``, ``task.commit.ms``, ``task.window.ms``, stream
+        priorities, ``task.consumer.batch.size``); shows the values in force."""
+        with one_line_errors(self.shell):
+            args = SET_ARGS.parse(line)
+            print(steering.set_knobs(self.session, args.name, args.assignments))
 
     # -- reports ------------------------------------------------------------------------------------------
     @line_magic

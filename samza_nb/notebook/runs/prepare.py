@@ -46,15 +46,21 @@ def prepare_job(
     trace: bool = False,
     runner: str = "local",
     refresh_s: float = 0.2,
+    record: str | None = None,
+    replay: str | None = None,
 ) -> tuple[RunnableJob, RunMonitor]:
     """The job to run for config ``values`` and the cell's ``task`` (None: ``task.class``), and its
     monitor. ``checkpoint_stores`` keeps in-memory checkpoints per (job.name, job.id) for the kernel's
-    life; ``state_directory`` holds store state unless the config names its own."""
+    life; ``state_directory`` holds store state unless the config names its own. ``record`` (a
+    directory) records the run's schedule there (``job.record.path``); ``replay`` replays one recorded
+    there (both for a job of one container)."""
     if not values:
         raise NotebookError(
             "samza_run: no job config: write a %%samza_config cell (or %samza_config key=value ...) first"
         )
     values = dict(values)
+    if record is not None:
+        values["job.record.path"] = record
     if runner == "spark":  # the containers run in processes of their own: checkpoints they all reach
         values.setdefault(cell_config.CHECKPOINT_FACTORY_KEY, MULTI_CONTAINER_CHECKPOINT_FACTORY)
     config = cell_config.effective_config(values, state_directory)
@@ -63,6 +69,13 @@ def prepare_job(
     job = config.job_name()
     count = cell_config.container_count(config)
     if runner == "spark" or count > 1:
+        if record is not None or replay is not None:
+            option = "--record" if record is not None else "--replay"
+            raise NotebookError(
+                f"samza_run: {option} records or replays the schedule of a job of one container in this "
+                f"kernel (job.container.count = 1, --runner local); this job has {count} containers"
+                + (" on Spark" if runner == "spark" else "")
+            )
         if trace:
             where = "--runner spark" if runner == "spark" else f"job.container.count={count}"
             raise NotebookError(
@@ -76,7 +89,7 @@ def prepare_job(
         processes = processes_job.prepare(config, task, max_messages)
         where = f"as {count} container processes, their coordinator {OWN_THREAD}"
         return processes, ContainersMonitor(processes, name=job, mode=where, refresh_s=refresh_s)
-    container = _container(config, program, max_messages, factory, checkpoint_stores)
+    container = _container(config, program, max_messages, factory, checkpoint_stores, replay)
     return container, Monitor(container, job=job, mode=OWN_THREAD, refresh_s=refresh_s, trace_all=trace)
 
 
@@ -86,6 +99,7 @@ def _container(
     max_messages: int | None,
     factory: Callable[[], Any] | None,
     checkpoint_stores: CheckpointStores,
+    replay: str | None,
 ) -> SamzaContainer:
     try:
         if factory is None:
@@ -97,7 +111,12 @@ def _container(
             key = (config.job_name(), config.job_id())
             manager = InMemoryCheckpointManager(checkpoint_stores.setdefault(key, {}))
         return SamzaContainer(
-            config, factory, planner=plan_job_model, checkpoint_manager=manager, max_messages=max_messages
+            config,
+            factory,
+            planner=plan_job_model,
+            checkpoint_manager=manager,
+            max_messages=max_messages,
+            replay=replay,
         )
     except NotebookError:
         raise

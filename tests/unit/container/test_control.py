@@ -123,8 +123,10 @@ def test_a_paused_job_processes_nothing_while_input_waits_and_resumes_where_it_s
     run = start(running, container)
     j.send("in", ["a", "b", "a"] * 10)
     eventually(lambda: container.processed == 30)
+    assert not container.paused
     container.pause()
     container.pause()  # idempotent
+    assert container.paused
     held = container.processed
     j.send("in", ["c"] * 50)
     eventually(lambda: buffered(container) > 0, message="the paused loop fetched the new input")
@@ -132,6 +134,7 @@ def test_a_paused_job_processes_nothing_while_input_waits_and_resumes_where_it_s
     counts = asyncio.run(container.query_store("counts", "SELECT key, value FROM counts ORDER BY key"))
     assert counts.rows == [("a", 20), ("b", 10)], "the pause committed: SQL shows the paused state"
     container.resume()
+    eventually(lambda: not container.paused, message="the resume reached the loop")
     j.end()
     run.join()
     assert container.processed == 80
@@ -143,6 +146,7 @@ def test_pause_before_the_run_starts_the_job_paused(tmp_path: Path, running: lis
     j.send("in", ["a"] * 5)
     container = j.container(Counter)
     container.pause()
+    assert container.paused, "before the start: it will start paused"
     run = start(running, container)
     eventually(lambda: buffered(container) > 0 or container.processed > 0)
     assert container.processed == 0
@@ -421,6 +425,7 @@ def test_the_methods_after_the_end_say_the_job_ended(tmp_path: Path) -> None:
     j.send("in", ["a"])
     j.end()
     container = j.run(Counter)
+    assert not container.paused
     for call in (container.pause, container.resume, container.step, lambda: container.swap(CounterV2)):
         with pytest.raises(SamzaError, match="has ended"):
             call()

@@ -1,0 +1,104 @@
+"""The notebook's job handle: pause, step, resume, live knobs and hot swap of a job the notebook runs.
+
+``samza_nb.notebook.job(name=None)`` returns a :class:`NotebookJob` for the session's latest (or named) run;
+the steering magics (``%samza_pause``, ``%samza_step``, ...) and the dashboard's buttons use the same
+handle. The job runs on a thread and event loop of its own (:mod:`.job`); the handle calls the container's
+blocking methods, which are safe from any thread but the job's (the kernel's main thread, a widget callback,
+a thread of the user's). Steering reaches a job of one container, in the kernel's process; a job of
+several container processes or Spark tasks is refused with a :class:`NotebookError` saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.container.container import SamzaContainer
+from samza_nb.notebook.errors import NotebookError
+
+if TYPE_CHECKING:
+    from samza_nb.container.loop.stepping import Steps
+    from samza_nb.notebook.display.views import JobView
+    from samza_nb.notebook.runs.job import JobRun
+
+
+def steerable(run: JobRun, what: str) -> SamzaContainer:
+    """The container of ``run`` (a job of one container in the kernel); a NotebookError naming ``what``
+    (the magic or method) for a job of several containers or one that ended."""
+    job = run.job
+    name = run.view.job
+    if not isinstance(job, SamzaContainer):
+        raise NotebookError(
+            f"{what}: job {name!r} runs as container processes: pause, step, resume, set and swap steer a "
+            "job of one container in this kernel (job.container.count = 1, --runner local)"
+        )
+    if run.done:
+        raise NotebookError(f"{what}: job {name!r} has ended ({run.outcome}): %samza_run starts it again")
+    return job
+
+
+class NotebookJob:
+    """A handle on one notebook run (``samza_nb.notebook.job()``): ``pause``, ``step``, ``resume``,
+    ``set`` and ``swap`` act on its container from any thread but the job's own, as
+    :class:`~samza_nb.runtime.local.LocalJobRunner`'s do; ``view`` is the run's latest JobView, ``paused``
+    whether it is paused, ``run`` the :class:`~.job.JobRun` itself. The container's errors (a
+    :class:`~samza_nb.errors.SamzaError`, a ConfigError for a key that cannot change live) pass through."""
+
+    def __init__(self, run: JobRun) -> None:
+        self.run = run
+
+    @property
+    def name(self) -> str:
+        """The job's name (``job.name``)."""
+        return self.run.view.job
+
+    @property
+    def view(self) -> JobView:
+        """The run's latest view."""
+        return self.run.view
+
+    @property
+    def paused(self) -> bool:
+        """True while the job is paused (False for a job that ended or runs as several containers)."""
+        job = self.run.job
+        return isinstance(job, SamzaContainer) and not self.run.done and job.paused
+
+    @property
+    def processed(self) -> int:
+        """Messages processed so far: the container's count (current, where the view is sampled)."""
+        job = self.run.job
+        return job.processed if isinstance(job, SamzaContainer) else self.view.processed
+
+    def _container(self, what: str) -> SamzaContainer:
+        return steerable(self.run, what)
+
+    def pause(self, timeout: float | None = None) -> None:
+        """No new message after the current one; in-flight callbacks complete, every task commits; returns
+        once the job is quiet (JobTimeoutError after ``timeout`` s). Idempotent."""
+        self._container("pause").pause(timeout)
+
+    def step(self, n: int = 1, timeout: float | None = None) -> Steps:
+        """While paused: process exactly ``n`` messages in the chooser's order and pause again; their
+        :class:`~samza_nb.container.loop.stepping.Step` records (fewer at end of stream or on timeout)."""
+        return self._container("step").step(n, timeout)
+
+    def resume(self) -> None:
+        """Dispatch again after :meth:`pause` (a no-op when not paused)."""
+        self._container("resume").resume()
+
+    def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
+        """Change live knobs at the next message boundary; returns the knobs' values in force (see
+        :meth:`~samza_nb.container.controls.ContainerControls.set`)."""
+        return self._container("set").set(changes, **keywords)
+
+    def swap(self, task: Any) -> None:
+        """Replace the task code keeping stores, offsets and timers; all or nothing (see
+        :meth:`~samza_nb.container.controls.ContainerControls.swap`)."""
+        self._container("swap").swap(task)
+
+    def __repr__(self) -> str:
+        state = "paused" if self.paused else str(self.view.state)
+        return f"<NotebookJob {self.name!r}: {state}, {self.processed:,} processed>"
+
+
+__all__ = ["NotebookJob", "steerable"]

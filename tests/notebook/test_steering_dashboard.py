@@ -1,0 +1,69 @@
+"""The dashboard's Pause / Step / Resume buttons and concurrency slider, headless (ipywidgets' DummyComm)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+from samza_nb.notebook.magics.registration import SamzaMagics
+from samza_nb.systems.inmemory.system import InMemoryBroker
+from tests.eventually import eventually
+from tests.requirements import require
+
+from .helpers import config_cell, fill, run
+
+require("ipywidgets", "the dashboard needs ipywidgets (samza_nb[notebook])")
+
+SEEING = """%%samza_task
+class Seeing:
+    def process(self, envelope, collector, coordinator):
+        DASH_SEEN.append(envelope.message)
+"""
+
+
+@pytest.fixture
+def widget_magics(shell: InteractiveShell) -> Iterator[SamzaMagics]:
+    instance = SamzaMagics(shell, dashboard="widgets", refresh_interval=0.05)
+    shell.register_magics(instance)
+    yield instance
+    instance.close()
+
+
+def test_buttons_pause_step_and_resume_and_the_slider_sets_concurrency(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    seen: list[int] = []
+    shell.push({"DASH_SEEN": seen})
+    fill(broker, "in", 2, 4, end=False)
+    run(shell, config_cell(broker, "in", job="buttons", task_max_concurrency=2))
+    run(shell, SEEING)
+    assert run(shell, "%samza_run").success
+    try:
+        eventually(lambda: len(seen) == 4, timeout=10, message="4 processed")
+        dashboard = widget_magics.session.dashboard
+        assert dashboard is not None and dashboard.controls is not None
+        controls = dashboard.controls
+        assert controls.slider.value == 2
+        controls.pause_button.click()
+        eventually(lambda: controls.commands == 1, timeout=10, message="the pause done")
+        assert "paused" in controls.note.value
+        eventually(lambda: "samza-paused" in dashboard.header.value, timeout=10, message="header: paused")
+        eventually(lambda: not controls.step_button.disabled, timeout=10, message="Step enabled")
+        assert controls.pause_button.disabled
+        for i in range(4, 8):
+            broker.send("in", i, partition=i % 2)
+        controls.step_button.click()
+        eventually(lambda: controls.commands == 2, timeout=10, message="the step done")
+        assert len(seen) == 5  # exactly one: the job stays paused
+        assert "stepped: Partition " in controls.note.value and "round robin" in controls.note.value
+        controls.slider.value = 4
+        eventually(lambda: controls.commands == 3, timeout=10, message="the knob set")
+        assert "task.max.concurrency = 4" in controls.note.value
+        controls.resume_button.click()
+        eventually(lambda: len(seen) == 8, timeout=10, message="the rest processed after Resume")
+        eventually(lambda: "samza-paused" not in dashboard.header.value, timeout=10, message="not paused")
+    finally:
+        run(shell, "%samza_stop")
+    assert controls.slider.disabled and controls.pause_button.disabled
