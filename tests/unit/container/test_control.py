@@ -1,4 +1,4 @@
-"""Steering a running container (DESIGN §14, docs/architecture.md §3 rule 12): pause, step, resume, live
+"""Steering a running container (docs/architecture.md §3 rule 13): pause, step, resume, live
 knobs and hot swap, on the real in-memory system and real DuckDB stores, with the job's loop on its own
 thread and the test steering it from this one."""
 

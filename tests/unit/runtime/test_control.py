@@ -1,5 +1,6 @@
-"""LocalJobRunner steers its job (DESIGN §14): pause, step, resume, set and swap from another thread while
-``run()`` runs on its own, and before the run and after it (in-memory system, DuckDB stores)."""
+"""LocalJobRunner steers its job (docs/architecture.md §3 rule 13): pause, step, resume, set and swap from
+another thread while ``run()`` runs on its own, and before the run and after it (in-memory system, DuckDB
+stores)."""
 
 from __future__ import annotations
 
