@@ -1,9 +1,11 @@
-"""JobRun's end, whatever happens around it; and the rewrite of ``%samza_run --wait`` into an await."""
+"""JobRun's end, whatever happens around it; and the rewrite of ``%samza_run --wait`` into an await (which
+expands the cell's variables as the magic does)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from IPython.core.interactiveshell import InteractiveShell
@@ -11,7 +13,11 @@ from IPython.core.interactiveshell import InteractiveShell
 from samza_nb.config import Config
 from samza_nb.notebook.display.views import JobView
 from samza_nb.notebook.magics.awaiting import WaitRewriter
+from samza_nb.notebook.magics.registration import SamzaMagics
 from samza_nb.notebook.runs.job import JobRun
+from samza_nb.systems.inmemory.system import InMemoryBroker
+
+from .helpers import config_cell, run
 
 
 class QuickJob:
@@ -85,6 +91,21 @@ def test_only_top_level_waits_are_rewritten_into_awaits(shell: InteractiveShell)
         "text = \"get_ipython().run_line_magic('samza_run', '--wait')\"\n",  # a string, not a call
     ):
         assert "await" not in _rewritten(shell, untouched), untouched
+
+
+def test_an_awaiting_run_expands_the_cells_variables(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, tmp_path: Path
+) -> None:
+    broker.create_stream("words", 1)
+    broker.send("words", "a")
+    broker.end_stream("words")
+    assert run(shell, config_cell(broker, "words", job="expanded")).success
+    assert run(shell, "%%samza_task\nclass Nothing:\n    def process(self, e, c, k):\n        pass\n").success
+    shell.push({"recording": str(tmp_path / "rec")})
+    cell = _rewritten(shell, "%samza_run --wait --no-dashboard --record {recording}\n")
+    assert "run_and_wait(get_ipython(), '--wait --no-dashboard --record {recording}')" in cell
+    assert run(shell, cell).success
+    assert (tmp_path / "rec" / "header.json").exists()  # not a directory named {recording}
 
 
 def test_no_rewrite_with_autoawait_off_or_in_a_cell_magic_body(shell: InteractiveShell) -> None:

@@ -122,8 +122,12 @@ def install(shell: Any) -> bool:
 
 
 async def run_and_wait(shell: Any, line: str) -> None:
-    """What an awaiting ``%samza_run --wait`` line runs: start the job, then wait on the kernel's loop."""
+    """What an awaiting ``%samza_run --wait`` line runs: start the job, then wait on the kernel's loop.
+    ``{name}`` and ``$name`` in ``line`` are expanded from the cell's variables, as ``run_line_magic``
+    does for a line it runs."""
     from samza_nb.notebook.magics.registration import SamzaMagics
+
+    line = shell.var_expand(line, depth=1)  # depth 1: the cell's frame, which awaits this coroutine
 
     magics = shell.magics_manager.registry.get(SamzaMagics.__name__)
     if not isinstance(magics, SamzaMagics):
