@@ -223,14 +223,14 @@ def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     pass_job(kernel, "button")
     cell = kernel.start("%samza_run --wait")
     seen = kernel.iopub_until(cell, _still_waiting)
-    buttons = [
-        m["content"]["comm_id"]
+    buttons = {
+        m["content"]["data"]["state"].get("description"): m["content"]["comm_id"]
         for m in seen
         if m["msg_type"] == "comm_open" and m["content"]["data"]["state"].get("_model_name") == "ButtonModel"
-    ]
-    assert len(buttons) == 1, "the dashboard has one Stop button"
+    }
+    assert sorted(buttons) == ["Pause", "Resume", "Step", "Stop"], "the dashboard's Stop and steering buttons"
     # What the browser sends on a click; the cell is still running (awaiting), and handles it.
-    kernel.comm_msg(buttons[0], {"method": "custom", "content": {"event": "click"}})
+    kernel.comm_msg(buttons["Stop"], {"method": "custom", "content": {"event": "click"}})
     reply = kernel.reply(cell)
     assert reply.status == "ok", reply.error
     assert "job 'button' stopped: 20 messages" in reply.stdout
