@@ -31,13 +31,12 @@ from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.notebook.display.dashboard import Dashboard
 from samza_nb.notebook.display.steer_controls import SteerControls
-from samza_nb.notebook.display.text_status import StatusReport, render_text
+from samza_nb.notebook.display.text_status import StatusReport, outcome_line, render_text
 from samza_nb.notebook.display.updater import DashboardUpdater
-from samza_nb.notebook.display.views import plural, rate_text
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config, checkpoints
 from samza_nb.notebook.magics.task_cell import TaskDefinition, define_task
-from samza_nb.notebook.runs.failures import keep_for_tb, task_cell_line
+from samza_nb.notebook.runs.failures import failure_line
 from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
 from samza_nb.notebook.runs.processes_job import ProcessesJob
@@ -264,20 +263,14 @@ class NotebookSession:
             raise NotebookError(self._failure_line(run))
         if self._uis.get(view.job) == "text" and view.tasks:
             self._show(render_text(view))
-        self._show(self.outcome_line(view))
+        self._show(outcome_line(view))
 
     def _failure_line(self, run: JobRun) -> str:
-        """``job 'x' failed after 3 messages: <error> (line 5 of the %%samza_task cell: ...); %tb shows the
-        task's traceback``; marks the failure as shown and leaves it for ``%tb``."""
-        view = run.view
+        """The one line that reports ``run``'s failure (see :func:`failure_line`); marks it as shown."""
         run.failure_reported = True
-        line = f"job {view.job!r} failed after {plural(view.processed, 'message')}: {view.error}"
-        if run.error is not None:
-            keep_for_tb(run.error)
-            where = task_cell_line(run.error, self._tasks.get(view.job))
-            if where is not None:
-                line += f" ({where}); %tb shows the traceback"
-        return line
+        return failure_line(
+            run.view.job, run.view.processed, run.view.error, run.error, self._tasks.get(run.view.job)
+        )
 
     def report_failures(self) -> list[str]:
         """Lines for jobs that failed in the background since the last call (each failure once): shown
@@ -287,23 +280,6 @@ class NotebookSession:
             for run in self.runs.values()
             if run.done and run.outcome is RunOutcome.FAILED and not run.failure_reported
         ]
-
-    @staticmethod
-    def outcome_line(view: JobView) -> str:
-        """``job 'x' finished: 6 messages in 0.05 s (avg 120 msg/s); every input reached end-of-stream;
-        ...``."""
-        line = (
-            f"job {view.job!r} {view.state}: {plural(view.processed, 'message')} in {view.elapsed_s:.2f} s "
-            f"({rate_text(view)})"
-        )
-        partitions = view.partitions
-        if partitions and all(p.ended for p in partitions):
-            line += "; every input reached end-of-stream"
-        if view.commit_count:
-            line += f"; {plural(view.commit_count, 'checkpoint')} written"
-        if view.error:
-            line += f"; {view.error}"
-        return line
 
     def request_stop(self, name: str | None = None) -> None:
         """Ask a running job (``name``; default every one) to stop gracefully, without waiting."""

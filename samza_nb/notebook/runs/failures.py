@@ -13,6 +13,7 @@ import linecache
 import sys
 import traceback
 
+from samza_nb.notebook.display.views import plural
 from samza_nb.notebook.magics.task_cell import TaskDefinition
 
 
@@ -53,4 +54,18 @@ def keep_for_tb(error: BaseException) -> None:
         sys.last_exc = error
 
 
-__all__ = ["keep_for_tb", "task_cell_line"]
+def failure_line(
+    job: str, processed: int, summary: str | None, error: BaseException | None, task: TaskDefinition | None
+) -> str:
+    """``job 'x' failed after 3 messages: <error> (line 5 of the %%samza_task cell: ...); %tb shows the
+    traceback``: the one line a failed job is reported with; ``error`` is left for ``%tb``."""
+    line = f"job {job!r} failed after {plural(processed, 'message')}: {summary}"
+    if error is not None:
+        keep_for_tb(error)
+        where = task_cell_line(error, task)
+        if where is not None:
+            line += f" ({where}); %tb shows the traceback"
+    return line
+
+
+__all__ = ["failure_line", "keep_for_tb", "task_cell_line"]
