@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from samza_nb.api.task_factory import task_factory
 from samza_nb.container import knobs
 from samza_nb.container.loop.collector import TaskCollector
-from samza_nb.container.loop.control import LoopControl, Replacement, Steps
+from samza_nb.container.loop.control import LoopControl, NextMessage, Replacement, Steps
 from samza_nb.container.loop.task_instance import TaskKind, task_kind
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.states import ContainerState
@@ -92,6 +92,23 @@ class ContainerControls:
         """:meth:`step`, awaitable on any thread."""
         wait = (self._start_due("step"), timeout)
         return await self._awaiting(lambda c: c.step(n, timeout), self._step_before, wait)
+
+    def peek(self, timeout: float | None = None) -> NextMessage | None:
+        """While paused: the message the next step (or the resume) processes first, with the chooser's
+        reason; None when nothing is buffered. Peeking changes no order: the chooser's decision is made
+        now and kept. JobTimeoutError when the job is not there within ``timeout`` s."""
+        return self._blocking("peek_async", lambda c: self._timed(c.peek(), timeout), self._peek_before)
+
+    async def peek_async(self, timeout: float | None = None) -> NextMessage | None:
+        """:meth:`peek`, awaitable on any thread."""
+        return await self._awaiting(lambda c: self._timed(c.peek(), timeout), self._peek_before)
+
+    @staticmethod
+    async def _timed(command: Coroutine[Any, Any, T], timeout: float | None) -> T:
+        try:
+            return await asyncio.wait_for(command, timeout)
+        except TimeoutError:
+            raise JobTimeoutError(f"peek: the job did not answer within {timeout:g} s") from None
 
     @property
     def paused(self) -> bool:
@@ -165,6 +182,9 @@ class ContainerControls:
             f"container {self.container_id} has not started: step() works on a paused job (pause() before "
             "the run makes it start paused, and a step then waits for the start)"
         )
+
+    def _peek_before(self) -> NextMessage | None:
+        raise SamzaError(f"container {self.container_id} has not started: peek() works on a paused job")
 
     def _swap_before(self, factory: Callable[[], Any]) -> Callable[[], None]:
         def replace() -> None:

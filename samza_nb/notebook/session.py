@@ -41,7 +41,7 @@ from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
 from samza_nb.notebook.runs.processes_job import ProcessesJob
 from samza_nb.notebook.runs.spark_job import SparkNotebookJob
-from samza_nb.notebook.runs.steering import NotebookJob
+from samza_nb.notebook.runs.steering import NotebookJob, running_application
 from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ class NotebookSession:
             controls = None
             if isinstance(runnable, SamzaContainer):  # steering reaches a job of one container
                 concurrency = runnable.config.get_int("task.max.concurrency", 1)
-                controls = SteerControls(lambda: NotebookJob(holder[0]) if holder else None, concurrency)
+                controls = SteerControls(lambda: self._steering(holder[0]) if holder else None, concurrency)
             dashboard = Dashboard(
                 job, on_stop=lambda: holder[0].stop() if holder else None, controls=controls
             )
@@ -363,7 +363,10 @@ class NotebookSession:
         run = self._named(name, magic)
         if run is None:
             raise NotebookError(f"{magic}: no job has run yet in this notebook: %samza_run starts one")
-        return NotebookJob(run)
+        return self._steering(run)
+
+    def _steering(self, run: JobRun) -> NotebookJob:
+        return NotebookJob(run, running_application(run, self._tasks.get(run.view.job)))
 
     def status(self, name: str | None = None) -> StatusReport:
         """``%samza_status [NAME]``: the latest view of the job, or what is missing before a first run."""

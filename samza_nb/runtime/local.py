@@ -11,6 +11,7 @@ from samza_nb.container.knobs import config_values, live_changes
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 from samza_nb.operators.application import is_application
+from samza_nb.operators.swap_shape import swap_task_factory
 from samza_nb.runtime.applications import TASK_CLASS_KEY, JobProgram, load_task_factory, what_job_runs
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
-    from samza_nb.container.loop.stepping import Steps
+    from samza_nb.container.loop.stepping import NextMessage, Steps
     from samza_nb.coordinator.job_model import JobModel
     from samza_nb.observe.bus import EventBus
 
@@ -203,31 +204,54 @@ class LocalJobRunner:
 
     def swap(self, task: Any) -> None:
         """Replace the task code keeping stores, offsets and timers (see :meth:`ContainerControls.swap`);
-        before the run: the task the job will run."""
-        self._refuse_application(task)
+        before the run: the task the job will run. A job running an application swaps in another
+        application whose graph keeps its shape (op ids, wiring, streams: else a SamzaError listing what
+        differs, and nothing changes)."""
         if self.container is None:
+            self._refuse_kind_change(task)
             self.program = JobProgram.of(task)
             return
-        self.container.swap(task)
+        self.container.swap(self._swapped_in(task))
+        self.program = JobProgram.of(task)
 
     async def swap_async(self, task: Any) -> None:
         """:meth:`swap`, awaitable on any thread."""
-        self._refuse_application(task)
         if self.container is None:
+            self._refuse_kind_change(task)
             self.program = JobProgram.of(task)
             return
-        await self.container.swap_async(task)
+        await self.container.swap_async(self._swapped_in(task))
+        self.program = JobProgram.of(task)
+
+    def peek(self, timeout: float | None = None) -> NextMessage | None:
+        """While paused: the message processed next and why (see :meth:`ContainerControls.peek`)."""
+        return self._running("peek").peek(timeout)
+
+    async def peek_async(self, timeout: float | None = None) -> NextMessage | None:
+        """:meth:`peek`, awaitable on any thread."""
+        return await self._running("peek").peek_async(timeout)
+
+    def _swapped_in(self, task: Any) -> Any:
+        """What the running container swaps in for ``task``: the task itself, or for an application the
+        operator task of a graph of the same shape."""
+        self._refuse_kind_change(task)
+        if not self.program.runs_application:
+            return task
+        assert self.container is not None
+        return swap_task_factory(self.program.application, task, self.container.config)
 
     def _running(self, what: str) -> SamzaContainer:
         if self.container is None:
             raise SamzaError(f"job {self.name!r} has not started: {what}() works on a running, paused job")
         return self.container
 
-    def _refuse_application(self, task: Any) -> None:
-        if is_application(task) or self.program.runs_application:
+    def _refuse_kind_change(self, task: Any) -> None:
+        if is_application(task) != self.program.runs_application:
+            running = "a StreamApplication" if self.program.runs_application else "a task"
+            given = "a StreamApplication" if is_application(task) else "a task"
             raise SamzaError(
-                "swap replaces a task's code (a class, factory or instance); a StreamApplication's job "
-                "cannot swap in this runner: stop it and run the new application"
+                f"swap replaces like with like: the job runs {running} and {task!r} is {given}; stop the "
+                "job and run the new one"
             )
 
     async def _run_container(self) -> None:

@@ -183,3 +183,39 @@ def test_record_is_for_a_job_of_one_container(
     line = error_line(run(shell, f"%samza_run --record {tmp_path}/rec"), capsys)
     assert "--record records or replays the schedule of a job of one container" in line
     assert "this job has 2 containers" in line
+
+
+APP = """%%samza_app
+from samza_nb.operators import StreamApplication
+
+class Tagging(StreamApplication):
+    def describe(self, app):
+        stream = app.get_input_stream("words"){extra}
+        stream.map(lambda m: "{tag}:" + m, op_id="tag").sink(lambda m, c, k: SEEN.append(m), "seen")
+"""
+
+
+def test_an_application_swaps_in_when_its_graph_keeps_its_shape(
+    shell: InteractiveShell, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen: list[str] = []
+    shell.push({"SEEN": seen})
+    broker.create_stream("words", 1)
+    broker.send("words", "a")
+    broker.send("words", "b")
+    config = config_cell(broker, "words", job="tags") + f"job.default.system = {broker.namespace}\n"
+    assert run(shell, config).success
+    assert run(shell, APP.format(extra="", tag="old")).success
+    assert run(shell, "%samza_run").success
+    eventually(lambda: seen == ["old:a", "old:b"], timeout=10, message="the old code ran")
+    capsys.readouterr()
+    reshaped = APP.format(extra='.filter(lambda m: True, op_id="keep")', tag="new")
+    line = error_line(run(shell, reshaped.replace("%%samza_app", "%%samza_app --swap")), capsys)
+    assert "does not keep the running application's shape" in line and "op 'keep' is new" in line
+    assert run(shell, APP.format(extra="", tag="new").replace("%%samza_app", "%%samza_app --swap")).success
+    assert "application Tagging swapped into job 'tags' after 2 messages" in capsys.readouterr().out
+    broker.send("words", "c")
+    eventually(lambda: seen == ["old:a", "old:b", "new:c"], timeout=10, message="the new code ran")
+    task_swap = COUNTER.format(by=1).replace("%%samza_task", "%%samza_task --swap")
+    assert "runs an application; the cell defines a task" in error_line(run(shell, task_swap), capsys)
+    run(shell, "%samza_stop")

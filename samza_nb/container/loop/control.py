@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.container import knobs
 from samza_nb.container.loop.pump import MessagePump
 from samza_nb.container.loop.samples import PumpSampler
-from samza_nb.container.loop.stepping import Step, StepCapture, Steps, choice_reason
+from samza_nb.container.loop.stepping import NextMessage, Step, StepCapture, Steps, choice_reason
 from samza_nb.container.loop.task_ops import TaskOperations
 from samza_nb.errors import JobTimeoutError, SamzaError
 
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
 
-__all__ = ["LoopControl", "Step", "Steps"]
+__all__ = ["LoopControl", "NextMessage", "Step", "Steps"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,11 @@ class _StepCommand:
 
 
 @dataclass
+class _PeekCommand:
+    future: asyncio.Future[NextMessage | None]
+
+
+@dataclass
 class _SwapCommand:
     prepare: Callable[[], Replacement]
     future: asyncio.Future[None]
@@ -67,7 +73,8 @@ class LoopControl:
         self._stores_of = stores_of
         self._run_loop: RunLoop | None = None
         self._want_pause = False
-        self._commands: deque[_StepCommand | _SwapCommand] = deque()
+        self._commands: deque[_StepCommand | _PeekCommand | _SwapCommand] = deque()
+        self._peeked: tuple[IncomingMessageEnvelope, str] | None = None  # chosen by a peek, parked
         self._quiet = asyncio.Event()
         self._ended: str | None = None
 
@@ -91,7 +98,9 @@ class LoopControl:
             command = self._commands.popleft()
             if command.future.done():
                 continue
-            if isinstance(command, _StepCommand):
+            if isinstance(command, _PeekCommand):
+                command.future.set_result(None)
+            elif isinstance(command, _StepCommand):
                 if failure is not None:
                     command.future.set_exception(failure)
                 else:
@@ -144,6 +153,18 @@ class LoopControl:
             command.cancelled = True  # the message under way completes; no further one starts
             log.info("step(%d) timed out after %d steps", n, len(command.taken))
             return Steps(n, command.taken, "timeout")
+
+    async def peek(self) -> NextMessage | None:
+        """While paused: the message the next step (or the resume) processes first, and why the chooser
+        picked it; None when nothing is buffered. The chooser decides now (the envelope waits, parked on
+        its task, as one chosen while the task was busy does), so peeking twice shows the same message."""
+        state = self._state()
+        if not self._want_pause:
+            raise SamzaError("peek() needs a paused job: call pause() first")
+        command = _PeekCommand(asyncio.get_running_loop().create_future())
+        self._commands.append(command)
+        self._attach(state)
+        return await command.future
 
     async def swap(self, prepare: Callable[[], Replacement]) -> None:
         """Pause, put in the task instances ``prepare()`` builds (it raises to refuse: nothing changes),
@@ -199,6 +220,8 @@ class LoopControl:
                     command = self._commands.popleft()
                     if isinstance(command, _StepCommand):
                         await self._run_steps(loop, command)
+                    elif isinstance(command, _PeekCommand):
+                        self._run_peek(state, command)
                     else:
                         self._run_swap(state, command)
                     continue
@@ -256,11 +279,13 @@ class LoopControl:
             else:
                 why = outcome
         state = loop.state
+        if why is not None:
+            log.info("step(%d) took %d: %s", command.requested, len(command.taken), why)
+        if command.taken and state.failure is None:
+            await self._settle(loop, commit=True)  # the stores' SQL shows the state after the steps
         if state.failure is not None and not command.future.done():
             command.future.set_exception(state.failure)
             return
-        if why is not None:
-            log.info("step(%d) took %d: %s", command.requested, len(command.taken), why)
         if not command.future.done():
             command.future.set_result(Steps(command.requested, command.taken, why))
 
@@ -310,15 +335,32 @@ class LoopControl:
 
     def _next(self, state: LoopState) -> tuple[TaskInstance, IncomingMessageEnvelope, bool, str] | None:
         """The next envelope as the loop would take it: a parked one first, else the chooser's pick."""
+        peeked, self._peeked = self._peeked, None
         for ti in state.tasks:
             if ti.pending and ti.open:
+                parked = ti.pending[0]
+                if peeked is not None and peeked[0] is parked:
+                    return ti, parked, True, peeked[1]
                 why = f"chosen before the pause; parked while task {ti.name} was busy"
-                return ti, ti.pending[0], True, why
+                return ti, parked, True, why
         chooser = state.consumers.chooser
         envelope = chooser.choose()
         if envelope is None:
             return None
         return state.route[envelope.ssp], envelope, False, choice_reason(chooser, envelope)
+
+    def _run_peek(self, state: LoopState, command: _PeekCommand) -> None:
+        picked = self._next(state)
+        if picked is None:
+            command.future.set_result(None)
+            return
+        ti, envelope, parked, reason = picked
+        if not parked:
+            ti.park(envelope)  # its partition is not refilled until it runs; a step or resume starts it first
+        self._peeked = (envelope, reason)
+        ended = envelope.offset == END_OF_STREAM_OFFSET
+        key, message = (None, None) if ended else (envelope.key, envelope.message)
+        command.future.set_result(NextMessage(ti.name, envelope.ssp, envelope.offset, key, message, reason))
 
     def _run_swap(self, state: LoopState, command: _SwapCommand) -> None:
         try:

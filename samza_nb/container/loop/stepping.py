@@ -54,6 +54,20 @@ class Step:
     writes: tuple[Write, ...] = ()
 
 
+@dataclass(frozen=True)
+class NextMessage:
+    """The message a paused job processes next (``peek``): its task, partition, offset, key and message,
+    and why the chooser picked it (``reason``). The chooser's decision is made when it is peeked and holds:
+    the next step or the resume processes this message first."""
+
+    task: str
+    ssp: SystemStreamPartition
+    offset: str
+    key: Any
+    message: Any
+    reason: str
+
+
 class Steps(list[Step]):
     """What ``step(n)`` returns: the steps taken, in order. Shorter than ``requested`` when the step ended
     early, and then :attr:`stopped_early` says why ("end of stream", "timeout", "the job stopped")."""

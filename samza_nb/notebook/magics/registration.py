@@ -92,7 +92,7 @@ SET_ARGS.add_argument("--name")
 DEFINE_ARGS = {magic: MagicArguments(magic) for magic in ("samza_task", "samza_app")}
 for _parser in DEFINE_ARGS.values():
     _parser.add_argument("class_name", nargs="?")
-DEFINE_ARGS["samza_task"].add_argument("--swap", nargs="?", const="", metavar="NAME")
+    _parser.add_argument("--swap", nargs="?", const="", metavar="NAME")
 
 
 @magics_class
@@ -169,9 +169,10 @@ class SamzaMagics(Magics):
 
     @cell_magic
     def samza_app(self, line: str, cell: str) -> None:
-        """``%%samza_app [ClassName]``: the cell defines the job's StreamApplication (a subclass of
-        ``samza_nb.operators.StreamApplication``); ``%samza_run`` plans it and runs its operators.
-        Re-running it replaces the application of a stopped job; refused while the job runs."""
+        """``%%samza_app [ClassName] [--swap [NAME]]``: the cell defines the job's StreamApplication (a
+        subclass of ``samza_nb.operators.StreamApplication``); ``%samza_run`` plans it and runs its
+        operators. With ``--swap``, it also replaces the code of the running job (NAME, default the latest)
+        keeping its stores, offsets and timers, when its graph keeps its shape (op ids, wiring, streams)."""
         self._define("samza_app", line, cell)
 
     def _define(self, magic: str, line: str, cell: str) -> None:
@@ -187,13 +188,19 @@ class SamzaMagics(Magics):
             source = "\n" + cell
             filename = shell.compile.cache(source, shell.execution_count, raw_code=source)
             application = magic == "samza_app"
-            swap = args.swap if magic == "samza_task" else None
-            if swap is not None:
+            if args.swap is not None:
                 print(
                     steering.swap(
                         self.session,
-                        swap or None,
-                        lambda: define_task(source, shell.user_ns, requested=requested, filename=filename),
+                        args.swap or None,
+                        lambda: define_task(
+                            source,
+                            shell.user_ns,
+                            requested=requested,
+                            filename=filename,
+                            application=application,
+                        ),
+                        magic,
                     )
                 )
                 return

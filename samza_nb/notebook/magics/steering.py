@@ -77,21 +77,30 @@ def set_knobs(session: NotebookSession, name: str | None, words: list[str]) -> s
     return f"job {job.name!r}, live knobs in force:\n" + "\n".join(lines)
 
 
-def swap(session: NotebookSession, name: str | None, define: Callable[[], TaskDefinition]) -> str:
-    """``%%samza_task --swap [NAME]``: run the cell (``define()`` returns its TaskDefinition) and swap its
-    class into the running job, keeping stores, offsets and timers. The cell is for the next run too."""
-    job = session.job(name, "samza_task --swap")
-    steerable(job.run, "samza_task --swap")
+def swap(
+    session: NotebookSession,
+    name: str | None,
+    define: Callable[[], TaskDefinition],
+    magic: str = "samza_task",
+) -> str:
+    """``%%samza_task --swap [NAME]`` (or ``%%samza_app --swap``): run the cell (``define()`` returns its
+    TaskDefinition) and swap its class into the running job, keeping stores, offsets and timers (an
+    application's graph must keep its shape). The cell is for the next run too."""
+    job = session.job(name, f"{magic} --swap")
+    steerable(job.run, f"{magic} --swap")
     definition = define()
-    if definition.application:
-        raise NotebookError("samza_task --swap: the cell defines an application, not a task")
+    if definition.application and job.application is None:
+        raise NotebookError(f"{magic} --swap: job {job.name!r} runs a task; the cell defines an application")
+    if not definition.application and job.application is not None:
+        raise NotebookError(f"{magic} --swap: job {job.name!r} runs an application; the cell defines a task")
     try:
-        job.swap(definition.factory())
+        job.swap(definition.cls if definition.application else definition.factory())
     except SamzaError as exc:
-        raise NotebookError(f"samza_task --swap: {_in_cell(exc, definition)}") from None
+        raise NotebookError(f"{magic} --swap: {_in_cell(exc, definition)}") from None
     session.swapped(job.name, definition)
+    what = "application" if definition.application else "task"
     return (
-        f"task {definition.name} swapped into job {job.name!r} after {job.processed:,} messages "
+        f"{what} {definition.name} swapped into job {job.name!r} after {job.processed:,} messages "
         "(stores, offsets and timers kept)" + (", still paused" if job.paused else "")
     )
 

@@ -14,11 +14,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.container.container import SamzaContainer
+from samza_nb.errors import SamzaError
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.operators.application import is_application
+from samza_nb.operators.swap_shape import swap_task_factory
+from samza_nb.runtime.applications import what_job_runs
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.stepping import Steps
+    from samza_nb.container.loop.stepping import NextMessage, Steps
     from samza_nb.notebook.display.views import JobView
+    from samza_nb.notebook.magics.task_cell import TaskDefinition
     from samza_nb.notebook.runs.job import JobRun
 
 
@@ -37,15 +42,33 @@ def steerable(run: JobRun, what: str) -> SamzaContainer:
     return job
 
 
+def running_application(run: JobRun, definition: TaskDefinition | None) -> Any:
+    """The StreamApplication ``run`` runs (None for a task's job): the ``%%samza_app`` cell's class
+    (``definition``, the cell the run started with or last swapped in), else the config's ``app.class``."""
+    if definition is not None:
+        return definition.cls if definition.application else None
+    job = run.job
+    if not isinstance(job, SamzaContainer):
+        return None
+    try:
+        program = what_job_runs(job.config)
+        return program.application if program.runs_application else None
+    except SamzaError:
+        return None
+
+
 class NotebookJob:
     """A handle on one notebook run (``samza_nb.notebook.job()``): ``pause``, ``step``, ``resume``,
     ``set`` and ``swap`` act on its container from any thread but the job's own, as
     :class:`~samza_nb.runtime.local.LocalJobRunner`'s do; ``view`` is the run's latest JobView, ``paused``
     whether it is paused, ``run`` the :class:`~.job.JobRun` itself. The container's errors (a
-    :class:`~samza_nb.errors.SamzaError`, a ConfigError for a key that cannot change live) pass through."""
+    :class:`~samza_nb.errors.SamzaError`, a ConfigError for a key that cannot change live) pass through.
+    ``application`` is the StreamApplication the job runs (None for a task's job): a swap into it takes
+    an application whose graph keeps its shape."""
 
-    def __init__(self, run: JobRun) -> None:
+    def __init__(self, run: JobRun, application: Any = None) -> None:
         self.run = run
+        self.application = application
 
     @property
     def name(self) -> str:
@@ -91,14 +114,34 @@ class NotebookJob:
         :meth:`~samza_nb.container.controls.ContainerControls.set`)."""
         return self._container("set").set(changes, **keywords)
 
+    def peek(self, timeout: float | None = None) -> NextMessage | None:
+        """While paused: the message the next step (or the resume) processes first and why the chooser
+        picked it; None when nothing is buffered (see
+        :meth:`~samza_nb.container.controls.ContainerControls.peek`)."""
+        return self._container("peek").peek(timeout)
+
     def swap(self, task: Any) -> None:
         """Replace the task code keeping stores, offsets and timers; all or nothing (see
-        :meth:`~samza_nb.container.controls.ContainerControls.swap`)."""
-        self._container("swap").swap(task)
+        :meth:`~samza_nb.container.controls.ContainerControls.swap`). A job running an application takes
+        an application whose graph keeps its shape (op ids, wiring, streams; else a SamzaError listing
+        what differs)."""
+        container = self._container("swap")
+        if is_application(task) != (self.application is not None):
+            running = "an application" if self.application is not None else "a task"
+            given = "an application" if is_application(task) else "a task"
+            raise NotebookError(
+                f"swap: job {self.name!r} runs {running} and {task!r} is {given}: swap replaces like with "
+                "like (stop the job and run the new one)"
+            )
+        if self.application is None:
+            container.swap(task)
+            return
+        container.swap(swap_task_factory(self.application, task, container.config))
+        self.application = task
 
     def __repr__(self) -> str:
         state = "paused" if self.paused else str(self.view.state)
         return f"<NotebookJob {self.name!r}: {state}, {self.processed:,} processed>"
 
 
-__all__ = ["NotebookJob", "steerable"]
+__all__ = ["NotebookJob", "running_application", "steerable"]

@@ -259,6 +259,69 @@ def test_a_step_of_an_async_task_waits_for_its_callback_and_captures_what_it_sen
     assert container.processed == 1
 
 
+def test_steps_commit_so_sql_shows_the_state_after_them(tmp_path: Path, running: list[Running]) -> None:
+    j = job(tmp_path)
+    j.send("in", ["a", "b", "a", "a"])
+    container = j.container(Counter)
+    container.pause()
+    start(running, container)
+    query = "SELECT key, value FROM counts ORDER BY key"
+    container.step(3)
+    counts = asyncio.run(container.query_store("counts", query))
+    assert counts.rows == [("a", 2), ("b", 1)], "the steps committed: SQL shows the state after them"
+    assert list(j.checkpoint().values()) == ["2"], "the checkpoint holds the last offset stepped"
+    container.step()
+    assert asyncio.run(container.query_store("counts", query)).rows == [("a", 3), ("b", 1)]
+
+
+def test_peek_shows_the_next_message_and_why_and_changes_no_order(
+    tmp_path: Path, running: list[Running], loop_mode: LoopMode
+) -> None:
+    j = job(tmp_path, partitions=2)
+    for partition in (0, 1):
+        j.send("in", [f"p{partition}-{i}" for i in range(3)], partition=partition)
+    container = j.container(Counter, loop_mode)
+    container.pause()
+    run = start(running, container)
+    first = container.peek()
+    assert first is not None and "round robin" in first.reason
+    assert container.peek() == first, "peeking twice shows the same decision"
+    assert container.processed == 0, "a peek processes nothing"
+    (step,) = container.step()
+    assert (step.task, step.ssp, step.offset, step.message, step.reason) == (
+        first.task,
+        first.ssp,
+        first.offset,
+        first.message,
+        first.reason,
+    )
+    upcoming = container.peek()
+    assert upcoming is not None and (upcoming.ssp, upcoming.offset) != (first.ssp, first.offset)
+    container.resume()
+    j.end()
+    run.join()
+    sent = outputs(j)
+    assert len(sent) == 6
+    assert sent[0].startswith(f"v1:{first.offset}:{first.message}=")
+    assert sent[1].startswith(f"v1:{upcoming.offset}:{upcoming.message}="), "the peeked message ran next"
+
+
+def test_peek_of_a_drained_job_is_none_and_needs_a_pause(tmp_path: Path, running: list[Running]) -> None:
+    j = job(tmp_path)
+    container = j.container(Counter)
+    with pytest.raises(SamzaError, match="has not started"):
+        container.peek()
+    start(running, container)
+    with pytest.raises(SamzaError, match=r"peek\(\) needs a paused job"):
+        container.peek()
+    container.pause()
+    assert container.peek() is None
+    j.send("in", ["x"])
+    eventually(lambda: container.peek() is not None, message="the new input reached the chooser")
+    next_message = container.peek()
+    assert next_message is not None and (next_message.offset, next_message.message) == ("0", "x")
+
+
 def test_step_needs_a_pause_and_a_started_job(tmp_path: Path, running: list[Running]) -> None:
     j = job(tmp_path)
     container = j.container(Counter)

@@ -14,6 +14,7 @@ import pytest
 from samza_nb import Config, OutgoingMessageEnvelope, SystemStream
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe.states import ContainerState
+from samza_nb.operators import StreamApplication, StreamApplicationDescriptor, Windows
 from samza_nb.runtime import LocalJobRunner, Step
 from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import eventually
@@ -150,3 +151,53 @@ def test_step_before_the_start_and_set_with_bad_keys_are_refused(tmp_path: Path)
         runner.set({"job.name": "other"})
     with pytest.raises(ConfigError, match=r"task\.window\.ms.*'soon'"):
         runner.set({"task.window.ms": "soon"})
+
+
+# -- swapping an application --------------------------------------------------------------------------------
+def count_app(step: int, extra_filter: bool = False) -> type[StreamApplication]:
+    """Counts messages per first letter in a processing-time window of an hour (it fires at end of
+    stream), each message adding ``step``; ``extra_filter`` adds an op (another shape)."""
+
+    class Counting(StreamApplication):
+        def describe(self, app: StreamApplicationDescriptor) -> None:
+            stream = app.get_input_stream("in")
+            if extra_filter:
+                stream = stream.filter(lambda m: True, op_id="keep")
+            (
+                stream.window(
+                    Windows.tumbling(
+                        3_600_000,
+                        lambda: 0,
+                        lambda m, acc: acc + step,
+                        key_fn=lambda m: m[0],
+                        time="processing",
+                    ),
+                    "counts",
+                )
+                .map(lambda pane: f"{pane.key}={pane.value}")
+                .send_to(app.get_output_stream("out"))
+            )
+
+    Counting.__qualname__ = f"Counting{step}"
+    return Counting
+
+
+def test_an_application_swaps_in_one_of_the_same_shape_keeping_its_window_state(tmp_path: Path) -> None:
+    setup = Setup(tmp_path)
+    config = setup.config.with_overrides({"job.default.system": "mem"})
+    runner = LocalJobRunner(config, count_app(1))
+    runner.pause()
+    job = Background(runner).running()
+    setup.send(3)
+    runner.step(3)
+    with pytest.raises(SamzaError, match=r"does not keep the running application's shape.*op 'keep' is new"):
+        runner.swap(count_app(100, extra_filter=True))
+    with pytest.raises(SamzaError, match="like with like"):
+        runner.swap(Tagger)
+    runner.swap(count_app(100))
+    setup.send(2, start=3)
+    runner.resume()
+    eventually(lambda: runner.processed == 5)
+    setup.broker.end_stream("in")
+    job.join()
+    assert setup.outputs() == ["m=203"], "3 counted by the old code, 2 by the new, in one pane"
