@@ -39,22 +39,6 @@ Write = tuple[str, Any, Any, Any]
 
 
 @dataclass(frozen=True)
-class Step:
-    """One message a paused job processed on request (``step``): its task, partition, offset, key and
-    message, why the chooser picked it (``reason``), the envelopes the task sent while processing it
-    (``outputs``) and every store write it made (``writes``: ``(store, key, old, new)``, in order)."""
-
-    task: str
-    ssp: SystemStreamPartition
-    offset: str
-    key: Any
-    message: Any
-    reason: str
-    outputs: tuple[OutgoingMessageEnvelope, ...] = ()
-    writes: tuple[Write, ...] = ()
-
-
-@dataclass(frozen=True)
 class NextMessage:
     """The message a paused job processes next (``peek``): its task, partition, offset, key and message,
     and why the chooser picked it (``reason``). The chooser's decision is made when it is peeked and holds:
@@ -66,6 +50,16 @@ class NextMessage:
     key: Any
     message: Any
     reason: str
+
+
+@dataclass(frozen=True)
+class Step(NextMessage):
+    """One message a paused job processed on request (``step``): its task, partition, offset, key and
+    message, why the chooser picked it (``reason``), the envelopes the task sent while processing it
+    (``outputs``) and every store write it made (``writes``: ``(store, key, old, new)``, in order)."""
+
+    outputs: tuple[OutgoingMessageEnvelope, ...] = ()
+    writes: tuple[Write, ...] = ()
 
 
 class Steps(list[Step]):
