@@ -187,7 +187,7 @@ class NotebookSession:
             controls = None
             if isinstance(runnable, SamzaContainer):  # steering reaches a job of one container
                 concurrency = runnable.config.get_int("task.max.concurrency", 1)
-                controls = SteerControls(lambda: self._steering(holder[0]) if holder else None, concurrency)
+                controls = SteerControls(lambda: NotebookJob(holder[0]) if holder else None, concurrency)
             dashboard = Dashboard(
                 job, on_stop=lambda: holder[0].stop() if holder else None, controls=controls
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -52,12 +53,19 @@ def test_buttons_pause_step_and_resume_and_the_slider_sets_concurrency(
         eventually(lambda: "samza-paused" in dashboard.header.value, timeout=10, message="header: paused")
         eventually(lambda: not controls.step_button.disabled, timeout=10, message="Step enabled")
         assert controls.pause_button.disabled
+        eventually(lambda: "next: nothing buffered" in controls.note.value, timeout=10, message="drained")
         for i in range(4, 8):
             broker.send("in", i, partition=i % 2)
+        # While nothing is buffered the dashboard asks again at each render, until input comes.
+        eventually(lambda: "next: Partition " in controls.note.value, timeout=10, message="next shown")
+        shown = re.search(r"next: (Partition \d) · (\S+@\d+) · (\d+) · why: ([^<]*)", controls.note.value)
+        assert shown is not None, controls.note.value
         controls.step_button.click()
         eventually(lambda: controls.commands == 2, timeout=10, message="the step done")
         assert len(seen) == 5  # exactly one: the job stays paused
-        assert "stepped: Partition " in controls.note.value and "round robin" in controls.note.value
+        assert seen[-1] == int(shown.group(3)), "the step processed the message the dashboard showed next"
+        assert f"stepped: {shown.group(1)} · {shown.group(2)}" in controls.note.value
+        assert "round robin" in controls.note.value
         controls.slider.value = 4
         eventually(lambda: controls.commands == 3, timeout=10, message="the knob set")
         assert "task.max.concurrency = 4" in controls.note.value
@@ -67,3 +75,36 @@ def test_buttons_pause_step_and_resume_and_the_slider_sets_concurrency(
     finally:
         run(shell, "%samza_stop")
     assert controls.slider.disabled and controls.pause_button.disabled
+
+
+def test_a_job_with_stream_priorities_shows_a_field_per_stream_that_sets_it_live(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    seen: list[int] = []
+    shell.push({"DASH_SEEN": seen})
+    fill(broker, "in", 1, 2, end=False)
+    fill(broker, "side", 1, 2, end=False)
+    system = broker.namespace
+    priorities = {
+        f"systems_{system}_streams_in_samza_priority": 1,
+        f"systems_{system}_streams_side_samza_priority": 0,
+    }
+    run(shell, config_cell(broker, "in", "side", job="tiers", **priorities))
+    run(shell, SEEING)
+    assert run(shell, "%samza_run").success
+    try:
+        eventually(lambda: len(seen) == 4, timeout=10, message="4 processed")
+        dashboard = widget_magics.session.dashboard
+        assert dashboard is not None and dashboard.controls is not None
+        controls = dashboard.controls
+        eventually(lambda: len(controls.priorities.children) == 2, timeout=10, message="priority fields")
+        by_name = {field.description: field for field in controls.priorities.children}
+        assert by_name["in priority"].value == 1 and by_name["side priority"].value == 0
+        by_name["side priority"].value = 7
+        eventually(lambda: controls.commands == 1, timeout=10, message="the priority set")
+        assert f"systems.{system}.streams.side.samza.priority = 7" in controls.note.value
+        job = widget_magics.session.job("tiers")
+        assert job.set({})[f"systems.{system}.streams.side.samza.priority"] == "7"
+    finally:
+        run(shell, "%samza_stop")
+    assert all(field.disabled for field in controls.priorities.children)

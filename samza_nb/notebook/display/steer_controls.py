@@ -1,22 +1,26 @@
-"""The dashboard's steering widgets: Pause / Step / Resume buttons and a live concurrency slider.
+"""The dashboard's steering widgets: Pause / Step / Resume buttons, a live concurrency slider and, for a job
+with stream priorities, a priority field per input stream.
 
 They call the same methods as ``samza_nb.notebook.job()`` and the steering magics, through a
 :class:`Steerable` the session hands over once the run started. A widget callback runs on the kernel's
 thread, which must not wait for the job: each command runs on a short-lived thread of its own and writes its
 outcome (the step taken, the values in force, or the error) into the ``note`` line below the buttons.
 
-While the job is paused, :meth:`SteerControls.header_suffix` marks the dashboard's header ``paused``. The
-message the chooser would pick next is not shown: peeking it would mean asking the chooser without taking
-the message, which the choosers do not offer; ``%samza_step`` shows each decision as it is made.
+While the job is paused, :meth:`SteerControls.header_suffix` marks the dashboard's header ``paused`` and
+the note's second line shows the message the chooser picks next and why (``peek``: the decision is made
+then and kept, so the next Step processes exactly that message); it is asked again after each step.
+The priority fields appear once the job runs, when its chooser has priority tiers (a priority or bootstrap
+stream configured at start); a field's new value is set at the next message boundary.
 
-CSS classes: ``samza-pause``, ``samza-step``, ``samza-resume``, ``samza-concurrency``, ``samza-steer-note``
-and ``samza-paused`` (the header's mark).
+CSS classes: ``samza-pause``, ``samza-step``, ``samza-resume``, ``samza-concurrency``, ``samza-priority``,
+``samza-steer-note``, ``samza-next`` (the next message's line) and ``samza-paused`` (the header's mark).
 """
 
 from __future__ import annotations
 
 import html
 import importlib
+import re
 import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
@@ -24,12 +28,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from samza_nb.notebook.display.steps import step_row
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.stepping import Steps
+    from samza_nb.container.loop.stepping import NextMessage, Steps
 
 MAX_CONCURRENCY = 64
 """The slider's top (``task.max.concurrency`` 1..64; ``%samza_set`` takes any value)."""
 
 PAUSE_TIMEOUT_S = 30.0
+NOTHING_NEXT = "next: nothing buffered (Step waits for the next message)"
+_PRIORITY = re.compile(r"^systems\.([^.]+)\.streams\.(.+)\.samza\.priority$")
 
 
 class Steerable(Protocol):
@@ -38,6 +44,15 @@ class Steerable(Protocol):
     @property
     def paused(self) -> bool:
         """True while the job is paused."""
+        ...
+
+    @property
+    def processed(self) -> int:
+        """Messages processed so far."""
+        ...
+
+    def peek(self, timeout: float | None = None) -> NextMessage | None:
+        """While paused: the message processed next, and why."""
         ...
 
     def pause(self, timeout: float | None = None) -> None:
@@ -83,10 +98,16 @@ class SteerControls:
         self.slider.observe(self._slid, names="value")
         self.note = w.HTML(value="")
         self.note.add_class("samza-steer-note")
-        self.widgets = (self.pause_button, self.step_button, self.resume_button, self.slider)
+        self.priorities = w.HBox([], layout=w.Layout(flex_flow="row wrap", grid_gap="6px"))
+        self.widgets = (self.pause_button, self.step_button, self.resume_button, self.slider, self.priorities)
         self.commands = 0
+        self._w = w
         self._lock = threading.Lock()
-        self._paused = False
+        self._said = ""
+        self._next = ""
+        self._next_for: int | None = None  # the processed count the next line was asked at
+        self._knobs_asked = False
+        self._peeking = False
 
     @staticmethod
     def _button(w: Any, label: str, tooltip: str, css: str) -> Any:
@@ -109,10 +130,26 @@ class SteerControls:
                 button.disabled = disabled
         if done and not self.slider.disabled:
             self.slider.disabled = True
+            for field in self.priorities.children:
+                field.disabled = True
+        if target is not None and not done and not self._knobs_asked:
+            self._knobs_asked = True
+            self._run("set", self._show_knobs, count=False)
+        if paused and target is not None:
+            processed = target.processed
+            if (processed != self._next_for or self._next == NOTHING_NEXT) and not self._peeking:
+                self._next_for = processed  # asked again after a step, or until input comes
+                self._peeking = True
+                self._run("peek", self._peek, count=False)
+        elif self._next_for is not None or self._next:
+            self._next_for = None
+            self._show_next("")
         return " · <span class='samza-paused' style='color:#b58900'><b>paused</b></span>" if paused else ""
 
     # -- commands (each on a thread of its own) -------------------------------------------------------------
-    def _run(self, what: str, command: Callable[[Steerable], str]) -> None:
+    def _run(self, what: str, command: Callable[[Steerable], str], *, count: bool = True) -> None:
+        """Run ``command`` on a thread of its own; its text goes into the note (a ``count``-ed command's
+        always, another's only when it has one to say)."""
         target = self._target()
         if target is None:
             self._say(f"{what}: the job has not started yet")
@@ -124,13 +161,73 @@ class SteerControls:
                     text = command(target)
             except Exception as exc:
                 text = f"{what}: {type(exc).__name__}: {' '.join(str(exc).split())}"
-            self._say(text)
-            self.commands += 1
+            if count or text:
+                self._say(text)
+            if count:
+                self.commands += 1
 
         threading.Thread(target=work, name=f"samza-nb dashboard {what}", daemon=True).start()
 
     def _say(self, text: str) -> None:
-        self.note.value = f"<span style='font-size:12px'>{html.escape(text)}</span>"
+        self._said = text
+        self._draw()
+
+    def _show_next(self, text: str) -> None:
+        self._next = text
+        self._draw()
+
+    def _draw(self) -> None:
+        lines = [f"<div>{html.escape(self._said)}</div>"] if self._said else []
+        if self._next:
+            lines.append(f"<div class='samza-next'>{html.escape(self._next)}</div>")
+        self.note.value = f"<div style='font-size:var(--jp-ui-font-size1, 13px)'>{''.join(lines)}</div>"
+
+    def _peek(self, target: Steerable) -> str:
+        try:
+            upcoming = target.peek(PAUSE_TIMEOUT_S) if target.paused else None
+        finally:
+            self._peeking = False
+        if not target.paused:
+            return ""
+        if upcoming is None:
+            self._show_next(NOTHING_NEXT)
+            return ""
+        message = upcoming.message if upcoming.key is None else f"{upcoming.key}: {upcoming.message}"
+        text = " ".join(repr(message).split())
+        text = text if len(text) <= 60 else text[:59] + "…"
+        self._show_next(
+            f"next: {upcoming.task} · {upcoming.ssp}@{upcoming.offset} · {text} · why: {upcoming.reason}"
+        )
+        return ""
+
+    def _show_knobs(self, target: Steerable) -> str:
+        """Add a priority field per input stream when the job's chooser has priority tiers."""
+        values = target.set({})
+        w = self._w
+        fields = []
+        for key, value in values.items():
+            match = _PRIORITY.match(key)
+            if match is None:
+                continue
+            field = w.IntText(
+                value=int(value),
+                description=f"{match.group(2)} priority",
+                style={"description_width": "initial"},
+                layout=w.Layout(width="170px"),
+            )
+            field.add_class("samza-priority")
+            field.observe(lambda change, key=key: self._set_priority(key, int(change["new"])), names="value")
+            fields.append(field)
+        if fields:
+            self.priorities.children = tuple(fields)
+        return ""
+
+    def _set_priority(self, key: str, value: int) -> None:
+        def apply(target: Steerable) -> str:
+            values = target.set({key: value})
+            return f"{key} = {values[key]}"
+
+        self._run("set", apply)
 
     @staticmethod
     def _pause(target: Steerable) -> str:
@@ -161,7 +258,7 @@ class SteerControls:
 
     def close(self) -> None:
         """Close the widgets."""
-        for widget in (*self.widgets, self.note):
+        for widget in (*self.priorities.children, *self.widgets, self.note):
             widget.close()
 
 
