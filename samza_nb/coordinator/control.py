@@ -83,6 +83,28 @@ class JobControl:
         merged = {**self.state.knobs, **{key: str(value) for key, value in parsed.items()}}
         return dict(self._change(knobs=merged).knobs)
 
+    def withdraw(self, keys: Mapping[str, str | None]) -> ControlState:
+        """Put ``keys`` back to the values given (None: not asked), after containers refused a change."""
+        merged = dict(self.state.knobs)
+        for key, value in keys.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        return self._change(knobs=merged)
+
+    def wait_applied(self, seq: int, timeout: float) -> list[str]:
+        """Block until every running container applied control state ``seq`` or ``timeout`` s passed;
+        the containers that have not (empty when all did)."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while True:
+                waiting = sorted(cid for cid, (done, _paused) in self._confirmations().items() if done < seq)
+                left = deadline - time.monotonic()
+                if not waiting or left <= 0:
+                    return waiting
+                self._changed.wait(left)
+
     def reported(self) -> None:
         """A container reported: wake whoever waits for confirmations."""
         with self._changed:

@@ -23,7 +23,7 @@ from samza_nb.coordinator.messages import CoordinatorStreamMessage
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.coordinator.status import ContainerReport, JobStatus
 from samza_nb.coordinator.stream_store import CoordinatorStreamStore, coordinator_stream_name
-from samza_nb.errors import SamzaError
+from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe.states import RunOutcome
 from samza_nb.systems.base import SystemAdmin
 from samza_nb.systems.registry import system_factory
@@ -31,6 +31,8 @@ from samza_nb.systems.registry import system_factory
 log = logging.getLogger(__name__)
 
 SOURCE = "job-coordinator"
+SET_TIMEOUT_S = 5.0
+"""How long ``set`` waits for the running containers to apply a change (and say whether they refuse)."""
 """The ``source`` of the messages the job coordinator writes."""
 
 
@@ -217,11 +219,38 @@ class JobCoordinator:
         """Ask every container to dispatch again (returns at once; a no-op when not paused)."""
         self._control.resume()
 
-    def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
+    def set(
+        self, changes: Mapping[str, Any] | None = None, *, timeout: float = SET_TIMEOUT_S, **keywords: Any
+    ) -> dict[str, str]:
         """Ask every container to change live knobs (the keys ``SamzaContainer.set`` takes; any other key
-        is a ConfigError listing the live keys, raised here); returns at once with every knob asked so far.
-        A change a container refuses (e.g. a priority for a job without priority tiers) is logged by it."""
-        return self._control.set(changes, keywords)
+        is a ConfigError listing the live keys, raised here) and wait up to ``timeout`` s for the running
+        containers to apply it; returns every knob asked so far. A change a container refuses (e.g. a
+        priority for a job without priority tiers) is withdrawn and a ConfigError names the container and
+        why; a container that has not answered within ``timeout`` applies the change when it does."""
+        before = dict(self._control.state.knobs)
+        asked = self._control.set(changes, keywords)
+        seq = self._control.state.seq
+        self._control.wait_applied(seq, timeout)
+        refused = self._refusals(seq)
+        if refused:
+            changed = {key: before.get(key) for key, value in asked.items() if before.get(key) != value}
+            self._control.withdraw(changed)
+            reasons = "; ".join(f"container {cid}: {why}" for cid, why in sorted(refused.items()))
+            raise ConfigError(
+                f"the change was refused and withdrawn: {reasons}", key=next(iter(changed), None)
+            )
+        return asked
+
+    def _refusals(self, seq: int) -> dict[str, str]:
+        """Container id -> why it refused control state ``seq`` (the containers that applied it and said
+        no)."""
+        with self._lock:
+            reports = self._status.reports if self._status is not None else {}
+            return {
+                cid: report.refused
+                for cid, report in reports.items()
+                if report.refused and report.control >= seq and not report.final
+            }
 
     def control_state(self) -> ControlState:
         """What the containers are asked to be (paused, knobs) and the change's sequence number."""

@@ -30,7 +30,8 @@ class ContainerReport:
     on a stop request or a signal: its work is done, and a later attempt of it has nothing to do (its
     :attr:`outcome` is FINISHED). ``control``: the sequence number of the coordinator's control state it
     applied last (:mod:`samza_nb.coordinator.control`), ``paused``: whether it is paused (quiet),
-    ``knobs``: its live knobs' values after the last change it applied (empty before any)."""
+    ``knobs``: its live knobs' values after the last change it applied (empty before any), ``refused``: why
+    it refused the last control state it got (None when it applied it)."""
 
     container_id: str
     host: str
@@ -43,6 +44,7 @@ class ContainerReport:
     control: int = 0
     paused: bool = False
     knobs: Mapping[str, str] = field(default_factory=dict)
+    refused: str | None = None
 
     def __post_init__(self) -> None:
         # ``state`` may be given as its string (as it arrives in JSON): it is kept as the ContainerState.
@@ -82,6 +84,7 @@ class ContainerReport:
             "control": self.control,
             "paused": self.paused,
             "knobs": dict(self.knobs),
+            "refused": self.refused,
         }
 
     def to_json(self) -> bytes:
@@ -131,8 +134,22 @@ class ContainerReport:
             raise StatusReportError(
                 f"status of container {container_id!r}: knobs must be an object of strings"
             )
+        refused = data.get("refused")
+        if refused is not None and not isinstance(refused, str):
+            raise StatusReportError(f"status of container {container_id!r}: refused must be a string or null")
         return cls(
-            container_id, host, state, processed, tuple(tasks), error, pid, completed, control, paused, values
+            container_id,
+            host,
+            state,
+            processed,
+            tuple(tasks),
+            error,
+            pid,
+            completed,
+            control,
+            paused,
+            values,
+            refused,
         )
 
 

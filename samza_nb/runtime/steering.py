@@ -39,7 +39,8 @@ class CoordinatorSteering:
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
         """Ask every container to change live knobs (``task.max.concurrency``, ``task.commit.ms``,
         ``task.window.ms``, stream priorities, the batch size); any other key is a ConfigError listing the
-        live keys. Returns at once with the knobs asked so far."""
+        live keys. Waits a moment (``JobCoordinator.set``) for the running containers to apply it: a change
+        one refuses is withdrawn and a ConfigError names the container and why. The knobs asked so far."""
         asked: dict[str, str] = {}
         for coordinator in self._steered():
             asked = coordinator.set(changes, **keywords)

@@ -114,6 +114,7 @@ class ContainerProcess:
         self._control_seq = 0  # the coordinator's control state applied last
         self._asked_knobs: Mapping[str, str] = {}
         self._knobs: dict[str, str] = {}
+        self._refused: str | None = None  # why the last control state was not applied
         self._paused = False  # a pause asked by the coordinator completed (and no resume since)
         self._pausing: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()  # report now (a control change was applied)
@@ -229,6 +230,7 @@ class ContainerProcess:
             self._control_seq,
             self._paused,
             self._knobs,
+            self._refused,
         )
 
     async def _report_periodically(self, interval_s: float, patience_s: float) -> None:
@@ -271,6 +273,7 @@ class ContainerProcess:
         self._asked_knobs = dict(control.knobs)
         self._control_seq = control.seq
         self._wake.set()
+        self._refused = None
         try:
             if changes:
                 self._knobs = container.set(changes)
@@ -283,6 +286,7 @@ class ContainerProcess:
                 self._paused = False
                 container.resume()
         except SamzaError as exc:  # a knob this job cannot take live, or the container is ending
+            self._refused = " ".join(str(exc).split())  # the report tells the coordinator, whose set() raises
             log.warning("container %s: the control state was not applied: %s", self.container_id, exc)
 
     async def _pause(self, container: SamzaContainer) -> None:

@@ -98,6 +98,15 @@ def test_pause_set_and_resume_reach_both_containers_through_the_coordinator(tmp_
         assert "job.name cannot change while the job runs" in refused.stderr
         assert "task.max.concurrency" in refused.stderr
 
+        # A key both containers check against their job and refuse (no priority tiers: no priority or
+        # bootstrap stream configured at start) comes back to the caller, named, and is withdrawn.
+        tiers = control(port, "set", "systems.log.streams.clicks.samza.priority=2")
+        assert tiers.returncode == 2
+        assert "refused and withdrawn: container 0: " in tiers.stderr and "container 1: " in tiers.stderr
+        assert "stream priorities" in tiers.stderr
+        shown = control(port, "show")
+        assert json.loads(shown.stdout)["control"]["knobs"] == {"task.max.concurrency": "3"}
+
         resumed = control(port, "resume")
         assert resumed.returncode == 0, resumed.stderr
         eventually(

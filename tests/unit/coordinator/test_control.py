@@ -135,3 +135,21 @@ def test_a_container_that_ended_is_not_waited_for(namespace: str) -> None:
             await coordinator.stop()
 
     asyncio.run(go())
+
+
+def test_a_change_is_waited_for_until_applied_and_a_refused_one_withdrawn(
+    confirmations: dict[str, tuple[int, bool]],
+) -> None:
+    control = JobControl(lambda: confirmations)
+    control.set({"task.max.concurrency": 4}, {})
+    seq = control.set({"task.commit.ms": 50}, {}) and control.state.seq
+    assert control.wait_applied(seq, 0) == ["0", "1"], "neither applied it yet"
+    confirmations["0"] = (seq, False)
+    waiter = threading.Thread(target=control.wait_applied, args=(seq, 30))
+    waiter.start()
+    confirmations["1"] = (seq, False)
+    control.reported()
+    waiter.join(30)
+    assert not waiter.is_alive()
+    assert control.withdraw({"task.commit.ms": None}).knobs == {"task.max.concurrency": "4"}
+    assert control.withdraw({"task.max.concurrency": "2"}).knobs == {"task.max.concurrency": "2"}

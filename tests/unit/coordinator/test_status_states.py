@@ -26,7 +26,7 @@ def test_a_report_keeps_its_state_as_a_container_state_and_its_json_as_the_word(
     body = report.to_json()
     assert body == (
         b'{"host":"h","state":"running","processed":3,"tasks":[],"error":null,"pid":7,"completed":false,'
-        b'"control":0,"paused":false,"knobs":{}}'
+        b'"control":0,"paused":false,"knobs":{},"refused":null}'
     )
     assert ContainerReport.from_json("0", body) == report
 
