@@ -5,7 +5,7 @@ tasks): each call goes to the job coordinators, and every container learns it on
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -31,6 +31,11 @@ class CoordinatorSteering:
         for coordinator in coordinators:
             coordinator.pause(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
+    @property
+    def paused(self) -> bool:
+        """True while a pause is asked of the containers (they may still be quieting down)."""
+        return any(coordinator.control_state().paused for coordinator in self._steered())
+
     def resume(self) -> None:
         """Ask every container to dispatch again (returns at once)."""
         for coordinator in self._steered():
@@ -47,4 +52,15 @@ class CoordinatorSteering:
         return asked
 
 
-__all__ = ["CoordinatorSteering"]
+class SteeringOf(CoordinatorSteering):
+    """:class:`CoordinatorSteering` of the coordinators ``coordinators()`` gives (a SamzaError from it when
+    there are none yet)."""
+
+    def __init__(self, coordinators: Callable[[], list[JobCoordinator]]) -> None:
+        self._coordinators = coordinators
+
+    def _steered(self) -> list[JobCoordinator]:
+        return self._coordinators()
+
+
+__all__ = ["CoordinatorSteering", "SteeringOf"]

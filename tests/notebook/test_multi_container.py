@@ -245,3 +245,33 @@ def test_a_task_cell_the_processes_cannot_import_fails_with_one_line(kernel: Ker
         line,
     ), line
     assert line.endswith(SELF_CONTAINED)
+
+
+def test_pause_set_and_resume_reach_both_container_processes(kernel: Kernel, workdir: Path) -> None:
+    base = workdir / "steered"
+    fill(base, "slow", 2, 400)
+    kernel.run(
+        config_cell(
+            "steered", base, "slow", task_class="tests.unit.runtime.multi_tasks.Record", test_sleep_ms=5
+        )
+    )
+    kernel.run("%samza_run")
+    eventually(
+        lambda: len({pid for _, pid, _ in recorded(workdir, "slow")}) == 2, timeout=60, message="both run"
+    )
+    paused = kernel.run("%samza_pause").stdout
+    assert "job 'steered' paused after" in paused
+    assert kernel.value("__import__('samza_nb.notebook').notebook.job().paused") is True
+    held = len(recorded(workdir, "slow"))
+    eventually(
+        lambda: kernel.value("all(r.paused for r in samza.run.job.status().reports.values())"),
+        message="both reported paused",
+    )
+    assert "task.max.concurrency = 2  (changed)" in kernel.run("%samza_set task.max.concurrency=2").stdout
+    refused = error_of(kernel, "%samza_set systems.log.streams.slow.samza.priority=3")
+    assert "refused and withdrawn: container 0: " in refused and "container 1: " in refused
+    assert "several containers" in error_of(kernel, "%samza_step")
+    assert len(recorded(workdir, "slow")) == held, "nothing processed while paused"
+    kernel.run("%samza_resume")
+    eventually(lambda: len(recorded(workdir, "slow")) > held, timeout=60, message="going on after the resume")
+    kernel.run("%samza_stop")

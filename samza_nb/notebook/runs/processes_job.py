@@ -17,6 +17,7 @@ from collections import deque
 
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_streams
+from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import JobStatus
 from samza_nb.errors import SamzaError
@@ -31,6 +32,7 @@ from samza_nb.notebook.magics.task_module import (
 )
 from samza_nb.operators.plan import APP_CLASS_KEY
 from samza_nb.runtime.processes import ContainerProcesses
+from samza_nb.runtime.steering import CoordinatorSteering, SteeringOf
 from samza_nb.systems.base import InProcessSystemFactory
 from samza_nb.systems.registry import system_factory
 
@@ -154,6 +156,16 @@ class ProcessesJob:
         failure = self._failure()
         if failure is not None:
             raise ContainerFailedError(failure)
+
+    def steering(self) -> CoordinatorSteering:
+        """Pause, resume and live knobs of every container, through the job's coordinator."""
+
+        def coordinators() -> list[JobCoordinator]:
+            if not self._started:
+                raise SamzaError("the job's coordinator has not started yet: nothing to steer")
+            return [self.processes.coordinator]
+
+        return SteeringOf(coordinators)
 
     def shutdown(self) -> None:
         """Stop every container gracefully (each commits); safe from any thread, also before the start."""

@@ -71,6 +71,10 @@ class SparkNotebookJob:
         """How many containers (Spark tasks) the job runs."""
         return container_count(self.config)
 
+    def steering(self) -> SparkJobRunner:
+        """Pause, resume and live knobs of every container, through the runner's coordinator."""
+        return self.runner
+
     def status(self) -> JobStatus | None:
         """Every container's last report (None before the coordinator started)."""
         return self.runner.status()

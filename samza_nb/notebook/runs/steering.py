@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.container.container import SamzaContainer
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.notebook.runs.processes_job import ProcessesJob
+from samza_nb.notebook.runs.spark_job import SparkNotebookJob
 from samza_nb.operators.application import is_application
 from samza_nb.operators.swap_shape import swap_task_factory
 from samza_nb.runtime.applications import what_job_runs
@@ -25,6 +27,21 @@ if TYPE_CHECKING:
     from samza_nb.notebook.display.views import JobView
     from samza_nb.notebook.magics.task_cell import TaskDefinition
     from samza_nb.notebook.runs.job import JobRun
+    from samza_nb.runtime.steering import CoordinatorSteering
+
+
+def coordinated(run: JobRun, what: str) -> CoordinatorSteering | None:
+    """For a job of several containers (processes or Spark tasks): the steering of its coordinator (pause,
+    resume, set reach every container); None for a job of one container in the kernel. A NotebookError
+    naming ``what`` for a job that ended."""
+    job = run.job
+    if not isinstance(job, ProcessesJob | SparkNotebookJob):
+        return None
+    if run.done:
+        raise NotebookError(
+            f"{what}: job {run.view.job!r} has ended ({run.outcome}): %samza_run starts it again"
+        )
+    return job.steering()
 
 
 def steerable(run: JobRun, what: str) -> SamzaContainer:
@@ -34,8 +51,9 @@ def steerable(run: JobRun, what: str) -> SamzaContainer:
     name = run.view.job
     if not isinstance(job, SamzaContainer):
         raise NotebookError(
-            f"{what}: job {name!r} runs as container processes: pause, step, resume, set and swap steer a "
-            "job of one container in this kernel (job.container.count = 1, --runner local)"
+            f"{what}: job {name!r} runs as several containers: pause, resume and set reach them all, while "
+            "step, peek and swap steer a job of one container in this kernel (job.container.count = 1, "
+            "--runner local)"
         )
     if run.done:
         raise NotebookError(f"{what}: job {name!r} has ended ({run.outcome}): %samza_run starts it again")
@@ -82,9 +100,18 @@ class NotebookJob:
 
     @property
     def paused(self) -> bool:
-        """True while the job is paused (False for a job that ended or runs as several containers)."""
+        """True while the job is paused (for several containers: while a pause is asked of them; False
+        for a job that ended)."""
         job = self.run.job
-        return isinstance(job, SamzaContainer) and not self.run.done and job.paused
+        if self.run.done:
+            return False
+        if isinstance(job, SamzaContainer):
+            return job.paused
+        steering = coordinated(self.run, "paused")
+        try:
+            return steering is not None and steering.paused
+        except SamzaError:  # not started yet
+            return False
 
     @property
     def processed(self) -> int:
@@ -97,7 +124,12 @@ class NotebookJob:
 
     def pause(self, timeout: float | None = None) -> None:
         """No new message after the current one; in-flight callbacks complete, every task commits; returns
-        once the job is quiet (JobTimeoutError after ``timeout`` s). Idempotent."""
+        once the job is quiet (JobTimeoutError after ``timeout`` s). Idempotent. A job of several
+        containers: every container, through the coordinator."""
+        steering = coordinated(self.run, "pause")
+        if steering is not None:
+            steering.pause(timeout)
+            return
         self._container("pause").pause(timeout)
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
@@ -106,12 +138,21 @@ class NotebookJob:
         return self._container("step").step(n, timeout)
 
     def resume(self) -> None:
-        """Dispatch again after :meth:`pause` (a no-op when not paused)."""
+        """Dispatch again after :meth:`pause` (a no-op when not paused); every container of a job of
+        several."""
+        steering = coordinated(self.run, "resume")
+        if steering is not None:
+            steering.resume()
+            return
         self._container("resume").resume()
 
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
         """Change live knobs at the next message boundary; returns the knobs' values in force (see
-        :meth:`~samza_nb.container.controls.ContainerControls.set`)."""
+        :meth:`~samza_nb.container.controls.ContainerControls.set`); for a job of several containers the
+        knobs asked of them all (a change one refuses: a ConfigError naming it)."""
+        steering = coordinated(self.run, "set")
+        if steering is not None:
+            return steering.set(changes, **keywords)
         return self._container("set").set(changes, **keywords)
 
     def peek(self, timeout: float | None = None) -> NextMessage | None:
@@ -144,4 +185,4 @@ class NotebookJob:
         return f"<NotebookJob {self.name!r}: {state}, {self.processed:,} processed>"
 
 
-__all__ = ["NotebookJob", "running_application", "steerable"]
+__all__ = ["NotebookJob", "coordinated", "running_application", "steerable"]
