@@ -82,6 +82,11 @@ class JobTimeoutError(SamzaError):
     """A job did not finish within the time it was given."""
 
 
+class StreamInUseError(SamzaError):
+    """A stream cannot be recreated while a running job reads it; the message names the stream and the
+    job. A mistake of the caller, told in one line (a notebook shows it without a traceback)."""
+
+
 __all__ = [
     "BadMessageError",
     "CallbackError",
@@ -90,6 +95,7 @@ __all__ = [
     "ContainerStateError",
     "JobTimeoutError",
     "SamzaError",
+    "StreamInUseError",
     "SystemConsumersError",
     "SystemProducerError",
     "TaskFailedError",

@@ -2,7 +2,7 @@
 
 from samza_nb.config.catalogue import KEYS, default_of, job_id, job_name, spec_for
 from samza_nb.config.config import Config
-from samza_nb.config.key_check import unknown_key_warnings
+from samza_nb.config.key_check import check_key_spelling, unknown_key_warnings
 from samza_nb.config.key_spec import KeySpec
 from samza_nb.config.loaders import load_config, parse_properties
 
@@ -10,6 +10,7 @@ __all__ = [
     "KEYS",
     "Config",
     "KeySpec",
+    "check_key_spelling",
     "default_of",
     "job_id",
     "job_name",

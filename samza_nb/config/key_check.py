@@ -11,6 +11,13 @@ set aside; what is left of the key must be close to what is left of the pattern 
 :data:`CUTOFF`). ``task.max.concurency`` leaves ``concurency`` against ``concurrency`` (0.95): a typo;
 ``systems.numbers.streams.ints.count`` (a custom system's key) leaves ``count`` against ``path`` or
 ``partitions``: no near miss, so it is not flagged.
+
+A near miss is an error (:func:`check_key_spelling`, which the notebook's config cells, ``samza-nb run``
+and :class:`~samza_nb.runtime.LocalJobRunner` call): a job configured with ``systems.mem.samza.ofset.default``
+would otherwise run and quietly read from the default offset. A misspelt system name is caught the same
+way: keys under a system that has no ``systems.<system>.samza.factory`` (``systems.mst.samza.offset.default``)
+while a system of a close name has one (``mist``) name the key that system would have
+(``systems.mist.samza.offset.default``).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import difflib
 from collections.abc import Iterable, Iterator
 
 from samza_nb.config.catalogue import KEYS, spec_for
+from samza_nb.config.system_defaults import DEFAULT_LOG_SYSTEM
 from samza_nb.errors import ConfigError
 
 CUTOFF = 0.75
@@ -64,18 +72,62 @@ def suggestion_for(key: str) -> str | None:
 
 
 def unknown_key_warnings(keys: Iterable[str], *, strict: bool = False) -> list[str]:
-    """One line per key of ``keys`` that is a near miss of a catalogue key (in their order):
-    ``unknown key task.max.concurency: did you mean task.max.concurrency?``. With ``strict``, the first such
-    key is a :class:`ConfigError` instead (that line, ``(--strict)`` after it, with ``key`` set)."""
-    lines = []
+    """One line per key of ``keys`` that is a near miss of a catalogue key or sits under a misspelt system
+    name (in their order): ``unknown key task.max.concurency: did you mean task.max.concurrency?``. With
+    ``strict``, the first such key is a :class:`ConfigError` instead (see :func:`check_key_spelling`)."""
+    lines = list(_near_misses(keys))
+    if strict and lines:
+        raise ConfigError(lines[0][1], key=lines[0][0])
+    return [line for _, line in lines]
+
+
+def check_key_spelling(keys: Iterable[str], *, systems: bool = True) -> None:
+    """Nothing when no key of ``keys`` looks misspelt; else a :class:`ConfigError` (``key`` set) naming the
+    first such key and the key it most likely meant:
+    ``unknown key task.max.concurency: did you mean task.max.concurrency?``. Keys far from every known key
+    (a plug-in's or the user's own, ``myapp.greeting``) pass. ``systems``: check system names too (only a
+    whole config can tell a system without a factory: ``False`` for keys that will join others)."""
+    for key, line in _near_misses(keys, systems):
+        raise ConfigError(line, key=key)
+
+
+def _near_misses(keys: Iterable[str], systems: bool = True) -> Iterator[tuple[str, str]]:
+    """(key, line) for every misspelt key: near misses of catalogue keys first, then keys under a
+    system name that has no factory but is close to one that has."""
+    keys = list(keys)
+    flagged = set()
     for key in keys:
         suggestion = suggestion_for(key)
         if suggestion is not None:
-            line = f"unknown key {key}: did you mean {suggestion}?"
-            if strict:
-                raise ConfigError(f"{line} (--strict)", key=key)
-            lines.append(line)
-    return lines
+            flagged.add(key)
+            yield key, f"unknown key {key}: did you mean {suggestion}?"
+    if systems:
+        yield from ((key, line) for key, line in _misspelt_systems(keys) if key not in flagged)
+
+
+_FACTORY = "samza.factory"
+
+
+def _misspelt_systems(keys: list[str]) -> Iterator[tuple[str, str]]:
+    """(key, line) for each key ``systems.<name>.…`` whose system has no factory while a system of a close
+    name (difflib ratio >= :data:`CUTOFF`) has one: the line names the same key under that system."""
+    by_system: dict[str, list[str]] = {}
+    for key in keys:
+        parts = key.split(".", 2)
+        if len(parts) == 3 and parts[0] == "systems" and parts[1]:
+            by_system.setdefault(parts[1], []).append(parts[2])
+    with_factory = [name for name, rests in by_system.items() if _FACTORY in rests]
+    for name, rests in by_system.items():
+        if name in with_factory or name == DEFAULT_LOG_SYSTEM:
+            continue
+        near = difflib.get_close_matches(name, with_factory, n=1, cutoff=CUTOFF)
+        if near:
+            for rest in rests:
+                yield (
+                    f"systems.{name}.{rest}",
+                    f"unknown key systems.{name}.{rest}: system {name!r} has no factory "
+                    f"(systems.{name}.{_FACTORY}): did you mean systems.{near[0]}.{rest}?",
+                )
 
 
 _Fill = tuple[str, tuple[str, ...], tuple[str, ...]]
@@ -125,4 +177,4 @@ def _differing_parts(own: tuple[str, ...], known: tuple[str, ...]) -> tuple[str,
     return ".".join(own[start : len(own) - end]), ".".join(known[start : len(known) - end])
 
 
-__all__ = ["CUTOFF", "suggestion_for", "unknown_key_warnings"]
+__all__ = ["CUTOFF", "check_key_spelling", "suggestion_for", "unknown_key_warnings"]

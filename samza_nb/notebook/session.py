@@ -14,7 +14,8 @@ task cell's line; ``%tb`` then shows the task's traceback.
 Checkpoints: unless the config names ``task.checkpoint.factory``, a job keeps its checkpoints in this
 session (per ``job.name``/``job.id``) and its store state in a directory that lives as long as the kernel.
 So ``%samza_stop`` then ``%samza_run`` resumes after the last checkpoint, as in Samza, while a restarted
-kernel (whose in-memory streams are new) starts afresh. ``%samza_checkpoints --reset`` forgets them.
+kernel (whose in-memory streams are new), or an in-memory input made anew by a data cell run again,
+starts afresh (:mod:`.runs.fresh_inputs`). ``%samza_checkpoints --reset`` forgets them.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config, checkpoints
 from samza_nb.notebook.magics.task_cell import TaskDefinition, define_task
 from samza_nb.notebook.runs.failures import failure_line
+from samza_nb.notebook.runs.fresh_inputs import FreshInputs
 from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
 from samza_nb.notebook.runs.processes_job import ProcessesJob
@@ -82,6 +84,7 @@ class NotebookSession:
         self._state_dir: str | None = None
         self._tasks: dict[str, TaskDefinition | None] = {}
         self._uis: dict[str, str] = {}
+        self._fresh_inputs = FreshInputs(show)  # a job whose in-memory input was made anew starts afresh
 
     # -- config and task ------------------------------------------------------------------------------------
     def set_config(self, values: dict[str, str], *, replace: bool) -> str:
@@ -180,6 +183,7 @@ class NotebookSession:
             refresh_s=self.refresh_s,
             record=record,
             replay=replay,
+            fresh_inputs=self._fresh_inputs,
         )
         dashboard = None
         if ui == "widgets":

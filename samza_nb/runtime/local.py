@@ -6,6 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.base import load_checkpoint_manager
+from samza_nb.config.key_check import check_key_spelling
 from samza_nb.container.container import SamzaContainer
 from samza_nb.container.knobs import config_values, live_changes
 from samza_nb.coordinator.planning import plan_job_model
@@ -63,6 +64,9 @@ class LocalJobRunner:
     ``replay`` (a directory ``job.record.path`` recorded a run into) runs the job again from that run's
     starting checkpoint, forcing its schedule: the same messages in the same order, async completions and
     window/commit timers at their recorded positions (see :mod:`samza_nb.container.replay`).
+
+    A config key that looks like a typo of a known one (``task.max.concurency``) is a ConfigError naming
+    it and the key it resembles (:func:`~samza_nb.config.check_key_spelling`).
     """
 
     def __init__(
@@ -75,6 +79,7 @@ class LocalJobRunner:
         job_model: JobModel | None = None,
         replay: str | os.PathLike[str] | None = None,
     ) -> None:
+        check_key_spelling(config)  # a misspelt key is an error before anything runs
         if config.get_int("job.container.count", 1) != 1:
             raise ConfigError(
                 "job.container.count must be 1 for a run in this process (it runs one container with every "

@@ -77,28 +77,58 @@ def test_config_change_while_running_says_it_applies_next_time(
     magics.session.runs.clear()
 
 
-def test_a_typo_of_a_known_key_is_warned_with_the_key_it_resembles(
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        (
+            "%%samza_config\njob.name = j\ntask.max.concurency = 4\n",
+            "samza_config: unknown key task.max.concurency: did you mean task.max.concurrency?",
+        ),
+        (
+            "%%samza_config\njob.name = j\n"
+            "systems.mem.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactory\n"
+            "systems.mem.samza.ofset.default = oldest\n",
+            "samza_config: unknown key systems.mem.samza.ofset.default: did you mean "
+            "systems.mem.samza.offset.default?",
+        ),
+        (
+            "%%samza_config\njob.name = j\n"
+            "systems.mist.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactory\n"
+            "systems.mst.samza.offset.default = oldest\n",
+            "samza_config: unknown key systems.mst.samza.offset.default: system 'mst' has no factory "
+            "(systems.mst.samza.factory): did you mean systems.mist.samza.offset.default?",
+        ),
+        ("%samza_config task.comit.ms=100", "unknown key task.comit.ms: did you mean task.commit.ms?"),
+    ],
+)
+def test_a_typo_of_a_known_key_is_an_error_naming_the_key_it_resembles(
+    shell: InteractiveShell,
+    magics: SamzaMagics,
+    capsys: pytest.CaptureFixture[str],
+    cell: str,
+    message: str,
+) -> None:
+    run(shell, "%%samza_config\njob.name = before\n")
+    capsys.readouterr()
+    assert error_line(run(shell, cell), capsys).endswith(message)
+    assert magics.session.config == {"job.name": "before"}, "the misspelt config is not taken"
+
+
+def test_keys_far_from_every_known_key_are_taken(
     shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cell = (
-        "%%samza_config\njob.name = j\ntask.max.concurency = 4\n"
+        "%%samza_config\njob.name = j\nmyapp.greeting = hello\n"
         "systems.mem.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactory\n"
-        "systems.mem.samza.ofset.default = oldest\n"
-        "systems.numbers.streams.ints.count = 5\n"  # a custom system's own key: no warning
+        "systems.numbers.streams.ints.count = 5\n"  # a custom system's own key
     )
-    # A printed line, not an error (nor a Python warning, an error under this suite): the config is taken.
     assert run(shell, cell).success
-    out = capsys.readouterr().out.splitlines()
-    assert out[:2] == [
-        "samza_config: unknown key task.max.concurency: did you mean task.max.concurrency?",
-        "samza_config: unknown key systems.mem.samza.ofset.default: did you mean "
-        "systems.mem.samza.offset.default?",
-    ], out
-    assert out[-1].startswith("job 'j': 5 keys")
-    assert "task.max.concurency" in magics.session.config
-    run(shell, "%samza_config task.comit.ms=100 stores.counts.rocksdb.block.size=4096")
-    out = capsys.readouterr().out.splitlines()
-    assert out[:-1] == ["samza_config: unknown key task.comit.ms: did you mean task.commit.ms?"], out
+    assert capsys.readouterr().out.splitlines() == [
+        "job 'j': 4 keys; inputs (task.inputs not set yet); in-memory checkpoints kept for this kernel's "
+        "lifetime"
+    ]
+    assert run(shell, "%samza_config stores.counts.rocksdb.block.size=4096 systems.mst.x=1").success
+    assert magics.session.config["myapp.greeting"] == "hello"
 
 
 def test_the_config_summary_counts_one_key_in_the_singular(

@@ -2,8 +2,10 @@
 
 A config cell holds ``.properties`` text (Samza's key names); it replaces the notebook's config, so
 re-running a cell gives exactly the config it shows. The line form sets or overrides single keys. Both
-check every known key's value at once, so a typo fails in the config cell, not later in ``%samza_run``;
-an unknown key that is a near miss of a known one (``task.max.concurency``) is a warning line naming it.
+check every known key's value at once, so a typo fails in the config cell, not later in ``%samza_run``:
+so does an unknown key that is a near miss of a known one (``task.max.concurency``, or a key under a
+misspelt system name), with an error naming the key it resembles. A key far from every known one (a
+plug-in's or the task's own: ``myapp.greeting``) is taken as it is.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from samza_nb.config import Config, job_name, unknown_key_warnings
+from samza_nb.config import Config, check_key_spelling, job_name
 from samza_nb.config.loaders import parse_properties
 from samza_nb.errors import ConfigError
 from samza_nb.notebook.display.views import plural
@@ -48,22 +50,21 @@ def parse_assignments(line: str) -> dict[str, str]:
                 f"samza_config: {word!r} is not key=value (e.g. %samza_config task.max.concurrency=4)"
             )
         values[key.strip()] = value.strip()
-    check_values(values)
+    check_values(values, systems=False)  # the system names are checked with the whole config
     return values
 
 
-def check_values(values: Mapping[str, str]) -> Config:
-    """``values`` as a Config, every known key checked; a NotebookError naming the first bad key."""
+def check_values(values: Mapping[str, str], *, systems: bool = True) -> Config:
+    """``values`` as a Config, every known key checked and no key misspelt; a NotebookError naming the
+    first bad key: ``samza_config: unknown key task.max.concurency: did you mean task.max.concurrency?``.
+    ``systems``: also refuse keys under a system name that has no factory but is close to one that has
+    (only a whole config can tell: ``False`` for keys that will join others)."""
     try:
-        return Config(values).validate()
+        config = Config(values).validate()
+        check_key_spelling(config, systems=systems)
+        return config
     except ConfigError as exc:
         raise NotebookError(f"samza_config: {exc}") from None
-
-
-def key_warnings(values: Mapping[str, str]) -> list[str]:
-    """A line per key of ``values`` that looks like a typo of a known key, naming the key it resembles:
-    ``samza_config: unknown key task.max.concurency: did you mean task.max.concurrency?``."""
-    return [f"samza_config: {line}" for line in unknown_key_warnings(values)]
 
 
 def as_properties(config: Mapping[str, str]) -> str:
@@ -119,7 +120,6 @@ __all__ = [
     "check_values",
     "container_count",
     "effective_config",
-    "key_warnings",
     "parse_assignments",
     "parse_config_cell",
     "summary",

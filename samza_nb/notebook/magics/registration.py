@@ -150,10 +150,10 @@ class SamzaMagics(Magics):
                         "samza_config: the cell form takes no arguments: put every key in the cell"
                     )
                 values = cell_config.parse_config_cell(cell)
-                print(*cell_config.key_warnings(values), session.set_config(values, replace=True), sep="\n")
+                print(session.set_config(values, replace=True))
             elif line.strip():
                 values = cell_config.parse_assignments(line)
-                print(*cell_config.key_warnings(values), session.set_config(values, replace=False), sep="\n")
+                print(session.set_config(values, replace=False))
             elif session.config:
                 print(cell_config.as_properties(session.config))
                 print(f"# {cell_config.summary(session.config)}")

@@ -25,6 +25,7 @@ from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config
 from samza_nb.notebook.runs import processes_job, spark_job
 from samza_nb.notebook.runs.applications import planned_application, run_program
+from samza_nb.notebook.runs.fresh_inputs import FreshInputs
 from samza_nb.notebook.runs.job import OWN_THREAD, RunMonitor, RunnableJob
 from samza_nb.systems.registry import system_factory
 
@@ -48,12 +49,14 @@ def prepare_job(
     refresh_s: float = 0.2,
     record: str | None = None,
     replay: str | None = None,
+    fresh_inputs: FreshInputs | None = None,
 ) -> tuple[RunnableJob, RunMonitor]:
     """The job to run for config ``values`` and the cell's ``task`` (None: ``task.class``), and its
     monitor. ``checkpoint_stores`` keeps in-memory checkpoints per (job.name, job.id) for the kernel's
     life; ``state_directory`` holds store state unless the config names its own. ``record`` (a
     directory) records the run's schedule there (``job.record.path``); ``replay`` replays one recorded
-    there (both for a job of one container)."""
+    there (both for a job of one container). ``fresh_inputs``: when given, a job whose in-memory input was
+    made anew since its last run starts afresh (:mod:`.fresh_inputs`)."""
     if not values:
         raise NotebookError(
             "samza_run: no job config: write a %%samza_config cell (or %samza_config key=value ...) first"
@@ -89,7 +92,16 @@ def prepare_job(
         processes = processes_job.prepare(config, task, max_messages)
         where = f"as {count} container processes, their coordinator {OWN_THREAD}"
         return processes, ContainersMonitor(processes, name=job, mode=where, refresh_s=refresh_s)
-    container = _container(config, program, max_messages, factory, checkpoint_stores, replay)
+    container = _container(
+        config,
+        program,
+        max_messages,
+        factory,
+        replay,
+        checkpoint_stores=checkpoint_stores,
+        fresh_inputs=fresh_inputs,
+        state_directory=state_directory,
+    )
     return container, Monitor(container, job=job, mode=OWN_THREAD, refresh_s=refresh_s, trace_all=trace)
 
 
@@ -98,8 +110,11 @@ def _container(
     program: JobProgram,
     max_messages: int | None,
     factory: Callable[[], Any] | None,
-    checkpoint_stores: CheckpointStores,
     replay: str | None,
+    *,
+    checkpoint_stores: CheckpointStores,
+    fresh_inputs: FreshInputs | None,
+    state_directory: str,
 ) -> SamzaContainer:
     try:
         if factory is None:
@@ -108,6 +123,8 @@ def _container(
             system_factory(config, stream.system)
         manager = None
         if cell_config.uses_notebook_checkpoints(config):
+            if fresh_inputs is not None:
+                fresh_inputs.check(config, checkpoint_stores, state_directory)
             key = (config.job_name(), config.job_id())
             manager = InMemoryCheckpointManager(checkpoint_stores.setdefault(key, {}))
         return SamzaContainer(

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.config import Config, load_config, unknown_key_warnings
+from samza_nb.config import Config, check_key_spelling, load_config
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
 from samza_nb.runtime.applications import JobProgram, what_job_runs
@@ -111,7 +111,8 @@ def add_run_command(commands: Any) -> None:
     run.add_argument(
         "--strict",
         action="store_true",
-        help="an unknown config key that looks like a typo of a known one is an error, not a warning",
+        help="accepted for compatibility: an unknown config key that looks like a typo of a known one is "
+        "always an error",
     )
     run.add_argument(
         RESTORE_STATE_OPTION,
@@ -177,7 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- samza-nb run ----------------------------------------------------------------------------------------
 def load_job_config(path: str, overrides: Sequence[str], strict: bool = False) -> Config:
     """The config file with ``KEY=VALUE`` overrides applied, validated. An unknown key that looks like a
-    typo of a known one is a warning on stderr, or with ``strict`` a ConfigError naming it."""
+    typo of a known one is a ConfigError naming it and the key it resembles (``strict`` is accepted for
+    compatibility: it changes nothing)."""
     values: dict[str, str] = {}
     for item in overrides:
         key, sep, value = item.partition("=")
@@ -185,8 +187,7 @@ def load_job_config(path: str, overrides: Sequence[str], strict: bool = False) -
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
         values[key.strip()] = value.strip()
     config = load_config(Path(path), validate=False).with_overrides(values).validate()
-    for warning in unknown_key_warnings(config, strict=strict):
-        say(f"warning: {warning}")
+    check_key_spelling(config)
     return config
 
 

@@ -1,6 +1,12 @@
 """InMemoryBroker: partitioned streams held in this process, in named namespaces (the in-memory system's
 storage). Offsets are "0", "1", … per partition; values pass through unchanged, as Python objects; a
 partition that was ended is bounded. Safe to write from any thread; a write wakes waiting readers.
+
+A stream can be made anew (``create_stream(name, n, replace=True)``: no messages, not ended), so a
+notebook cell that fills and ends a stream can run again; not while a running job reads it (its
+consumers say so: :meth:`InMemoryBroker.add_reader`), which is a :class:`StreamInUseError` naming the
+stream and the job. Each stream made has its own :meth:`~InMemoryBroker.incarnation`, so whoever kept
+offsets of a stream (a notebook's checkpoints) can tell they belong to one that is gone.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from samza_nb.api.streams import (
     OutgoingMessageEnvelope,
     SystemStreamPartition,
 )
-from samza_nb.errors import SamzaError, SystemProducerError
+from samza_nb.errors import SamzaError, StreamInUseError, SystemProducerError
 from samza_nb.systems.headers import checked_headers
 from samza_nb.systems.inmemory.partition import InMemoryPartition, stable_partition
 
@@ -40,11 +46,14 @@ class InMemoryBroker:
 
     _registry: dict[str, InMemoryBroker] = {}
     _registry_lock = threading.Lock()
+    _incarnations = itertools.count(1)  # every stream made, in any broker, has its own number
 
     def __init__(self, namespace: str, system: str | None = None) -> None:
         self.namespace = namespace
         self.system = system or namespace
         self._streams: dict[str, list[InMemoryPartition]] = {}
+        self._incarnation: dict[str, int] = {}
+        self._readers: dict[str, list[str]] = {}  # stream → the running jobs reading it (one per partition)
         self._lock = threading.Lock()
         self._round_robin: dict[str, itertools.count[int]] = {}
         self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
@@ -80,22 +89,57 @@ class InMemoryBroker:
             cls._registry.pop(namespace, None)
 
     # -- streams ----------------------------------------------------------------------------------------
-    def create_stream(self, stream: str, partitions: int = 1) -> None:
-        """Create ``stream`` with ``partitions`` partitions; an existing stream must have that many."""
+    def create_stream(self, stream: str, partitions: int = 1, *, replace: bool = False) -> None:
+        """Create ``stream`` with ``partitions`` partitions; an existing stream must have that many, unless
+        ``replace``: then the stream is made anew (no messages, not ended, ``partitions`` partitions). A
+        stream a running job reads cannot be replaced: a :class:`StreamInUseError` naming it and the job."""
         if not isinstance(partitions, int) or partitions < 1:
             raise SamzaError(f"stream {stream!r}: partitions must be an integer >= 1, got {partitions!r}")
         with self._lock:
             existing = self._streams.get(stream)
-            if existing is not None:
+            if existing is not None and replace:
+                readers = self._readers.get(stream)
+                if readers:
+                    jobs = " and ".join(f"job {job!r}" for job in sorted(set(readers)))
+                    raise StreamInUseError(
+                        f"in-memory stream {self.system}.{stream} cannot be recreated while running {jobs} "
+                        f"reads it: stop the job first"
+                    )
+            elif existing is not None:
                 if len(existing) != partitions:
                     raise SamzaError(
                         f"stream {self.system}.{stream} exists with {len(existing)} partitions, "
-                        f"not {partitions}"
+                        f"not {partitions} (create_stream(..., replace=True) makes it anew)"
                     )
                 return
             self._streams[stream] = [
                 InMemoryPartition(SystemStreamPartition(self.system, stream, p)) for p in range(partitions)
             ]
+            self._incarnation[stream] = next(self._incarnations)
+            self._round_robin.pop(stream, None)
+
+    def incarnation(self, stream: str) -> int:
+        """The number of ``stream`` as it is now: a stream made anew (``replace``) has another one."""
+        self._partitions(stream)  # unknown stream → SamzaError naming it
+        return self._incarnation[stream]
+
+    def add_reader(self, stream: str, job: str) -> None:
+        """Job ``job`` reads (a partition of) ``stream`` from now on: the stream cannot be replaced until
+        a matching :meth:`remove_reader`."""
+        with self._lock:
+            self._readers.setdefault(stream, []).append(job)
+
+    def remove_reader(self, stream: str, job: str) -> None:
+        """Job ``job`` no longer reads (that partition of) ``stream``."""
+        with self._lock:
+            readers = self._readers.get(stream)
+            if readers and job in readers:
+                readers.remove(job)
+
+    def readers(self, stream: str) -> list[str]:
+        """The running jobs that read ``stream`` (once each, sorted)."""
+        with self._lock:
+            return sorted(set(self._readers.get(stream, ())))
 
     def stream_names(self) -> list[str]:
         """The streams of this broker."""
@@ -156,7 +200,7 @@ class InMemoryBroker:
         part = self._partition(stream, partition)
         with self._lock:
             if part.ended:
-                raise SystemProducerError(f"{part.ssp} has ended; no message can follow its end-of-stream")
+                raise SystemProducerError(self._ended_message(part))
             number = len(part)
             offset = self._offsets(number, number + 1)[0]
             part.append(offset, key, message, timestamp, headers)
@@ -180,9 +224,7 @@ class InMemoryBroker:
             for parts, by_partition in placed:
                 for number in by_partition:
                     if parts[number].ended:
-                        raise SystemProducerError(
-                            f"{parts[number].ssp} has ended; no message can follow its end-of-stream"
-                        )
+                        raise SystemProducerError(self._ended_message(parts[number]))
             for parts, by_partition in placed:
                 for number, batch in by_partition.items():
                     parts[number].extend(batch, headers)
@@ -191,6 +233,14 @@ class InMemoryBroker:
                 self._waiters = []
         if waiters:
             self._notify(waiters)
+
+    def _ended_message(self, part: InMemoryPartition) -> str:
+        stream = part.ssp.stream
+        count = len(self._streams[stream])
+        return (
+            f"{part.ssp} has ended; no message can follow its end-of-stream "
+            f"(create_stream({stream!r}, {count}, replace=True) makes the stream anew)"
+        )
 
     def _checked_headers(
         self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]]

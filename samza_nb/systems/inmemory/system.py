@@ -62,14 +62,17 @@ class InMemorySystemAdmin:
 
 class InMemorySystemConsumer:
     """Reads registered partitions of the broker; ``poll`` returns every available message, up to
-    :attr:`MAX_POLL_BATCH` per partition."""
+    :attr:`MAX_POLL_BATCH` per partition. From ``register`` to ``stop`` the broker knows job ``job`` reads
+    those streams (they cannot be made anew meanwhile)."""
 
     MAX_POLL_BATCH = 4096
     """The most envelopes of one partition a poll returns: the container then processes envelopes while
     they are still in the CPU's cache (a poll of a million would touch each one first, and again later)."""
 
-    def __init__(self, broker: InMemoryBroker) -> None:
+    def __init__(self, broker: InMemoryBroker, job: str = "a job") -> None:
         self._broker = broker
+        self._job = job
+        self._reading: set[SystemStreamPartition] = set()  # told to the broker as read by the job
         self._positions: dict[SystemStreamPartition, int] = {}
         self._ended: set[SystemStreamPartition] = set()
         self._wakeup: asyncio.Event | None = None
@@ -78,6 +81,9 @@ class InMemorySystemConsumer:
         """Start ``ssp`` at ``offset``."""
         self._broker.partition_count(ssp.stream)  # unknown stream → SamzaError naming it
         self._positions[ssp] = parse_integer_offset(ssp, offset, INMEMORY_OFFSET)
+        if ssp not in self._reading:
+            self._reading.add(ssp)
+            self._broker.add_reader(ssp.stream, self._job)
 
     async def start(self) -> None:
         """Nothing to connect."""
@@ -126,7 +132,10 @@ class InMemorySystemConsumer:
         return result
 
     async def stop(self) -> None:
-        """Nothing to disconnect."""
+        """The job no longer reads its streams (nothing to disconnect)."""
+        reading, self._reading = self._reading, set()
+        for ssp in reading:
+            self._broker.remove_reader(ssp.stream, self._job)
 
 
 class InMemorySystemProducer:
@@ -221,8 +230,8 @@ class InMemorySystemFactory:
         return InMemorySystemAdmin(self.broker(system_name, config), config, system_name)
 
     def get_consumer(self, system_name: str, config: Config) -> InMemorySystemConsumer:
-        """A consumer of ``system_name``."""
-        return InMemorySystemConsumer(self.broker(system_name, config))
+        """A consumer of ``system_name`` for the job of ``config`` (``job.name``)."""
+        return InMemorySystemConsumer(self.broker(system_name, config), config.job_name())
 
     def get_producer(self, system_name: str, config: Config) -> InMemorySystemProducer:
         """A producer of ``system_name``."""

@@ -135,6 +135,16 @@ def test_a_task_class_that_is_not_a_task_is_a_config_error(workdir: Path) -> Non
     assert info.value.key == "task.class"
 
 
+def test_a_misspelt_key_is_refused_naming_the_key_it_resembles(workdir: Path) -> None:
+    typo = {"systems.file.samza.ofset.default": "upcoming"}
+    with pytest.raises(ConfigError, match=r"did you mean systems\.file\.samza\.offset\.default\?$") as info:
+        LocalJobRunner(job_config(1, workdir, **typo), Recorder())
+    assert info.value.key == "systems.file.samza.ofset.default"
+    task = Recorder()  # a key of the user's own, far from every known one, is taken
+    LocalJobRunner(job_config(2, workdir, **{"myapp.greeting": "hi"}), task).run(timeout=30)
+    assert task.seen == ["0", "1"]
+
+
 def test_more_than_one_container_is_refused(workdir: Path) -> None:
     with pytest.raises(ConfigError, match=r"job\.container\.count"):
         LocalJobRunner(job_config(1, workdir, **{"job.container.count": "2"}), Recorder())
