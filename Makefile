@@ -23,9 +23,12 @@ run: $(STAMP)
 run-spark: $(STAMP)
 	$(BIN)/python -m examples.clickstream.pipeline
 
+# compileall first: the many processes the suite starts (containers, kernels, Spark's workers) then load
+# bytecode instead of compiling every module again (it matters where PYTHONDONTWRITEBYTECODE is set).
 test: $(STAMP)
 	$(BIN)/ruff check samza_nb tests benchmarks examples extensions scripts
 	$(BIN)/mypy
+	$(BIN)/python -m compileall -q -j 0 samza_nb tests examples extensions > /dev/null
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/
 

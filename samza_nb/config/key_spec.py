@@ -3,8 +3,9 @@ the parsers of typed values; the catalogue (:mod:`.catalogue`) is a table of the
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from samza_nb.errors import ConfigError
@@ -59,9 +60,12 @@ class KeySpec:
     kind: str  # "int", "int>=0", "int>=1", "bool", "str", "list", "choice", "class"
     description: str
     choices: tuple[str, ...] = ()
-    _regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    @functools.cached_property
+    def _regex(self) -> re.Pattern[str] | None:
+        """The pattern as a regex, compiled when first needed (None for a literal key: compared as is)."""
+        if "<" not in self.pattern:
+            return None
         parts = []
         for segment in re.split(r"(<[a-z]+>)", self.pattern):
             if segment in ("<stream>", "<property>"):
@@ -70,11 +74,12 @@ class KeySpec:
                 parts.append(r"([^.]+)")
             else:
                 parts.append(re.escape(segment))
-        object.__setattr__(self, "_regex", re.compile("^" + "".join(parts) + "$"))
+        return re.compile("^" + "".join(parts) + "$")
 
     def matches(self, key: str) -> bool:
         """True when ``key`` is an instance of this pattern."""
-        return self._regex.match(key) is not None
+        regex = self._regex
+        return key == self.pattern if regex is None else regex.match(key) is not None
 
     def parse(self, key: str, raw: str) -> Any:
         """The typed value of ``raw`` for ``key``; a ConfigError naming key, value and what is allowed."""

@@ -15,20 +15,30 @@ import functools
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from samza_nb.api.task_factory import task_factory
 from samza_nb.config import Config
 from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.operators.application import is_application
-from samza_nb.operators.plan import APP_CLASS_KEY, APP_PLAN_KEY
-from samza_nb.operators.prepare import PreparedApplication, prepare_application
-from samza_nb.operators.task import operator_task_factory
+from samza_nb.config.app_keys import APP_CLASS_KEY, APP_PLAN_KEY
+
+if TYPE_CHECKING:
+    from samza_nb.operators.prepare import PreparedApplication
 
 TASK_CLASS_KEY: Final = "task.class"
 
 TaskFactory = Callable[[], Any]
+
+_APPLICATION_MODULE = "samza_nb.operators.application"
+
+
+def is_application(obj: object) -> bool:
+    """True for a StreamApplication subclass or instance. The operators are imported only by a job that
+    runs an application: an object can only be one once they were imported, so a task's job never pays
+    for them."""
+    module = sys.modules.get(_APPLICATION_MODULE)
+    return module is not None and bool(module.is_application(obj))
 
 
 class NoJobProgramError(ConfigError):
@@ -90,6 +100,8 @@ class JobProgram:
         task that runs it (under a planned config: the runners plan first, see :attr:`needs_planning`).
         A ConfigError naming the key when the class a config names cannot be imported or is not one."""
         if self.runs_application:
+            from samza_nb.operators.task import operator_task_factory
+
             return operator_task_factory(self.application)
         factory: TaskFactory = self._loaded
         return factory
@@ -98,6 +110,8 @@ class JobProgram:
         """Plan the application under ``config`` (see
         :func:`~samza_nb.operators.prepare.prepare_application`): its jobs' configs and intermediate
         streams."""
+        from samza_nb.operators.prepare import prepare_application
+
         return await prepare_application(self.application, config)
 
     def __repr__(self) -> str:

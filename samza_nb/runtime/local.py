@@ -11,9 +11,13 @@ from samza_nb.container.container import SamzaContainer
 from samza_nb.container.knobs import config_values, live_changes
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
-from samza_nb.operators.application import is_application
-from samza_nb.operators.swap_shape import swap_task_factory
-from samza_nb.runtime.applications import TASK_CLASS_KEY, JobProgram, load_task_factory, what_job_runs
+from samza_nb.runtime.applications import (
+    TASK_CLASS_KEY,
+    JobProgram,
+    is_application,
+    load_task_factory,
+    what_job_runs,
+)
 
 if TYPE_CHECKING:
     import os
@@ -243,6 +247,8 @@ class LocalJobRunner:
         if not self.program.runs_application:
             return task
         assert self.container is not None
+        from samza_nb.operators.swap_shape import swap_task_factory
+
         return swap_task_factory(self.program.application, task, self.container.config)
 
     def _running(self, what: str) -> SamzaContainer:
