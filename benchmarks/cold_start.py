@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TASK = '''
+TASK = """
 import time
 from examples.wordcount.wordcount import WordCountTask
 
@@ -37,7 +37,7 @@ class FirstMessageMarked(WordCountTask):
             with open("first.txt", "w") as out:
                 out.write(repr(time.time()))
         super().process(envelope, collector, coordinator)
-'''
+"""
 
 CONFIG = """job.name = coldstart
 task.class = cold_task.FirstMessageMarked
@@ -120,7 +120,8 @@ def main() -> None:
         runs.append(first_message_s(args.lines)[0])
     median, baseline = statistics.median(runs), statistics.median(bare)
     print(f"samza-nb run, launch to first message: median {median:.3f} s ({min(runs):.3f}-{max(runs):.3f})")
-    print(f"python -c pass: median {baseline:.3f} s; samza-nb run costs {median / baseline:.1f}x the bare start")
+    ratio = median / baseline
+    print(f"python -c pass: median {baseline:.3f} s; samza-nb run costs {ratio:.1f}x the bare start")
     print("imports at the top (cumulative ms, one run):")
     for name, ms in import_costs(args.lines):
         print(f"  {name:48} {ms:7.1f}")

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any, Final
 
 from samza_nb.api.task_factory import task_factory
 from samza_nb.config import Config
+from samza_nb.config.app_keys import APP_CLASS_KEY, APP_PLAN_KEY
 from samza_nb.config.plugins import import_dotted
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.config.app_keys import APP_CLASS_KEY, APP_PLAN_KEY
 
 if TYPE_CHECKING:
     from samza_nb.operators.prepare import PreparedApplication
