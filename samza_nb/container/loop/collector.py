@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from operator import attrgetter
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from samza_nb.api.streams import OutgoingMessageEnvelope
 from samza_nb.errors import SamzaError, SystemProducerError
@@ -109,9 +109,13 @@ class OutputBuffer:
 class TaskCollector:
     """Sends a task's output to the producer of the envelope's system, through the container's
     :class:`OutputBuffer` when given one (a task on the loop thread), else at once from any thread
-    (``last_sent`` then holds the last envelope sent, for the observe bus's samples)."""
+    (``last_sent`` then holds the last envelope sent, for the observe bus's samples).
 
-    __slots__ = ("_outputs", "_producers", "last_sent", "task_name")
+    ``send`` is built per collector (a closure, not a method): a task's every output passes through it,
+    and a closure keeps the checks to what changes per envelope. The system of an envelope's stream is
+    checked once per stream object (envelopes usually share one ``SystemStream``)."""
+
+    __slots__ = ("_outputs", "_producers", "last_sent", "send", "task_name")
 
     def __init__(
         self, task_name: str, producers: Mapping[str, SystemProducer], outputs: OutputBuffer | None = None
@@ -120,23 +124,45 @@ class TaskCollector:
         self._producers = producers
         self._outputs = outputs
         self.last_sent: OutgoingMessageEnvelope | None = None
+        self.send: Callable[[OutgoingMessageEnvelope], None] = (
+            self._direct() if outputs is None else self._buffered(outputs)
+        )
+        """Send an envelope to its system's producer; an unknown system is a SystemProducerError."""
 
-    def send(self, envelope: OutgoingMessageEnvelope) -> None:
-        """Send ``envelope`` to its system's producer; an unknown system is a SystemProducerError."""
-        try:
-            known = envelope.system_stream.system in self._producers
-        except AttributeError:
-            known = False
-        if not known:
-            self._refuse(envelope)
-        outputs = self._outputs
-        if outputs is None:
-            self._producers[envelope.system_stream.system].send(self.task_name, envelope)
+    def _buffered(self, outputs: OutputBuffer) -> Callable[[OutgoingMessageEnvelope], None]:
+        producers, name, append, refuse = self._producers, self.task_name, outputs.append, self._refuse
+        checked: Any = None  # the last SystemStream found to have a producer
+
+        def send(envelope: OutgoingMessageEnvelope) -> None:
+            nonlocal checked
+            try:
+                stream = envelope.system_stream
+            except AttributeError:
+                refuse(envelope)
+            if stream is not checked:
+                if not isinstance(envelope, OutgoingMessageEnvelope) or stream.system not in producers:
+                    refuse(envelope)
+                checked = stream
+            if outputs.last_source is not name:
+                outputs.mark(name)
+            append(envelope)
+
+        return send
+
+    def _direct(self) -> Callable[[OutgoingMessageEnvelope], None]:
+        producers, name, refuse = self._producers, self.task_name, self._refuse
+
+        def send(envelope: OutgoingMessageEnvelope) -> None:
+            try:
+                producer = producers.get(envelope.system_stream.system)
+            except AttributeError:
+                producer = None
+            if producer is None or not isinstance(envelope, OutgoingMessageEnvelope):
+                refuse(envelope)
+            producer.send(name, envelope)
             self.last_sent = envelope
-        else:
-            if outputs.last_source is not self.task_name:
-                outputs.mark(self.task_name)
-            outputs.append(envelope)
+
+        return send
 
     def _refuse(self, envelope: OutgoingMessageEnvelope) -> NoReturn:
         if not isinstance(envelope, OutgoingMessageEnvelope):
