@@ -26,6 +26,8 @@ A recording is a directory of two files:
                       ``extra``, then per partition its index and, when it has messages in the round, the
                       first offset and, with two or more, the last (*offset codes*); the messages start
                       row by row, ``rows`` full rows, then the first ``extra`` partitions once more
+  10     TASK_EOS     task ``id``'s end-of-stream operation runs (all its partitions ended; then it is
+                      done): a replay holds it until here
   ====== ============ ================================================================================
 
 An *offset code* is a varint: 0 for the expected offset (a first one: the one after the partition's
@@ -35,7 +37,7 @@ first and last are the partition's next ones (read back with their offsets when 
 
 Records are appended when the recording is flushed (at every commit, at stop, and when the buffer grows);
 every record's length follows from its bytes, so a file cut short by a crash reads as its complete
-records (a readable prefix). Version 1 (3-bit kinds, no RUN or ROUND) is read too.
+records (a readable prefix). Version 1 (3-bit kinds, no RUN, ROUND or TASK_EOS) is read too.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ READS = (1, 2)
 HEADER = "header.json"
 SCHEDULE = "schedule.bin"
 
-NEXT, DISPATCH, EOS, COMPLETE, STEP, WINDOW, COMMIT, END, RUN, ROUND = range(10)
+NEXT, DISPATCH, EOS, COMPLETE, STEP, WINDOW, COMMIT, END, RUN, ROUND, TASK_EOS = range(11)
 SHIFT = 4
 """A tag is ``kind | id << SHIFT`` (version 1: 3)."""
 STOPPED, ENDED = 0, 1
@@ -159,8 +161,8 @@ def int_offset(offset: str) -> int | None:
 class Entry:
     """One decoded record: ``kind`` and, by kind, the partition index (NEXT, DISPATCH, each message of a
     RUN or ROUND: all as DISPATCH, with the offset, or "" for a message inside a run whose offset was
-    not recorded: the partition's next one; EOS), the task index (WINDOW; COMPLETE and STEP with the
-    callback number) or ``value`` (END: how)."""
+    not recorded: the partition's next one; EOS), the task index (WINDOW, TASK_EOS; COMPLETE and STEP
+    with the callback number) or ``value`` (END: how)."""
 
     kind: int
     ssp: int = -1
@@ -272,8 +274,8 @@ class _Decoder:
             return self.round(index)
         if kind == EOS:
             return [Entry(EOS, ssp=self.partition(index))]
-        if kind == WINDOW:
-            return [Entry(WINDOW, task=self.task(index))]
+        if kind in (WINDOW, TASK_EOS):
+            return [Entry(kind, task=self.task(index))]
         if kind in (COMPLETE, STEP):
             back = self.varint()
             return [Entry(kind, task=self.task(index), seq=self.started[index] - 1 - back)]

@@ -22,6 +22,7 @@ from samza_nb.container.recording import (
     SCHEDULE,
     SHIFT,
     STEP,
+    TASK_EOS,
     WINDOW,
     Header,
     int_offset,
@@ -142,6 +143,10 @@ class ScheduleWriter:
     def window(self, task: int) -> None:
         """Task ``task``'s window runs."""
         _varint(self._buffer, WINDOW | task << SHIFT)
+
+    def task_end_of_stream(self, task: int) -> None:
+        """Task ``task``'s end-of-stream operation runs."""
+        _varint(self._buffer, TASK_EOS | task << SHIFT)
 
     def commit_timer(self) -> None:
         """The commit timer fired."""

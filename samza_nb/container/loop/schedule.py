@@ -123,6 +123,11 @@ class Schedule:
         future to wait for first (then ask again)."""
         return None
 
+    def task_ending(self, ti: TaskInstance) -> bool:
+        """``ti``'s end-of-stream operation could run now: True to run it, False to hold it (the loop
+        asks again when woken)."""
+        return True
+
     # -- the message paths' hooks (loop/pump.py, loop/rounds.py, loop/loop_state.py) --------------------
     def dispatched(
         self, ti: TaskInstance, ssp: SystemStreamPartition, offset: str, callback: TaskCallbackImpl | None
@@ -318,6 +323,12 @@ class ScheduleRecorder(Schedule):
         assert self.writer is not None
         self.writer.step(task, seq)
         return None
+
+    def task_ending(self, ti: TaskInstance) -> bool:
+        """Recorded; it runs."""
+        assert self.writer is not None
+        self.writer.task_end_of_stream(self.task_index[ti.name])
+        return True
 
     def commit_timer_fired(self) -> None:
         """Recorded."""
