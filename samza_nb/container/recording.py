@@ -191,6 +191,18 @@ class Recording:
         cut short at the end of the file (a crash while writing) ends the iteration."""
         return _Decoder(self).entries()
 
+    def records(self) -> int:
+        """How many whole records ``schedule.bin`` holds (a run or a round is one)."""
+        decoder = _Decoder(self)
+        count = 0
+        while decoder.position < len(self._data):
+            try:
+                decoder.record()
+            except EOFError:
+                break
+            count += 1
+        return count
+
     @property
     def size(self) -> int:
         """Bytes of ``schedule.bin``."""
