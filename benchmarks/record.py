@@ -1,14 +1,20 @@
 """The cost of recording a run's schedule (``job.record.path``), as ratios measured in the same run.
 
 For each workload: the container's rate without recording, with recording (ratio: recorded / plain), the
-recording's size in bytes per message, and the rate of replaying it (ratio: replay / plain):
+recording's records and bytes per message, and the rate of replaying it (ratio: replay / plain):
 
-- a sync pass-through task, concurrency 1, over 1 and over 8 partitions (a recorded run takes the loop's
-  general path, one message at a time, as an observed run does; a plain run takes runs and rounds);
-- an ``async def`` task that awaits ``asyncio.sleep(0)`` twice, concurrency 8 (every step of its
-  coroutine and every completion is recorded).
+- a sync pass-through task, concurrency 1, over 1 and over 8 partitions: a recorded run keeps the loop's
+  runs and rounds, each one record (RUN, ROUND) whatever its length, so recording costs a few records per
+  pump, not per message;
+- an ``async def`` task that awaits ``asyncio.sleep(0)`` twice, concurrency 8: every message, every step
+  of its coroutine and every completion is a record (about nine bytes a message).
 
-Run: ``python benchmarks/record.py [--messages N] [--async-messages N] [--runs R]``; prints medians.
+A replay forces the schedule one message at a time (its chooser hands out only the recorded next
+message), so it runs on the loop's general path: its ratio is far below the recorded run's.
+
+Run: ``python benchmarks/record.py [--messages N] [--async-messages N] [--runs R] [--no-replay]``; prints
+medians. The defaults take two to three minutes (the replays most of it); ``--messages 200000
+--async-messages 10000 --runs 1 --no-replay`` a few seconds.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from samza_nb import Config
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.container.container import SamzaContainer
-from samza_nb.container.recording import SCHEDULE
+from samza_nb.container.recording import Recording
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.systems.inmemory.system import InMemoryBroker
 
@@ -82,47 +88,54 @@ def timed(run: Any, messages: int) -> float:
 
 
 def measure(
-    task: type, messages: int, partitions: int, concurrency: int
-) -> tuple[float, float, float, float]:
-    """(plain rate, recorded rate, bytes per message, replay rate)."""
+    task: type, messages: int, partitions: int, concurrency: int, replay: bool
+) -> tuple[float, float, float, float, float]:
+    """(plain rate, recorded rate, records per message, bytes per message, replay rate: NaN without)."""
     messages -= messages % partitions
     base = {"task.max.concurrency": str(concurrency)}
     plain = timed(container(task, messages, partitions, base), messages)
     with tempfile.TemporaryDirectory() as directory:
-        recording = Path(directory) / "recording"
+        path = Path(directory) / "recording"
         recorded = timed(
-            container(task, messages, partitions, {**base, "job.record.path": str(recording)}), messages
+            container(task, messages, partitions, {**base, "job.record.path": str(path)}), messages
         )
-        size = (recording / SCHEDULE).stat().st_size
-        replayed = timed(container(task, messages, partitions, base, replay=recording), messages)
-    return plain, recorded, size / messages, replayed
+        recording = Recording(path)
+        records, size = recording.records(), recording.size
+        replayed = float("nan")
+        if replay:
+            replayed = timed(container(task, messages, partitions, base, replay=path), messages)
+    return plain, recorded, records / messages, size / messages, replayed
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--messages", type=int, default=200_000, help="messages of the sync workloads")
+    parser.add_argument("--messages", type=int, default=1_000_000, help="messages of the sync workloads")
     parser.add_argument("--async-messages", type=int, default=50_000, help="messages of the async workload")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--no-replay", action="store_true", help="do not time replays (the slow part)")
     args = parser.parse_args(argv)
     workloads = [
         ("sync pass-through, 1 partition", PassThrough, args.messages, 1, 1),
         ("sync pass-through, 8 partitions", PassThrough, args.messages, 8, 1),
         ("async, 2 awaits, concurrency 8", TwoAwaits, args.async_messages, 1, 8),
     ]
-    print(f"medians of {args.runs} runs")
-    columns = ("plain msgs/s", 13), ("recorded", 10), ("ratio", 6), ("B/msg", 6), ("replay", 10), ("ratio", 6)
+    print(f"medians of {args.runs} runs (ratios: to the plain run of the same round)")
+    columns = [("plain msgs/s", 13), ("recorded", 11), ("ratio", 6), ("rec/msg", 8), ("B/msg", 7)]
+    columns += [("replay", 9), ("ratio", 6)]
     print(f"{'workload':34} " + " ".join(f"{title:>{width}}" for title, width in columns))
+    replay = not args.no_replay
     for name, task, messages, partitions, concurrency in workloads:
-        results = [measure(task, messages, partitions, concurrency) for _ in range(args.runs)]
+        results = [measure(task, messages, partitions, concurrency, replay) for _ in range(args.runs)]
         plain = statistics.median(r[0] for r in results)
         recorded = statistics.median(r[1] for r in results)
         ratio = statistics.median(r[1] / r[0] for r in results)
-        size = statistics.median(r[2] for r in results)
-        replayed = statistics.median(r[3] for r in results)
-        replay_ratio = statistics.median(r[3] / r[0] for r in results)
+        records = statistics.median(r[2] for r in results)
+        size = statistics.median(r[3] for r in results)
+        replayed = statistics.median(r[4] for r in results)
+        replay_ratio = statistics.median(r[4] / r[0] for r in results)
         print(
-            f"{name:34} {plain:13,.0f} {recorded:10,.0f} {ratio:6.3f} {size:6.2f} {replayed:10,.0f} "
-            f"{replay_ratio:6.3f}"
+            f"{name:34} {plain:13,.0f} {recorded:11,.0f} {ratio:6.3f} {records:8.4f} {size:7.4f} "
+            f"{replayed:9,.0f} {replay_ratio:6.3f}"
         )
     return 0
 

@@ -6,7 +6,8 @@ A recording is a directory of two files:
   (each partition's task, its starting offset and the checkpointed offset before it: the starting
   checkpoint) and the config keys the schedule depends on.
 - ``schedule.bin``: the schedule, in order, as varint-coded records. A record starts with a tag
-  ``kind | id << 3`` (``id``: a partition's or task's index in the tables); most are that one byte:
+  ``kind | id << 4`` (``id``: a partition's or task's index in the tables, or a round's width); most are
+  that one byte:
 
   ====== ============ ================================================================================
   kind   name         payload and meaning
@@ -19,11 +20,24 @@ A recording is a directory of two files:
   5      WINDOW       task ``id``'s window runs
   6      COMMIT       the commit timer fires (``id`` 0)
   7      END          the loop ends: ``id`` 0 a stop was requested, 1 the job ended by itself
+  8      RUN          varint ``n`` (2 or more) messages of partition ``id`` start one after another (a
+                      sync task's run): the first offset, then the last (*offset codes*)
+  9      ROUND        ``id`` partitions take turns (a round robin of sync tasks): varint ``rows``, varint
+                      ``extra``, then per partition its index and, when it has messages in the round, the
+                      first offset and, with two or more, the last (*offset codes*); the messages start
+                      row by row, ``rows`` full rows, then the first ``extra`` partitions once more
+  10     TASK_EOS     task ``id``'s end-of-stream operation runs (all its partitions ended; then it is
+                      done): a replay holds it until here
   ====== ============ ================================================================================
+
+An *offset code* is a varint: 0 for the expected offset (a first one: the one after the partition's
+previous; a last one: the first plus the messages between, integer offsets), else the offset's length
+plus one, then its UTF-8 bytes. So a run of any length takes about four bytes; the messages between its
+first and last are the partition's next ones (read back with their offsets when both ends were expected).
 
 Records are appended when the recording is flushed (at every commit, at stop, and when the buffer grows);
 every record's length follows from its bytes, so a file cut short by a crash reads as its complete
-records (a readable prefix).
+records (a readable prefix). Version 1 (3-bit kinds, no RUN, ROUND or TASK_EOS) is read too.
 """
 
 from __future__ import annotations
@@ -39,11 +53,15 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import SamzaError
 
 FORMAT = "samza-nb schedule"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
+"""The versions this reads."""
 HEADER = "header.json"
 SCHEDULE = "schedule.bin"
 
-NEXT, DISPATCH, EOS, COMPLETE, STEP, WINDOW, COMMIT, END = range(8)
+NEXT, DISPATCH, EOS, COMPLETE, STEP, WINDOW, COMMIT, END, RUN, ROUND, TASK_EOS = range(11)
+SHIFT = 4
+"""A tag is ``kind | id << SHIFT`` (version 1: 3)."""
 STOPPED, ENDED = 0, 1
 
 FLUSH_BYTES = 1 << 16
@@ -78,12 +96,13 @@ class Header:
     tasks: tuple[str, ...]
     partitions: tuple[PartitionEntry, ...]
     config: Mapping[str, str]
+    version: int = VERSION
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object of ``header.json``."""
         return {
             "format": FORMAT,
-            "version": VERSION,
+            "version": self.version,
             "job": {"name": self.job[0], "id": self.job[1]},
             "tasks": list(self.tasks),
             "partitions": [
@@ -105,9 +124,11 @@ class Header:
         """Read a ``header.json`` object; a SamzaError naming the file when it is not one."""
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise SamzaError(f"{where} is not the header of a samza-nb schedule recording")
-        if data.get("version") != VERSION:
+        version = data.get("version")
+        if version not in READS:
             raise SamzaError(
-                f"{where}: recording format version {data.get('version')!r}; this reads {VERSION}"
+                f"{where}: recording format version {version!r}; this reads "
+                + " and ".join(str(v) for v in READS)
             )
         try:
             return cls(
@@ -123,108 +144,25 @@ class Header:
                     for p in data["partitions"]
                 ),
                 {str(k): str(v) for k, v in data["config"].items()},
+                int(version),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SamzaError(f"{where}: malformed recording header ({exc!r})") from exc
 
 
-def _varint(out: bytearray, value: int) -> None:
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-
-
-def _int_offset(offset: str) -> int | None:
+def int_offset(offset: str) -> int | None:
     """``offset`` as an integer when it is one in canonical form, else None."""
     if offset.isdigit() and (offset == "0" or offset[0] != "0"):
         return int(offset)
     return None
 
 
-class ScheduleWriter:
-    """Writes a recording: the header at once, then records buffered and appended on :meth:`flush`.
-
-    Keeps what compact records need: each partition's previous offset (for NEXT) and each task's count of
-    messages started (callbacks are named by how far back from the latest they are)."""
-
-    def __init__(self, directory: Path, header: Header) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
-        self.directory = directory
-        self._task_of = [p.task for p in header.partitions]
-        self._previous: list[int | None] = []
-        for p in header.partitions:
-            start = _int_offset(p.start)
-            self._previous.append(None if start is None else start - 1)
-        self._started = [0] * len(header.tasks)
-        self._buffer = bytearray()
-        self.bytes_written = 0
-        temporary = directory / (HEADER + ".tmp")
-        temporary.write_text(json.dumps(header.to_json(), indent=1))
-        os.replace(temporary, directory / HEADER)
-        self._file = open(directory / SCHEDULE, "wb")  # noqa: SIM115 (closed by close())
-
-    def dispatch(self, ssp: int, offset: str) -> None:
-        """A message of partition ``ssp`` at ``offset`` starts."""
-        out = self._buffer
-        number = _int_offset(offset)
-        previous = self._previous[ssp]
-        if number is not None and previous is not None and number == previous + 1:
-            _varint(out, NEXT | ssp << 3)
-        else:
-            _varint(out, DISPATCH | ssp << 3)
-            data = offset.encode()
-            _varint(out, len(data))
-            out += data
-        self._previous[ssp] = number
-        self._started[self._task_of[ssp]] += 1
-        if len(out) >= FLUSH_BYTES:
-            self.flush()
-
-    def end_of_stream(self, ssp: int) -> None:
-        """Partition ``ssp``'s end-of-stream is taken."""
-        _varint(self._buffer, EOS | ssp << 3)
-
-    def complete(self, task: int, seq: int) -> None:
-        """Task ``task``'s callback number ``seq`` (0: its first message) completes."""
-        _varint(self._buffer, COMPLETE | task << 3)
-        _varint(self._buffer, self._started[task] - 1 - seq)
-
-    def step(self, task: int, seq: int) -> None:
-        """Task ``task``'s coroutine of message number ``seq`` runs its next step."""
-        _varint(self._buffer, STEP | task << 3)
-        _varint(self._buffer, self._started[task] - 1 - seq)
-
-    def window(self, task: int) -> None:
-        """Task ``task``'s window runs."""
-        _varint(self._buffer, WINDOW | task << 3)
-
-    def commit_timer(self) -> None:
-        """The commit timer fired."""
-        _varint(self._buffer, COMMIT)
-
-    def end(self, how: int) -> None:
-        """The loop ended (:data:`STOPPED` or :data:`ENDED`)."""
-        _varint(self._buffer, END | how << 3)
-
-    def flush(self) -> None:
-        """Append the buffered records to ``schedule.bin``."""
-        if self._buffer and not self._file.closed:
-            self._file.write(self._buffer)
-            self._file.flush()
-            self.bytes_written += len(self._buffer)
-            self._buffer.clear()
-
-    def close(self) -> None:
-        """Flush and close the file."""
-        self.flush()
-        self._file.close()
-
-
 @dataclass(frozen=True)
 class Entry:
-    """One decoded record: ``kind`` and, by kind, the partition index (NEXT/DISPATCH as DISPATCH, EOS),
-    the task index (WINDOW; COMPLETE and STEP with the callback number) or ``value`` (END: how)."""
+    """One decoded record: ``kind`` and, by kind, the partition index (NEXT, DISPATCH, each message of a
+    RUN or ROUND: all as DISPATCH, with the offset, or "" for a message inside a run whose offset was
+    not recorded: the partition's next one; EOS), the task index (WINDOW, TASK_EOS; COMPLETE and STEP
+    with the callback number) or ``value`` (END: how)."""
 
     kind: int
     ssp: int = -1
@@ -249,70 +187,21 @@ class Recording:
             raise SamzaError(f"{header_path} is not JSON: {exc}") from None
 
     def entries(self) -> Iterator[Entry]:
-        """The records in order, NEXT made a DISPATCH with its offset; a record cut short at the end of
-        the file (a crash while writing) ends the iteration."""
-        data = self._data
-        partitions = self.header.partitions
-        previous: list[int | None] = []
-        for p in partitions:
-            start = _int_offset(p.start)
-            previous.append(None if start is None else start - 1)
-        started = [0] * len(self.header.tasks)
-        position = 0
-        size = len(data)
+        """The records in order, one entry per message (NEXT, RUN and ROUND made DISPATCHes); a record
+        cut short at the end of the file (a crash while writing) ends the iteration."""
+        return _Decoder(self).entries()
 
-        def varint() -> int:
-            nonlocal position
-            value = shift = 0
-            while True:
-                if position >= size:
-                    raise EOFError
-                byte = data[position]
-                position += 1
-                value |= (byte & 0x7F) << shift
-                if byte < 0x80:
-                    return value
-                shift += 7
-
-        while position < size:
+    def records(self) -> int:
+        """How many whole records ``schedule.bin`` holds (a run or a round is one)."""
+        decoder = _Decoder(self)
+        count = 0
+        while decoder.position < len(self._data):
             try:
-                tag = varint()
-                kind, index = tag & 7, tag >> 3
-                if kind in (NEXT, DISPATCH):
-                    if index >= len(partitions):
-                        raise SamzaError(
-                            f"{self.directory / SCHEDULE}: partition {index} is not in the header"
-                        )
-                    if kind == NEXT:
-                        number = previous[index]
-                        if number is None:
-                            raise SamzaError(f"{self.directory / SCHEDULE}: NEXT of a non-integer offset")
-                        number += 1
-                        offset = str(number)
-                    else:
-                        length = varint()
-                        if position + length > size:
-                            raise EOFError
-                        offset = data[position : position + length].decode()
-                        position += length
-                        number = _int_offset(offset)
-                    previous[index] = number
-                    started[partitions[index].task] += 1
-                    yield Entry(DISPATCH, ssp=index, offset=offset)
-                elif kind == EOS:
-                    yield Entry(EOS, ssp=index)
-                elif kind in (COMPLETE, STEP, WINDOW):
-                    if index >= len(started):
-                        raise SamzaError(f"{self.directory / SCHEDULE}: task {index} is not in the header")
-                    if kind == WINDOW:
-                        yield Entry(WINDOW, task=index)
-                        continue
-                    back = varint()
-                    yield Entry(kind, task=index, seq=started[index] - 1 - back)
-                elif kind in (COMMIT, END):
-                    yield Entry(kind, value=index)
+                decoder.record()
             except EOFError:
-                return
+                break
+            count += 1
+        return count
 
     @property
     def size(self) -> int:
@@ -320,4 +209,141 @@ class Recording:
         return len(self._data)
 
 
-__all__ = ["Entry", "Header", "PartitionEntry", "Recording", "ScheduleWriter"]
+class _Decoder:
+    """Reads ``schedule.bin`` record by record, keeping what the compact records are relative to."""
+
+    def __init__(self, recording: Recording) -> None:
+        header = recording.header
+        self.where = recording.directory / SCHEDULE
+        self.data = recording._data
+        self.position = 0
+        self.shift = 3 if header.version == 1 else SHIFT
+        self.task_of = [p.task for p in header.partitions]
+        self.previous: list[int | None] = []
+        for p in header.partitions:
+            start = int_offset(p.start)
+            self.previous.append(None if start is None else start - 1)
+        self.started = [0] * len(header.tasks)
+
+    def entries(self) -> Iterator[Entry]:
+        data_size = len(self.data)
+        while self.position < data_size:
+            try:
+                record = self.record()
+            except EOFError:
+                return
+            yield from record
+
+    def varint(self) -> int:
+        data, position = self.data, self.position
+        value = shift = 0
+        while True:
+            if position >= len(data):
+                raise EOFError
+            byte = data[position]
+            position += 1
+            value |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                self.position = position
+                return value
+            shift += 7
+
+    def text(self, length: int) -> str:
+        end = self.position + length
+        if end > len(self.data):
+            raise EOFError
+        value = self.data[self.position : end].decode()
+        self.position = end
+        return value
+
+    def partition(self, index: int) -> int:
+        if index >= len(self.previous):
+            raise SamzaError(f"{self.where}: partition {index} is not in the header")
+        return index
+
+    def task(self, index: int) -> int:
+        if index >= len(self.started):
+            raise SamzaError(f"{self.where}: task {index} is not in the header")
+        return index
+
+    def record(self) -> list[Entry]:
+        """The entries of the next record (all of it read first: a record cut short yields nothing)."""
+        tag = self.varint()
+        kind, index = tag & ((1 << self.shift) - 1), tag >> self.shift
+        if kind == NEXT:
+            number = self.previous[self.partition(index)]
+            if number is None:
+                raise SamzaError(f"{self.where}: NEXT of a non-integer offset")
+            return self.messages(index, 1, str(number + 1), number + 1, "", None)
+        if kind == DISPATCH:
+            self.partition(index)
+            offset = self.text(self.varint())
+            return self.messages(index, 1, offset, int_offset(offset), "", None)
+        if kind == RUN:
+            count = self.varint()
+            return self.messages(self.partition(index), count, *self.span(index, count))
+        if kind == ROUND:
+            return self.round(index)
+        if kind == EOS:
+            return [Entry(EOS, ssp=self.partition(index))]
+        if kind in (WINDOW, TASK_EOS):
+            return [Entry(kind, task=self.task(index))]
+        if kind in (COMPLETE, STEP):
+            back = self.varint()
+            return [Entry(kind, task=self.task(index), seq=self.started[index] - 1 - back)]
+        if kind in (COMMIT, END):
+            return [Entry(kind, value=index)]
+        raise SamzaError(f"{self.where}: unknown record kind {kind} at byte {self.position}")
+
+    def offset(self, expected: int | None) -> tuple[str, int | None]:
+        """An offset code read: the offset and its integer (None: not one)."""
+        code = self.varint()
+        if code == 0:
+            if expected is None:
+                raise SamzaError(f"{self.where}: an expected offset after a non-integer one")
+            return str(expected), expected
+        offset = self.text(code - 1)
+        return offset, int_offset(offset)
+
+    def span(self, ssp: int, count: int) -> tuple[str, int | None, str, int | None]:
+        """The first and last offset (and integers) of ``count`` messages of ``ssp``."""
+        previous = self.previous[ssp]
+        first, number = self.offset(None if previous is None else previous + 1)
+        if count < 2:
+            return first, number, first, number
+        last, last_number = self.offset(None if number is None else number + count - 1)
+        return first, number, last, last_number
+
+    def messages(
+        self, ssp: int, count: int, first: str, number: int | None, last: str, last_number: int | None
+    ) -> list[Entry]:
+        """The DISPATCH entries of ``count`` messages of ``ssp`` from ``first`` to ``last``: those between
+        with their offsets when the ends are consecutive integers, else ""."""
+        entries = [Entry(DISPATCH, ssp=ssp, offset=first)]
+        if count > 1:
+            if number is not None and last_number == number + count - 1:
+                entries += (Entry(DISPATCH, ssp=ssp, offset=str(number + i)) for i in range(1, count))
+            else:
+                entries += [Entry(DISPATCH, ssp=ssp)] * (count - 2)
+                entries.append(Entry(DISPATCH, ssp=ssp, offset=last))
+        self.previous[ssp] = last_number if count > 1 else number
+        self.started[self.task_of[ssp]] += count
+        return entries
+
+    def round(self, width: int) -> list[Entry]:
+        """A ROUND's entries, row by row."""
+        rows, extra = self.varint(), self.varint()
+        columns: list[list[Entry]] = []
+        spans = []
+        for i in range(width):
+            ssp = self.partition(self.varint())
+            count = rows + 1 if i < extra else rows
+            spans.append((ssp, count, *self.span(ssp, count)) if count else None)
+        for item in spans:  # every code read: now the record is whole
+            columns.append([] if item is None else self.messages(*item))
+        entries = [column[row] for row in range(rows) for column in columns]
+        entries += (columns[i][rows] for i in range(extra))
+        return entries
+
+
+__all__ = ["Entry", "Header", "PartitionEntry", "Recording", "int_offset"]

@@ -39,6 +39,7 @@ from samza_nb.container.recording import (
     EOS,
     STEP,
     STOPPED,
+    TASK_EOS,
     WINDOW,
     Entry,
     Recording,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.config import Config
     from samza_nb.container.loop.loop_state import LoopState
+    from samza_nb.container.loop.task_instance import TaskInstance
 
 
 class ReplayDivergedError(SamzaError):
@@ -209,13 +211,18 @@ class ScheduleReplayer(Schedule):
             return "the end of the recording"
         if entry.kind in (DISPATCH, EOS):
             row = header.partitions[entry.ssp]
-            what = f"{row.ssp}@{entry.offset}" if entry.kind == DISPATCH else f"{row.ssp} end-of-stream"
+            if entry.kind == EOS:
+                what = f"{row.ssp} end-of-stream"
+            else:  # a message inside a recorded run may have no offset: the partition's next one
+                what = f"{row.ssp}@{entry.offset}" if entry.offset else f"the next message of {row.ssp}"
             return f"task {header.tasks[row.task]!r} {what}"
         if entry.kind in (COMPLETE, STEP):
             what = "the completion" if entry.kind == COMPLETE else "a step"
             return f"{what} of task {header.tasks[entry.task]!r} message {entry.seq}"
         if entry.kind == WINDOW:
             return f"the window of task {header.tasks[entry.task]!r}"
+        if entry.kind == TASK_EOS:
+            return f"the end-of-stream of task {header.tasks[entry.task]!r}"
         if entry.kind == COMMIT:
             return "the commit timer"
         return "a requested stop" if entry.value == STOPPED else "the job's end"
@@ -244,7 +251,7 @@ class ScheduleReplayer(Schedule):
             return None
         end = envelope.is_end_of_stream
         if (entry.kind == EOS and end) or (
-            entry.kind == DISPATCH and not end and envelope.offset == entry.offset
+            entry.kind == DISPATCH and not end and entry.offset in ("", envelope.offset)
         ):
             del held[ssp]
             self._awaiting = True
@@ -273,7 +280,8 @@ class ScheduleReplayer(Schedule):
         entry = self.entry
         if self._free:
             return
-        if entry is None or entry.kind != DISPATCH or entry.ssp != ssp or entry.offset != offset:
+        known = entry is not None and entry.offset != "" and offset != ""  # ("": inside a run)
+        if entry is None or entry.kind != DISPATCH or entry.ssp != ssp or (known and entry.offset != offset):
             self._diverged(
                 f"task {self.tasks[task].name!r} started {self.recording.header.partitions[ssp].ssp}@{offset}"
             )
@@ -327,6 +335,18 @@ class ScheduleReplayer(Schedule):
         waiting = asyncio.get_running_loop().create_future()
         self._waiting[(task, seq)] = waiting
         return waiting
+
+    def task_ending(self, ti: TaskInstance) -> bool:
+        """A task's end-of-stream operation runs at its record (a window recorded before it runs first);
+        a version 1 recording has none: at once."""
+        state = self.state
+        if self._free or self.recording.header.version < 2 or (state is not None and state.failure):
+            return True
+        entry = self.entry
+        if entry is not None and entry.kind == TASK_EOS and entry.task == self.task_index[ti.name]:
+            self._advance()
+            return True
+        return False
 
     def tick(self) -> None:
         """Each loop iteration: fire the commit timer and the stop recorded at the cursor, or ask for the

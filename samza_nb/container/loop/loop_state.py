@@ -120,6 +120,8 @@ class LoopState:
             if error is not None:
                 self.fail(ti, callback.ssp, callback.offset, error, "process")
                 return
+            if self.schedule is not None:
+                self.schedule.completed(callback)
             if self.bus.per_message:
                 self.bus.publish(
                     ev.ProcessCompleted(

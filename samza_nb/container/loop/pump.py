@@ -78,6 +78,7 @@ class MessagePump:
         choose_run, choose_round = consumers.choose_run, consumers.choose_round
         take_run, end_run = consumers.take_run, consumers.end_run
         route = state.route
+        schedule = state.schedule  # record/replay (loop/schedule.py): told once per run or round
         count = taken = inline = 0  # messages started, envelopes taken, messages started in line here
         envelope: IncomingMessageEnvelope | None = None
         picked: IncomingMessageEnvelope | None = None  # the last envelope chosen, or its round's pick
@@ -117,6 +118,8 @@ class MessagePump:
                     consumers.refill(envelope.ssp)
                     failed, n = ti.process_run(envelope, ()), 1
                 taken += n
+                if schedule is not None:
+                    self._ran(ti, envelope, failed, n)
                 if failed is None and not ti.coordinator.requested:
                     ti.record_run(envelope.ssp, n)
                 else:
@@ -197,9 +200,23 @@ class MessagePump:
             consumers.refill(envelope.ssp)
             failed = ti.process_run(envelope, ())
             n = 1
+        if self._state.schedule is not None:
+            self._ran(ti, envelope, failed, n)
         n = self._after_run(ti, envelope, failed, n)
         self._state.processed += n
         return n
+
+    def _ran(
+        self,
+        ti: TaskInstance,
+        envelope: IncomingMessageEnvelope,
+        failed: tuple[IncomingMessageEnvelope, Exception] | None,
+        n: int,
+    ) -> None:
+        """Tell the schedule of a run of ``n`` envelopes from ``envelope`` (the last one failed, if any)."""
+        assert self._state.schedule is not None
+        last = failed[0].offset if failed is not None else ti.last_offsets[envelope.ssp]
+        self._state.schedule.ran(ti, envelope.ssp, n, envelope.offset, last)
 
     def _after_run(
         self,
@@ -229,7 +246,10 @@ class MessagePump:
         state.consumers.refill(ssp)
         state.processed += 1
         bus = state.bus
+        schedule = state.schedule
         if ti.inline:
+            if schedule is not None:
+                schedule.dispatched(ti, ssp, envelope.offset, None)
             if bus.per_message:
                 bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 1))
             failed = ti.process_run(envelope, ())
@@ -260,6 +280,8 @@ class MessagePump:
         if state.settings.callback_timeout_ms > 0:
             deadline = now_ms + state.settings.callback_timeout_ms
             heapq.heappush(state.deadlines, (deadline, callback.seq, callback))
+        if schedule is not None:
+            schedule.dispatched(ti, ssp, envelope.offset, callback)
         if bus.per_message:
             bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, ti.in_flight))
         try:

@@ -53,6 +53,8 @@ def run_round(
     if width == len(held) and width > 1:
         rows = consumers.take_rows(ssps, (limit - width) // width)
     outcome = _process_rows(tasks, chain((tuple(held[:width]),), rows))
+    if state.schedule is not None:
+        _tell_schedule(state, tasks, held[:width], outcome)
     return _close_round(state, tasks, ssps, held[width:], outcome)
 
 
@@ -112,6 +114,21 @@ def _unrolled(width: int) -> Callable[..., Outcome]:
     lines += ["        done += 1", "        previous = row", "    return done, -1, None, previous, None"]
     function: Callable[..., Outcome] = compile_function("process_rows", "\n".join(lines), f"round of {width}")
     return function
+
+
+def _tell_schedule(
+    state: LoopState, tasks: list[TaskInstance], firsts: list[IncomingMessageEnvelope], outcome: Outcome
+) -> None:
+    """Tell the schedule (record/replay) of the round: its rows, and the ends of each partition's messages
+    (a call that raised counts: it started)."""
+    assert state.schedule is not None
+    done, position, row, last, _ = outcome
+    extra = 0 if row is None else position + 1
+    ends: list[tuple[IncomingMessageEnvelope, str | None]] = []
+    for i, first in enumerate(firsts):
+        envelope = row[i] if row is not None and i < extra else last[i] if last is not None else None
+        ends.append((first, None if envelope is None else envelope.offset))
+    state.schedule.ran_round(tasks, ends, done, extra)
 
 
 def _close_round(

@@ -1,18 +1,22 @@
 """Record and replay of a run's schedule: the hooks the run loop and the container call, and the recorder.
 
 A :class:`Schedule` is attached to the run loop's state (``LoopState.schedule``; None, the default, costs
-nothing). It observes the loop through the per-message events of the observe bus: subscribing to them puts
-the loop on its general path (every message started by ``MessagePump.dispatch``, which publishes
-``ProcessStarted`` just before the task sees it), so starts, async completions (``ProcessCompleted``, in
-the order the loop takes them), partition ends and windows (``WindowFired``: a window is recorded where it
-ran, not where its timer fired) are seen where they happen. The loop itself calls :meth:`Schedule.tick`
-once per iteration, :meth:`Schedule.commit_timer_fired` when the commit timer fires and
-:meth:`Schedule.loop_ended` when it stops. An ``async def process`` runs wrapped by :func:`stepped`,
-which asks :meth:`Schedule.step` before each step of the coroutine (its first run and every resumption).
+nothing). The loop's message paths call it where messages start, without putting the loop on a slower
+path: a message started on the general path (:meth:`Schedule.dispatched`, by ``MessagePump.dispatch`` just
+before the task sees it), a run of a sync task's messages (:meth:`Schedule.ran`, once per run, after it)
+and a round of sync tasks (:meth:`Schedule.ran_round`, once per round); and where the loop takes an async
+completion (:meth:`Schedule.completed`, in the order it takes them). Partition ends, windows (``WindowFired``:
+a window is recorded where it ran, not where its timer fired) and commits it sees on the observe bus
+(events that are not per message). The loop itself calls :meth:`Schedule.tick` once per iteration,
+:meth:`Schedule.commit_timer_fired` when the commit timer fires and :meth:`Schedule.loop_ended` when it
+stops. An ``async def process`` runs wrapped by :func:`stepped`, which asks :meth:`Schedule.step` before
+each step of the coroutine (its first run and every resumption).
 
-:class:`ScheduleRecorder` writes all that down (:mod:`samza_nb.container.recording`);
+:class:`ScheduleRecorder` writes all that down (:mod:`samza_nb.container.recording_writer`: a run or a
+round is one record, and records are written out at commits, at stop and when 64 KiB wait);
 :class:`~samza_nb.container.replay.ScheduleReplayer` forces it on a second run, through a
-:class:`ReplayChooser` and the loop's completion queue made a :class:`GatedCompletions`.
+:class:`ReplayChooser` (one message at a time) and the loop's completion queue made a
+:class:`GatedCompletions`.
 """
 
 from __future__ import annotations
@@ -20,19 +24,13 @@ from __future__ import annotations
 import threading
 import types
 from collections import deque
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.container.loop.task_instance import TaskKind
-from samza_nb.container.recording import (
-    ENDED,
-    SCHEDULE_KEYS,
-    STOPPED,
-    Header,
-    PartitionEntry,
-    ScheduleWriter,
-)
+from samza_nb.container.recording import ENDED, SCHEDULE_KEYS, STOPPED, Header, PartitionEntry
+from samza_nb.container.recording_writer import ScheduleWriter
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
@@ -48,7 +46,8 @@ if TYPE_CHECKING:
 
 Completion = tuple["TaskCallbackImpl", "BaseException | None"]
 
-_OBSERVED = (ev.ProcessStarted, ev.ProcessCompleted, ev.EndOfStreamReached, ev.WindowFired, ev.Committed)
+_OBSERVED = (ev.EndOfStreamReached, ev.WindowFired, ev.Committed)
+"""The events a schedule observes on the bus (none is per message: the loop keeps its fast paths)."""
 
 
 class Schedule:
@@ -65,8 +64,7 @@ class Schedule:
         self.ssp_index: dict[SystemStreamPartition, int] = {}
         self.tasks: list[TaskInstance] = []
         self.started = [0]  # per task, messages started (of an async task: the next callback number)
-        self._async: list[bool] = []
-        self._seq_of: dict[tuple[SystemStreamPartition, str], int] = {}
+        self._seq_of: dict[TaskCallbackImpl, int] = {}  # an async callback's message number
         self._unsubscribe: Callable[[], None] | None = None
 
     # -- the container's hooks --------------------------------------------------------------------------
@@ -98,7 +96,6 @@ class Schedule:
         self.ssp_index = {p.ssp: i for i, p in enumerate(header.partitions)}
         self.tasks = [state.by_name[name] for name in header.tasks]
         self.started = [0] * len(self.tasks)
-        self._async = [not ti.inline for ti in self.tasks]
         for index, ti in enumerate(self.tasks):
             if ti.kind is TaskKind.COROUTINE:
                 ti.process = _stepping(ti.process, self, index)
@@ -126,19 +123,56 @@ class Schedule:
         future to wait for first (then ask again)."""
         return None
 
+    def task_ending(self, ti: TaskInstance) -> bool:
+        """``ti``'s end-of-stream operation could run now: True to run it, False to hold it (the loop
+        asks again when woken)."""
+        return True
+
+    # -- the message paths' hooks (loop/pump.py, loop/rounds.py, loop/loop_state.py) --------------------
+    def dispatched(
+        self, ti: TaskInstance, ssp: SystemStreamPartition, offset: str, callback: TaskCallbackImpl | None
+    ) -> None:
+        """A message starts on the general path, just before the task sees it (``callback``: its async
+        callback; None: a sync call on the loop thread)."""
+        task = self.task_index[ti.name]
+        self.started[task] += 1
+        if callback is not None:
+            self._seq_of[callback] = self.started[task] - 1
+        self.on_started(task, self.ssp_index[ssp], offset)
+
+    def ran(self, ti: TaskInstance, ssp: SystemStreamPartition, count: int, first: str, last: str) -> None:
+        """``count`` messages of ``ssp``, from offset ``first`` to ``last``, ran inline one after another
+        (the last one's call may have raised)."""
+        task = self.task_index[ti.name]
+        self.started[task] += count
+        self.on_run(task, self.ssp_index[ssp], count, first, last)
+
+    def ran_round(
+        self,
+        tasks: Sequence[TaskInstance],
+        ends: Sequence[tuple[IncomingMessageEnvelope, str | None]],
+        rows: int,
+        extra: int,
+    ) -> None:
+        """A round ran inline: ``rows`` full rows (one message of each task's partition in turn), then one
+        more message of each of the first ``extra`` tasks; ``ends`` holds each partition's first message
+        and its last message's offset (None: it ran none)."""
+        indexes = [self.task_index[ti.name] for ti in tasks]
+        for i, task in enumerate(indexes):
+            self.started[task] += rows + 1 if i < extra else rows
+        ssps = [self.ssp_index[first.ssp] for first, _ in ends]
+        offsets = [(first.offset, first.offset if last is None else last) for first, last in ends]
+        self.on_round(indexes, ssps, offsets, rows, extra)
+
+    def completed(self, callback: TaskCallbackImpl) -> None:
+        """The loop takes the completion of an async callback (in the order it takes them)."""
+        seq = self._seq_of.pop(callback, None)
+        if seq is not None:
+            self.on_completed(self.task_index[callback.task_name], seq)
+
     # -- observation --------------------------------------------------------------------------------------
     def _observe(self, event: ev.Event) -> None:
-        if isinstance(event, ev.ProcessStarted):
-            task = self.task_index[event.task]
-            self.started[task] += 1
-            if self._async[task]:
-                self._seq_of[(event.ssp, event.offset)] = self.started[task] - 1
-            self.on_started(task, self.ssp_index[event.ssp], event.offset)
-        elif isinstance(event, ev.ProcessCompleted):
-            task = self.task_index[event.task]
-            if self._async[task]:
-                self.on_completed(task, self._seq_of.pop((event.ssp, event.offset)))
-        elif isinstance(event, ev.EndOfStreamReached):
+        if isinstance(event, ev.EndOfStreamReached):
             if event.ssp is not None:
                 self.on_partition_end(self.ssp_index[event.ssp])
         elif isinstance(event, ev.WindowFired):
@@ -149,6 +183,24 @@ class Schedule:
     def on_started(self, task: int, ssp: int, offset: str) -> None:
         """A message of partition ``ssp`` starts on task ``task`` (its ``started`` count already counts
         it)."""
+
+    def on_run(self, task: int, ssp: int, count: int, first: str, last: str) -> None:
+        """``count`` messages of partition ``ssp`` started one after another (task ``task``'s ``started``
+        count counts them already); here each is :meth:`on_started` (those between the ends with the
+        offset "": not known)."""
+        for i in range(count):
+            self.on_started(task, ssp, first if i == 0 else last if i == count - 1 else "")
+
+    def on_round(
+        self, tasks: list[int], ssps: list[int], ends: list[tuple[str, str]], rows: int, extra: int
+    ) -> None:
+        """A round of partitions ``ssps`` of tasks ``tasks`` ran (see :meth:`ran_round`; ``ends``: first
+        and last offsets); here each message is :meth:`on_started`, row by row."""
+        for row in range(rows + 1):
+            for i in range(extra if row == rows else len(ssps)):
+                count = rows + 1 if i < extra else rows
+                first, last = ends[i]
+                self.on_started(tasks[i], ssps[i], first if row == 0 else last if row == count - 1 else "")
 
     def on_completed(self, task: int, seq: int) -> None:
         """The loop takes the completion of task ``task``'s callback ``seq``."""
@@ -222,10 +274,34 @@ class ScheduleRecorder(Schedule):
         self.writer = ScheduleWriter(self.directory, header)
         self.observe(state, header)
 
+    def dispatched(
+        self, ti: TaskInstance, ssp: SystemStreamPartition, offset: str, callback: TaskCallbackImpl | None
+    ) -> None:
+        """Recorded (the base class's bookkeeping, in line: this runs for every message dispatched)."""
+        task = self.task_index[ti.name]
+        seq = self.started[task]
+        self.started[task] = seq + 1
+        if callback is not None:
+            self._seq_of[callback] = seq
+        assert self.writer is not None
+        self.writer.dispatch(self.ssp_index[ssp], offset)
+
     def on_started(self, task: int, ssp: int, offset: str) -> None:
         """Recorded."""
         assert self.writer is not None
         self.writer.dispatch(ssp, offset)
+
+    def on_run(self, task: int, ssp: int, count: int, first: str, last: str) -> None:
+        """Recorded: one record."""
+        assert self.writer is not None
+        self.writer.run(ssp, count, first, last)
+
+    def on_round(
+        self, tasks: list[int], ssps: list[int], ends: list[tuple[str, str]], rows: int, extra: int
+    ) -> None:
+        """Recorded: one record."""
+        assert self.writer is not None
+        self.writer.round(ssps, rows, extra, ends)
 
     def on_completed(self, task: int, seq: int) -> None:
         """Recorded."""
@@ -247,6 +323,12 @@ class ScheduleRecorder(Schedule):
         assert self.writer is not None
         self.writer.step(task, seq)
         return None
+
+    def task_ending(self, ti: TaskInstance) -> bool:
+        """Recorded; it runs."""
+        assert self.writer is not None
+        self.writer.task_end_of_stream(self.task_index[ti.name])
+        return True
 
     def commit_timer_fired(self) -> None:
         """Recorded."""

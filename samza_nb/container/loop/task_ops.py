@@ -40,7 +40,8 @@ class TaskOperations:
                 return True
             return False
         if ti.end_of_stream and not ti.eos_ran and not ti.pending:
-            if not busy and ti.in_flight == 0:
+            schedule = self._state.schedule  # record/replay: a replay holds it until its record
+            if not busy and ti.in_flight == 0 and (schedule is None or schedule.task_ending(ti)):
                 self._run_end_of_stream(ti)
                 return True
             return False
