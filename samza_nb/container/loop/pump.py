@@ -11,7 +11,6 @@ partition in a tight loop, :meth:`TaskInstance.process_run`) or on the general p
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import heapq
 import time
@@ -22,13 +21,12 @@ from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.chooser.base import TracedChooser
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
+from samza_nb.container.loop.coroutines import settle_coroutine, start_coroutine
 from samza_nb.container.loop.rounds import run_round
 from samza_nb.container.loop.task_instance import TaskKind
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
-
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.container.loop.loop_state import LoopState
     from samza_nb.container.loop.samples import PumpSampler
@@ -264,6 +262,11 @@ class MessagePump:
                 state.apply_requests(coordinator)
                 coordinator.reset()
             return
+        if ti.kind is TaskKind.COROUTINE and schedule is None and not bus.per_message:
+            start_coroutine(state, ti, envelope)  # in line until it suspends (loop/coroutines.py)
+            if state.completions:
+                state.drain_completions()
+            return
         coordinator = ReadableCoordinator(ti.name)
         now_ms = state.clock.now_ms()
         callback = TaskCallbackImpl(
@@ -290,7 +293,7 @@ class MessagePump:
             elif ti.kind is TaskKind.COROUTINE:
                 loop = state.loop
                 assert loop is not None
-                loop.create_task(_settle_coroutine(ti.process(envelope, ti.collector, coordinator), callback))
+                loop.create_task(settle_coroutine(ti.process(envelope, ti.collector, coordinator), callback))
             else:
                 assert state.executor is not None
                 future = state.executor.submit(ti.process, envelope, ti.collector, coordinator)
@@ -343,19 +346,6 @@ class MessagePump:
         state = self._state
         trace = self._traced.last_choice if self._traced is not None else None
         state.bus.publish(ev.ChooserDecision(state.clock.now_ms(), envelope.ssp, envelope.offset, trace))
-
-
-async def _settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCallbackImpl) -> None:
-    """Run an ``async def process`` and settle its callback the moment it returns or raises."""
-    try:
-        await coroutine
-    except asyncio.CancelledError:
-        callback.failure(asyncio.CancelledError(f"processing of offset {callback.offset} was cancelled"))
-        raise
-    except Exception as exc:
-        callback.failure(exc)
-    else:
-        callback.complete()
 
 
 def _settle_from_future(callback: TaskCallbackImpl, future: Future[Any]) -> None:

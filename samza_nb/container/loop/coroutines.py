@@ -1,0 +1,135 @@
+"""Running an ``async def process``: in line until it first suspends, as an asyncio Task only after.
+
+Many coroutines complete without ever suspending (a cache hit, a computation that awaits nothing, an
+``await`` of something already done). Such a message needs no asyncio Task, no callback and no trip
+through the event loop: :func:`start_coroutine` sends the coroutine its first ``None`` on the loop thread,
+in a copy of the current context (as ``create_task`` would give it); when it returns, the message is done
+there and then. Only a coroutine that suspends becomes a Task (:func:`resume_coroutine`, in the same
+context), which forwards what the coroutine yielded to the event loop, and the message is in flight with
+its callback as before: concurrency limits, timeouts, out-of-order completion and the low-watermark
+release are unchanged for it.
+
+A message that completes in line while nothing of its task is outstanding (in flight or completed but
+not released) moves the partition's low watermark at once, as a sync task's message does; with others
+outstanding it takes a callback that is completed on the spot, so it is released in its turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import heapq
+from collections.abc import Coroutine, Generator
+from typing import TYPE_CHECKING, Any
+
+from samza_nb.container.loop.callbacks import TaskCallbackImpl
+from samza_nb.container.loop.coordination import ReadableCoordinator
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import IncomingMessageEnvelope
+    from samza_nb.container.loop.loop_state import LoopState
+    from samza_nb.container.loop.task_instance import TaskInstance
+
+
+def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
+    """Process ``envelope`` with the coroutine task ``ti`` (see the module): done in line, failed (the
+    container fails), or in flight as a Task from its first suspension on."""
+    ssp = envelope.ssp
+    quiet = not ti.in_flight and not ti.unreleased
+    coordinator = ti.coordinator if quiet else ReadableCoordinator(ti.name)
+    context = contextvars.copy_context()
+    coroutine = ti.process(envelope, ti.collector, coordinator)
+    try:
+        yielded = context.run(coroutine.send, None)
+    except StopIteration:
+        if quiet:
+            ti.record_run(ssp, 1, envelope.offset)
+            if coordinator.requested:
+                state.apply_requests(coordinator)
+                coordinator.reset()
+        else:
+            _callback(state, ti, envelope, coordinator).complete()
+        return
+    except Exception as exc:
+        state.fail(ti, ssp, envelope.offset, exc, "process")
+        return
+    if quiet:
+        ti.coordinator = ReadableCoordinator(ti.name)  # the suspended call keeps the one it was given
+    callback = _callback(state, ti, envelope, coordinator)
+    loop = state.loop
+    assert loop is not None
+    loop.create_task(resume_coroutine(coroutine, yielded, callback), context=context)
+
+
+def _callback(
+    state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope, coordinator: ReadableCoordinator
+) -> TaskCallbackImpl:
+    """The callback of a message that is in flight from now on (started, with its timeout)."""
+    now_ms = state.clock.now_ms()
+    callback = TaskCallbackImpl(
+        state,
+        state.callback_lock,
+        ti.name,
+        envelope.ssp,
+        envelope.offset,
+        ti.callbacks.take_seq(),
+        coordinator,
+        now_ms,
+    )
+    ti.message_started(callback)
+    if state.settings.callback_timeout_ms > 0:
+        deadline = now_ms + state.settings.callback_timeout_ms
+        heapq.heappush(state.deadlines, (deadline, callback.seq, callback))
+    return callback
+
+
+class _Forward:
+    """Awaiting it yields ``value`` (what a suspended coroutine yielded) to the Task that runs the
+    awaiting coroutine, and returns what the Task sends back."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        return (yield self.value)
+
+
+async def resume_coroutine(
+    coroutine: Coroutine[Any, Any, Any], yielded: Any, callback: TaskCallbackImpl
+) -> None:
+    """Drive ``coroutine``, suspended on ``yielded``, to its end (as the body of a Task) and settle
+    ``callback`` the moment it returns or raises; a cancellation is thrown into it, as a Task would."""
+    try:
+        while True:
+            try:
+                sent = await _Forward(yielded)
+            except BaseException as exc:  # the Task threw it in (a cancellation): the coroutine decides
+                yielded = coroutine.throw(exc)
+            else:
+                yielded = coroutine.send(sent)
+    except StopIteration:
+        callback.complete()
+    except asyncio.CancelledError:
+        callback.failure(asyncio.CancelledError(f"processing of offset {callback.offset} was cancelled"))
+        raise
+    except Exception as exc:
+        callback.failure(exc)
+
+
+async def settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCallbackImpl) -> None:
+    """Run an ``async def process`` from its start and settle its callback the moment it returns or
+    raises (where a schedule or per-message events want every message in flight)."""
+    try:
+        await coroutine
+    except asyncio.CancelledError:
+        callback.failure(asyncio.CancelledError(f"processing of offset {callback.offset} was cancelled"))
+        raise
+    except Exception as exc:
+        callback.failure(exc)
+    else:
+        callback.complete()
+
+
+__all__ = ["resume_coroutine", "settle_coroutine", "start_coroutine"]
