@@ -80,7 +80,8 @@ def outputs() -> Iterator[list[Any]]:
         CONFIG.format(job="chatty", stream="talk"),  # 6
         CHATTY,  # 7
         "%samza_run",  # 8
-        "for i in range(5):\n    broker.send('talk', i)\nassert await samza.until(lambda v: v.processed == 5)",
+        "for i in range(5):\n    broker.send('talk', i)\n"
+        "assert await samza.until(lambda v: v.processed == 5)",  # 9
         "%samza_stop",  # 10
         CONFIG.format(job="later", stream="late"),  # 11
         FAILING,  # 12

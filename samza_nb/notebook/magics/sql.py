@@ -17,16 +17,18 @@ result.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from samza_nb.container.container import SamzaContainer
 from samza_nb.container.event_loop import run_blocking
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.notebook.runs.processes_job import ProcessesJob
+from samza_nb.notebook.runs.spark_job import SparkNotebookJob
 from samza_nb.storage.duckdb.job_files import state_directory
 from samza_nb.storage.sql.query import query_store
 
 if TYPE_CHECKING:
+    from samza_nb.container.container import SamzaContainer
     from samza_nb.notebook.runs.job import JobRun
 
 
@@ -39,10 +41,11 @@ def query(run: JobRun | None, store: str, sql: str) -> Any:
         raise NotebookError(f"samza_sql: the cell has no SQL (e.g. SELECT * FROM {store} LIMIT 10)")
     if run is None:
         raise NotebookError("samza_sql: no job has run yet: %samza_run the job, then query its stores")
-    job = run.job
+    several = isinstance(run.job, ProcessesJob | SparkNotebookJob)
+    container = None if several else cast("SamzaContainer", run.job)  # a job in the kernel is its container
     try:
-        if isinstance(job, SamzaContainer):  # a job in the kernel's process is its container
-            result = run_blocking(job.query_store(store, sql))
+        if container is not None:
+            result = run_blocking(container.query_store(store, sql))
         else:
             result = _in_state_files(run, store, sql)
     except SamzaError as exc:
@@ -50,8 +53,8 @@ def query(run: JobRun | None, store: str, sql: str) -> Any:
     except Exception as exc:  # DuckDB's own errors (syntax, unknown column) are the user's SQL mistakes
         text = " ".join(str(exc).split())
         raise NotebookError(f"samza_sql: {type(exc).__name__}: {text}") from None
-    if isinstance(job, SamzaContainer) and not committed_anything(job):
-        commit_ms: int = job.config.value("task.commit.ms")
+    if container is not None and not committed_anything(container):
+        commit_ms: int = container.config.value("task.commit.ms")
         timer = "" if commit_ms > 0 else ": no commit timer"
         wait = ", or wait for the next commit" if commit_ms > 0 else ""
         raise NotebookError(
