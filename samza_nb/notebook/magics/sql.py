@@ -48,6 +48,8 @@ def query(run: JobRun | None, store: str, sql: str) -> Any:
             result = run_blocking(container.query_store(store, sql))
         else:
             result = _in_state_files(run, store, sql)
+    except NotebookError:
+        raise
     except SamzaError as exc:
         raise NotebookError(f"samza_sql: {exc}") from None
     except Exception as exc:  # DuckDB's own errors (syntax, unknown column) are the user's SQL mistakes

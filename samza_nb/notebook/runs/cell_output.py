@@ -175,6 +175,8 @@ class RoutedStream:
             self.stream.flush()
 
     def __getattr__(self, name: str) -> Any:
+        if name == "stream":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.stream, name)
 
 
@@ -221,11 +223,10 @@ def route_here(output: CellOutput) -> Callable[[], None]:
     once, from any thread)."""
     _Routing.acquire()
     _SINK.set(output)
-    done = threading.Event()
+    once = threading.Lock()
 
     def end() -> None:
-        if not done.is_set():
-            done.set()
+        if once.acquire(blocking=False):  # the first call only
             _Routing.release()
 
     return end
