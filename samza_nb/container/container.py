@@ -15,6 +15,7 @@ from samza_nb.api.task import TaskContext
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.chooser.factory import build_chooser
 from samza_nb.config.stores import changelog_systems
+from samza_nb.container import event_loop
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.consumers import SystemConsumers
 from samza_nb.container.controls import ContainerControls
@@ -229,7 +230,7 @@ class SamzaContainer(ContainerControls):
 
         pool_size = config.value("job.container.thread.pool.size")
         if pool_size > 0:
-            self._executor = ThreadPoolExecutor(pool_size, thread_name_prefix="samza-task")
+            self._executor = event_loop.thread_pool(pool_size, "samza-task")
         settings = _settings(config, self._max_messages)
         await self._start_tasks(container.tasks, offsets, admins, factories, settings)
 

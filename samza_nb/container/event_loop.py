@@ -10,10 +10,12 @@ with ``select()``, whose timeout has microsecond resolution.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import select
 import selectors
 import threading
 from collections.abc import Awaitable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -74,3 +76,16 @@ def run_blocking(awaitable: Awaitable[T]) -> T:
         raise outcome["error"]
     value: T = outcome["value"]
     return value
+
+
+def thread_pool(size: int, name_prefix: str) -> ThreadPoolExecutor:
+    """A pool of ``size`` threads that start with the context variables of the caller (as
+    ``asyncio.to_thread`` does for each call): what a container's task threads do is the container's doing
+    (e.g. a notebook routes what they print to the cell that started the job)."""
+    context = contextvars.copy_context()
+    return ThreadPoolExecutor(size, thread_name_prefix=name_prefix, initializer=_enter, initargs=(context,))
+
+
+def _enter(context: contextvars.Context) -> None:
+    for variable, value in context.items():
+        variable.set(value)

@@ -7,9 +7,12 @@ One session belongs to one magics instance (one IPython shell); nothing here is 
 
 Runs: every ``%samza_run`` starts a run on its own thread and event loop (:mod:`.runs.job`), named after its
 ``job.name`` (``--name`` sets it); several named jobs may run at once, each with its own dashboard, which
-one thread keeps moving (:mod:`.display.updater`) and replaces by a static HTML snapshot when the job ends. A
-background failure is shown once, in the next cell (:meth:`NotebookSession.report_failures`), naming the
-task cell's line; ``%tb`` then shows the task's traceback.
+one thread keeps moving (:mod:`.display.updater`) and replaces by a static HTML snapshot when the job ends. In
+a kernel, what the job prints goes to an output area of the cell that started it (:mod:`.runs.cell_output`).
+
+A failure is shown once, naming the task cell's line (``%tb`` then shows the task's traceback): by the cell
+that waits for the job (``--wait``, ``%samza_stop``), else by the job's dashboard, else in the next cell
+the user runs (:meth:`NotebookSession.report_failures`).
 
 Checkpoints: unless the config names ``task.checkpoint.factory``, a job keeps its checkpoints in this
 session (per ``job.name``/``job.id``) and its store state in a directory that lives as long as the kernel.
@@ -21,12 +24,14 @@ starts afresh (:mod:`.runs.fresh_inputs`). ``%samza_checkpoints --reset`` forget
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
@@ -36,14 +41,14 @@ from samza_nb.notebook.display.text_status import StatusReport, outcome_line, re
 from samza_nb.notebook.display.updater import DashboardUpdater
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config, checkpoints
-from samza_nb.notebook.magics.task_cell import TaskDefinition, define_task
+from samza_nb.notebook.magics.task_cell import TaskDefinition, define_task, defined_line
+from samza_nb.notebook.runs.cell_output import CellOutput
 from samza_nb.notebook.runs.failures import failure_line
 from samza_nb.notebook.runs.fresh_inputs import FreshInputs
 from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
-from samza_nb.notebook.runs.processes_job import ProcessesJob
-from samza_nb.notebook.runs.spark_job import SparkNotebookJob
 from samza_nb.notebook.runs.steering import NotebookJob, running_application
+from samza_nb.notebook.runs.waiting import idle_note
 from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
@@ -51,15 +56,13 @@ if TYPE_CHECKING:
     from samza_nb.notebook.display.views import JobView
     from samza_nb.observe.events import ChooserDecision
 
-NOTE_AFTER_S = 2.0
-"""A ``--wait`` still waiting after this long says how to stop the job (an input may never end)."""
-
 Printer = Callable[[str], None]
 Displayer = Callable[..., Any]
 
 
 class NotebookSession:
-    """The jobs of one notebook. ``show`` prints a line to the cell; ``display`` shows a rich object.
+    """The jobs of one notebook. ``show`` prints a line to the cell; ``display`` shows a rich object;
+    ``route_output`` (in a kernel) sends what a job prints to its run cell.
 
     ``runs`` holds every named run (the latest first started last); ``run`` and ``dashboard`` are the
     latest run and its dashboard."""
@@ -70,8 +73,10 @@ class NotebookSession:
         show: Printer = print,
         display: Displayer | None = None,
         refresh_s: float = 0.2,
+        route_output: bool = False,
     ) -> None:
         self.config: dict[str, str] = {}
+        self.route_output = route_output
         self.task: TaskDefinition | None = None
         self.runs: dict[str, JobRun] = {}
         self.run: JobRun | None = None
@@ -85,6 +90,7 @@ class NotebookSession:
         self._tasks: dict[str, TaskDefinition | None] = {}
         self._uis: dict[str, str] = {}
         self._fresh_inputs = FreshInputs(show)  # a job whose in-memory input was made anew starts afresh
+        self._told_by_cell: set[str] = set()  # jobs whose failure the cell waiting for them tells
 
     # -- config and task ------------------------------------------------------------------------------------
     def set_config(self, values: dict[str, str], *, replace: bool) -> str:
@@ -108,24 +114,13 @@ class NotebookSession:
     ) -> str:
         """Run a ``%%samza_task`` cell (``application``: a ``%%samza_app`` cell) and make its class the task
         (or StreamApplication) of the next ``%samza_run``; running jobs keep theirs."""
-        what = "application" if application else "task"
         previous = self.task
         self.task = define_task(
             cell, namespace, requested=requested, filename=filename, application=application
         )
         running = sorted(name for name, run in self.runs.items() if not run.done)
-        keeps = (
-            f" (running: {', '.join(repr(n) for n in running)}, with the task it started with)"
-            if running
-            else ""
-        )
-        if previous is None:
-            return f"{what} {self.task.name} defined: %samza_run runs it{keeps}"
-        ran = f" (the previous run of job {self.run.view.job!r} has {self.run.outcome})" if self.run else ""
-        if running:
-            ran = keeps
-        before = "application" if previous.application else "task"
-        return f"{what} {self.task.name} replaces {before} {previous.name} for the next %samza_run{ran}"
+        last = f"job {self.run.view.job!r} has {self.run.outcome}" if self.run else None
+        return defined_line(self.task, previous, running, last)
 
     def swapped(self, job: str, definition: TaskDefinition) -> None:
         """``%%samza_task --swap``: ``definition`` now runs in job ``job`` (its failures name this cell)
@@ -198,7 +193,10 @@ class NotebookSession:
             handle = self._show_rich(dashboard)
         for line in self.report_failures():  # a failure not told yet is told before its run is replaced
             self._show(line)
-        run = JobRun.on_thread(runnable, monitor, timeout)
+        if wait:
+            self._told_by_cell.add(job)
+        output = CellOutput(self.refresh_s) if self.route_output else None
+        run = JobRun.on_thread(runnable, monitor, timeout, output)
         self.runs.pop(job, None)
         self.runs[job] = run
         self.run = run
@@ -208,7 +206,7 @@ class NotebookSession:
         if dashboard is not None:
             holder.append(run)
             self.updater.refresh_s = self.refresh_s
-            self.updater.watch(run, dashboard, lambda r, d: self._snapshot(d, handle))
+            self.updater.watch(run, dashboard, lambda r, d: self._snapshot(d, handle), self._dashboard_view)
         if not wait:
             if ui != "widgets":
                 self._show(
@@ -231,34 +229,38 @@ class NotebookSession:
         dashboard.close()
 
     def _wait_and_report(self, run: JobRun) -> None:
-        run.wait(tick=self._note_if_still_waiting(run), notify=self._show)
-        self._report_end(run)
+        with self._telling(run):
+            run.wait(tick=self._idle_note(run), notify=self._show)
+            self._report_end(run)
 
     async def wait_and_report_async(self, run: JobRun) -> None:
         """Wait for ``run`` in an awaiting cell (the kernel keeps handling widget messages: the Stop button
         works), then report as a blocking wait does."""
-        await run.wait_async(interruptible=True, tick=self._note_if_still_waiting(run), notify=self._show)
-        self._report_end(run)
+        with self._telling(run):
+            await run.wait_async(interruptible=True, tick=self._idle_note(run), notify=self._show)
+            self._report_end(run)
 
-    def _note_if_still_waiting(self, run: JobRun) -> Callable[[], None]:
-        """A tick for a ``--wait``: once it lasted NOTE_AFTER_S (an input may never end), say how to stop
-        the job, unless a stop is already under way."""
-        due = time.monotonic() + NOTE_AFTER_S
+    def _idle_note(self, run: JobRun) -> Callable[[], None]:
+        return idle_note(run, self._show, stop_button=self._uis.get(run.view.job) == "widgets")
 
-        def tick() -> None:
-            nonlocal due
-            if time.monotonic() < due:
-                return
-            due = float("inf")
-            if not run.done and not run.stopping:
-                timeout = run.timeout_s
-                until = "until its inputs end" if timeout is None else f"(--timeout {timeout:g} s)"
-                self._show(
-                    f"still waiting for job {run.view.job!r} {until}: interrupt the kernel (■) or press "
-                    "Stop to stop it gracefully (every task commits)"
-                )
+    @contextlib.contextmanager
+    def _telling(self, run: JobRun) -> Iterator[None]:
+        """While this cell waits for ``run``, a failure of it is this cell's to tell (not its dashboard's)."""
+        job = run.view.job
+        self._told_by_cell.add(job)
+        try:
+            yield
+        finally:
+            self._told_by_cell.discard(job)
 
-        return tick
+    def _dashboard_view(self, run: JobRun) -> JobView:
+        """What ``run``'s dashboard shows: its view, where the end of a failed run carries the failure line
+        unless a waiting cell tells it (then the dashboard says "failed" and the cell says why, once)."""
+        view = run.view
+        if not run.done or run.outcome is not RunOutcome.FAILED:
+            return view
+        told_here = self._told_by(run) == "dashboard"
+        return dataclasses.replace(view, error=self._failure_line(run) if told_here else None)
 
     def _report_end(self, run: JobRun) -> None:
         self.updater.flush(run)  # its dashboard shows the end before the lines below
@@ -278,12 +280,22 @@ class NotebookSession:
 
     def report_failures(self) -> list[str]:
         """Lines for jobs that failed in the background since the last call (each failure once): shown
-        at the start of the next cell the user runs."""
+        at the start of the next cell the user runs. A job with a dashboard is left out: its dashboard
+        tells its failure."""
+        untold = [run for run in self.runs.values() if run.done and not run.failure_reported]
         return [
             self._failure_line(run)
-            for run in self.runs.values()
-            if run.done and run.outcome is RunOutcome.FAILED and not run.failure_reported
+            for run in untold
+            if run.outcome is RunOutcome.FAILED and self._told_by(run) == "next cell"
         ]
+
+    def _told_by(self, run: JobRun) -> str:
+        """Who tells ``run``'s failure: the ``cell`` waiting for it, its ``dashboard``, or the ``next cell``
+        the user runs."""
+        job = run.view.job
+        if job in self._told_by_cell:
+            return "cell"
+        return "dashboard" if self._uis.get(job) == "widgets" else "next cell"
 
     def request_stop(self, name: str | None = None) -> None:
         """Ask a running job (``name``; default every one) to stop gracefully, without waiting."""
@@ -301,11 +313,13 @@ class NotebookSession:
             last = self.runs.get(name) if name is not None else self.run
             what = f" (the last run {last.outcome})" if last is not None else ""
             return f"no job is running{what}"
-        for run in runs:
-            run.stop()
-        for run in runs:
-            run.wait()
-            self._report_end(run)
+        with contextlib.ExitStack() as telling:
+            for run in runs:
+                telling.enter_context(self._telling(run))
+                run.stop()
+            for run in runs:
+                run.wait()
+                self._report_end(run)
         return ""
 
     def _selected(self, name: str | None) -> list[JobRun]:
@@ -388,38 +402,17 @@ class NotebookSession:
         """``%samza_checkpoints [NAME]``: the last checkpoint of every task, and the run's history."""
         run = self._named(name, "samza_checkpoints")
         config = run.job.config if run is not None else Config(self.config)
-        job = config.job_name()
-        key = (job, config.job_id())
         if reset:
-            if run is not None and not run.done:
-                raise NotebookError(
-                    f"samza_checkpoints: job {job!r} is running: %samza_stop {job} before --reset"
-                )
-            self._stores.pop(key, None)
-            return (
-                f"checkpoints of job {job!r} forgotten: the next run starts from "
-                "systems.<system>.samza.offset.default"
-            )
+            return checkpoints.reset(run, config, self._stores)
         return checkpoints.report(run, config, self._stores)
 
-    def store_container(self, store: str = "") -> SamzaContainer | None:
-        """The container whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the
-        latest run); None before a first run. A job of several containers keeps its stores in its
-        processes: a NotebookError."""
-        run = self.run
+    def store_run(self, store: str = "") -> JobRun | None:
+        """The run whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the latest
+        run); None before a first run."""
         for candidate in reversed(self.runs.values()):
             if store and candidate.job.config.get_str(f"stores.{store}.factory", ""):
-                run = candidate
-                break
-        if run is None:
-            return None
-        job = run.job
-        if isinstance(job, ProcessesJob | SparkNotebookJob):
-            raise NotebookError(
-                f"samza_sql: job {run.view.job!r} runs as container processes, which hold its stores: "
-                "%%samza_sql queries the stores of a job of one container (job.container.count = 1)"
-            )
-        return cast("SamzaContainer", job)  # a job in the kernel's process is its container
+                return candidate
+        return self.run
 
     # -- plumbing -----------------------------------------------------------------------------------------
     def _state_directory(self) -> str:

@@ -121,21 +121,39 @@ def test_in_flight_callbacks_against_max_concurrency_live(
     assert "<span class='samza-processed'><b>10</b> processed</span>" in dashboard.header.value
 
 
-def test_failure_shows_one_red_line(
+BOOM = "%%samza_task\nclass Boom:\n    def process(self, e, c, k):\n        raise KeyError('no user')\n"
+
+
+def test_a_failure_in_the_background_is_one_red_line_of_the_dashboard(
     shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
 ) -> None:
     fill(broker, "in", 1, 3)
     run(shell, config_cell(broker, "in"))
-    run(
-        shell,
-        "%%samza_task\nclass Boom:\n    def process(self, e, c, k):\n        raise KeyError('no user')\n",
-    )
-    run(shell, "%samza_run --wait")
-    dashboard = widget_magics.session.dashboard
+    run(shell, BOOM)
+    run(shell, "%samza_run")
+    session = widget_magics.session
+    eventually(lambda: session.run is not None and session.run.done, timeout=10)
+    assert session.updater.flush()
+    dashboard = session.dashboard
     assert dashboard is not None
     assert ">failed</span>" in dashboard.header.value
-    assert "<div class='samza-error' style='color:#b00'>" in dashboard.header.value
-    assert "no user" in dashboard.header.value
+    error = "<div class='samza-error' style='color:#b00'>"
+    assert dashboard.header.value.count(error) == 1 and "no user" in dashboard.header.value
+    assert "line 4 of the %%samza_task cell" in dashboard.header.value  # the line the next cell would show
+    assert session.report_failures() == []  # the dashboard told it: not the next cell again
+
+
+def test_a_failure_a_cell_waits_for_is_told_by_the_cell_only(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 1, 3)
+    run(shell, config_cell(broker, "in"))
+    run(shell, BOOM)
+    result = run(shell, "%samza_run --wait")
+    assert "no user" in str(result.error_in_exec)
+    dashboard = widget_magics.session.dashboard
+    assert dashboard is not None
+    assert ">failed</span>" in dashboard.header.value and "no user" not in dashboard.header.value
 
 
 def test_text_mode_prints_the_final_status(

@@ -4,16 +4,20 @@ expands the cell's variables as the magic does)."""
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb.config import Config
 from samza_nb.notebook.display.views import JobView
 from samza_nb.notebook.magics.awaiting import WaitRewriter
 from samza_nb.notebook.magics.registration import SamzaMagics
+from samza_nb.notebook.runs.cell_output import MAX_CHARS, CellOutput, RoutedStream
 from samza_nb.notebook.runs.job import JobRun
 from samza_nb.systems.inmemory.system import InMemoryBroker
 
@@ -122,3 +126,64 @@ def test_no_rewrite_with_autoawait_off_or_in_a_cell_magic_body(shell: Interactiv
         assert rewriter(lines) == lines
     finally:
         shell.autoawait = True
+
+
+def test_what_a_job_prints_goes_to_its_output_from_every_thread(
+    broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The job's thread, its loop's tasks and the container's task threads (a thread pool) all write to
+    the run's output; the calling thread's prints stay where they were."""
+    from samza_nb.container.container import SamzaContainer
+    from samza_nb.coordinator.planning import plan_job_model
+    from samza_nb.notebook.display.monitor import Monitor
+
+    class Loud:
+        def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            print("task", envelope.message)
+            print("warned", envelope.message, file=sys.stderr)
+
+    broker.create_stream("loud", 2)
+    for i in range(4):
+        broker.send("loud", i, partition=i % 2)
+    broker.end_stream("loud")
+    system = broker.namespace
+    config = Config(
+        {
+            "job.name": "loud",
+            "task.inputs": f"{system}.loud",
+            f"systems.{system}.samza.factory": "samza_nb.systems.inmemory.InMemorySystemFactory",
+            f"systems.{system}.samza.offset.default": "oldest",
+            "job.container.thread.pool.size": "2",
+        }
+    )
+    container = SamzaContainer(config, Loud, planner=plan_job_model)
+    shown: list[dict[str, str]] = []
+    output = CellOutput(refresh_s=0.05, publish=shown.append)
+    job = JobRun.on_thread(container, Monitor(container, job="loud", mode="here"), output=output)
+    print("the kernel's own line")
+    assert job.join(10) and job.outcome == "finished"
+    # Two task threads print at once: print() writes the words, separators and line end one by one, so
+    # the two threads' writes may interleave (as in a terminal); every character arrives, once.
+    expected = "".join(f"task {i}\nwarned {i}\n" for i in range(4))
+    assert Counter(output.text) == Counter(expected)
+    assert shown[0] == {"text/plain": "", "text/html": ""}  # shown empty when the run starts
+    assert (
+        "task 3" in shown[-1]["text/plain"]
+        and "<span style='background:#fdd'>warned" in shown[-1]["text/html"]
+    )
+    captured = capsys.readouterr()
+    assert captured.out == "the kernel's own line\n" and "warned" not in captured.err
+    assert not isinstance(sys.stdout, RoutedStream), "the streams are unwrapped after the last run"
+
+
+def test_an_output_keeps_the_latest_text_and_counts_the_rest() -> None:
+    shown: list[dict[str, str]] = []
+    output = CellOutput(publish=shown.append)
+    for i in range(MAX_CHARS // 10 + 100):
+        output.write("stdout", f"line {i:04}\n")  # 10 characters each
+    output.close()
+    text = shown[-1]["text/plain"]
+    first, *rest = text.splitlines()
+    assert (
+        first == "… 100 earlier lines not shown" and rest[0] == "line 0100" and len(rest) == MAX_CHARS // 10
+    )

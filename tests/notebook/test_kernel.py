@@ -14,6 +14,7 @@ import json
 import statistics
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -179,12 +180,25 @@ def _still_waiting(message: dict[str, object]) -> bool:
     return message["msg_type"] == "stream" and "still waiting for job" in str(content.get("text", ""))
 
 
+def _printed(text: str) -> Any:
+    """A predicate on iopub messages: the run cell's output area (a display) shows ``text``."""
+
+    def shows(message: dict[str, Any]) -> bool:
+        kind, content = message["msg_type"], message["content"]
+        shown = content["data"].get("text/plain", "") if "data" in content else ""
+        return kind in ("display_data", "update_display_data") and text in shown
+
+    return shows
+
+
 def test_an_interrupt_stops_a_waiting_job_gracefully(kernel: Kernel) -> None:
     kernel.run("broker.create_stream('endless', 1)\nfor i in range(20): broker.send('endless', i)")
     pass_job(kernel, "endless")
     cell = kernel.start("%samza_run --wait --no-dashboard")
     seen = kernel.iopub_until(cell, _still_waiting)  # the input never ends: the cell says how to stop it
-    assert "interrupt the kernel (■) or press Stop" in seen[-1]["content"]["text"]
+    note = seen[-1]["content"]["text"]
+    assert "1 input partition of 1 not at end-of-stream" in note
+    assert "interrupt the kernel (■) to stop it gracefully" in note  # no dashboard, so no Stop button
     kernel.interrupt()
     reply = kernel.reply(cell)
     assert reply.status == "ok", reply.error
@@ -205,7 +219,7 @@ def test_two_quick_interrupts_cancel_a_waiting_job_that_cannot_stop(kernel: Kern
         "        await asyncio.sleep(3600)\n"
     )
     cell = kernel.start("%samza_run --wait --no-dashboard")
-    kernel.iopub_until(cell, lambda m: m["msg_type"] == "stream" and "holding" in m["content"]["text"])
+    kernel.iopub_until(cell, _printed("holding"))  # what the task printed, in the cell's output area
     kernel.interrupt()
     kernel.iopub_until(
         cell, lambda m: m["msg_type"] == "stream" and "interrupt again" in m["content"]["text"]
@@ -223,6 +237,7 @@ def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     pass_job(kernel, "button")
     cell = kernel.start("%samza_run --wait")
     seen = kernel.iopub_until(cell, _still_waiting)
+    assert "interrupt the kernel (■) or press Stop" in seen[-1]["content"]["text"]
     buttons = {
         m["content"]["data"]["state"].get("description"): m["content"]["comm_id"]
         for m in seen
@@ -240,7 +255,9 @@ def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     (dashboard,) = [
         m["content"]["transient"]["display_id"]
         for m in seen
-        if m["msg_type"] == "display_data" and m["content"].get("transient", {}).get("display_id")
+        if m["msg_type"] == "display_data"
+        and m["content"].get("transient", {}).get("display_id")
+        and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
     ]
     updates = [m for m in kernel.display_updates if m["content"]["transient"]["display_id"] == dashboard]
     assert updates and "samza-snapshot" in updates[-1]["content"]["data"]["text/html"]

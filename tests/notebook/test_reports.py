@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import asyncio
+import html
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from samza_nb import SystemStreamPartition
+from samza_nb.config import Config
+from samza_nb.coordinator.status import ContainerReport, JobStatus
+from samza_nb.notebook.display.containers_monitor import ContainersMonitor, containers_starting
 from samza_nb.notebook.display.monitor import decision_reason
+from samza_nb.notebook.display.text_status import render_html, render_text
+from samza_nb.notebook.display.views import JobView
 from samza_nb.notebook.magics.registration import SamzaMagics
+from samza_nb.notebook.runs import processes_job
+from samza_nb.observe.states import ContainerState, RunOutcome
 from samza_nb.systems.inmemory.system import InMemoryBroker
+from samza_nb.systems.log import DurableLog
+from tests.eventually import aeventually, eventually
 
 from .helpers import config_cell, error_line, fill, run
 
@@ -145,3 +158,75 @@ def test_the_note_names_the_stream_level_offset_key_when_that_one_is_in_force(
         f"systems.{system}.streams.clicks.samza.offset.default = oldest to read them"
     )
     assert note in str(shell.run_line_magic("samza_status", ""))
+
+
+SLOW_SYNC = (
+    "%%samza_task\nclass Slow:\n    def process(self, e, c, k):\n        sum(range(20_000))  # some work\n"
+)
+
+
+def test_status_of_a_sync_task_says_processing_then_idle(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    """A sync task runs between two views, so it never has a callback in flight when one is taken: its
+    phase comes from what it did since the last view, not from the in-flight count."""
+    magics.refresh_interval = 0.05
+    fill(broker, "backlog", 1, 3000, end=False)
+    run(shell, config_cell(broker, "backlog", job="sync"))
+    run(shell, SLOW_SYNC)
+    run(shell, "%samza_run")
+    session = magics.session
+
+    def phase_while(condition: Callable[[JobView], bool]) -> str:
+        def seen() -> str | None:
+            view = session.view
+            return view.tasks[0].phase if view is not None and view.tasks and condition(view) else None
+
+        return str(eventually(seen, timeout=30))
+
+    # Working through its backlog: "processing", with nothing in flight.
+    assert (
+        phase_while(lambda view: 0 < view.processed < 2500 and bool(view.partitions[0].lag)) == "processing"
+    )
+    # Caught up, its input has not ended: nothing to do.
+    assert phase_while(lambda view: view.processed == 3000 and view.tasks[0].phase != "processing") == "idle"
+    status = str(shell.run_line_magic("samza_status", ""))
+    assert re.search(r"^Partition 0 +0/1 +1/1 +3,000 .* idle$", status, re.M), status
+    run(shell, "%samza_stop")
+
+
+def test_a_starting_job_of_several_containers_says_what_it_waits_for(tmp_path: Path) -> None:
+    """Until its coordinator runs, then until every container reported, a job of several containers says
+    what it waits for in its view's notes (which the dashboard's header and the text status show)."""
+    DurableLog(tmp_path / "log").create_stream("pages", 2)
+    values = {
+        "job.name": "phases",
+        "task.inputs": "log.pages",
+        "task.class": "tests.unit.runtime.multi_tasks.Record",
+        "job.container.count": "2",
+        "job.logged.store.base.dir": str(tmp_path),
+    }
+    job = processes_job.prepare(Config(values), None)
+    monitor = ContainersMonitor(job, name="phases", mode="as 2 container processes", refresh_s=0.01)
+
+    async def while_starting() -> JobView:
+        monitor.start()  # the job itself is not started: its coordinator is not running
+        view = await aeventually(lambda: monitor.view if monitor.view.notes else None, timeout=10)
+        await monitor.finish(RunOutcome.STOPPED, None)
+        return view
+
+    view = asyncio.run(while_starting())
+    note = "starting: the job coordinator (it reads the inputs' partitions and plans the job model)"
+    assert view.state == "starting" and view.notes == (note,)
+    assert note in render_text(view) and html.escape(note) in render_html(view)
+    assert monitor.view.notes == ()  # the last view (stopped) has none
+
+    status = JobStatus("phases", ("0", "1"))
+    assert containers_starting(status, 2, "Spark tasks") == (
+        "2 containers as Spark tasks (each starts Python, imports samza_nb and the task, and asks the job "
+        "coordinator for the job model)"
+    )
+    status.take(ContainerReport("0", "host", ContainerState.RUNNING, 0))
+    assert containers_starting(status, 2, "Spark tasks") == (
+        "1 of 2 containers running; the others start (their stores, their inputs)"
+    )

@@ -4,7 +4,8 @@ The containers report their host, state, processed count and tasks to the job co
 kernel) every ``cluster-manager.container.status.interval.ms``; a timer on the job's loop reads the
 coordinator's status (the same data ``GET /status`` serves) every ``refresh_s`` and makes a JobView with
 one :class:`ContainerView` per container and every container's tasks, handed to ``listeners`` (the
-dashboard) as the single-container monitor does.
+dashboard) as the single-container monitor does. While the job starts (seconds: a Spark session, Python
+starting in each process), a note says what it waits for (:meth:`ContainersJob.starting_phase`).
 """
 
 from __future__ import annotations
@@ -43,6 +44,10 @@ class ContainersJob(Protocol):
         """Every container's last report (None before the coordinator started)."""
         ...
 
+    def starting_phase(self) -> str:
+        """What the job waits for while it starts (``the job coordinator``, ``2 of 3 containers``...)."""
+        ...
+
 
 class ContainersMonitor:
     """Makes the JobViews of a job of several containers (a ProcessesJob, a SparkNotebookJob: a RunMonitor,
@@ -55,6 +60,7 @@ class ContainersMonitor:
         self._refresh_s = refresh_s
         self._max_concurrency = job.config.get_int("task.max.concurrency", 1)
         self._throughput = Throughput()
+        self._processed_before: dict[str, int] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.listeners: list[Listener] = []
@@ -101,10 +107,12 @@ class ContainersMonitor:
                 report = status.reports.get(cid)
                 containers.append(_container_view(cid, model, report))
                 tasks.extend(self._task_views(cid, model, report))
+        state = outcome or _job_state(model, status)
+        starting = not done and state is ContainerState.STARTING
         return JobView(
             job=self._name,
             mode=self._mode,
-            state=outcome or _job_state(model, status),
+            state=state,
             processed=processed,
             elapsed_s=elapsed,
             rate=rate,
@@ -112,6 +120,7 @@ class ContainersMonitor:
             error=error,
             done=done,
             containers=tuple(containers),
+            notes=(f"starting: {self._job.starting_phase()}",) if starting else (),
         )
 
     def _task_views(self, cid: str, model: JobModel, report: ContainerReport | None) -> list[TaskView]:
@@ -125,13 +134,16 @@ class ContainersMonitor:
                 partitions = _partitions([], ssps)
                 views.append(TaskView(name, 0, self._max_concurrency, 0, "starting", partitions))
                 continue
+            processed = _int(task.get("processed"))
+            progressed = processed > self._processed_before.get(name, 0)
+            self._processed_before[name] = processed
             views.append(
                 TaskView(
                     name,
                     _int(task.get("in-flight")),
                     self._max_concurrency,
-                    _int(task.get("processed")),
-                    _phase(task, report.state if report is not None else None),
+                    processed,
+                    _phase(task, report.state if report is not None else None, progressed),
                     _partitions(task.get("partitions"), ssps),
                     _int(task.get("peak-in-flight")),
                 )
@@ -159,14 +171,29 @@ def _job_state(model: JobModel | None, status: JobStatus | None) -> ContainerSta
     return ContainerState.STARTING
 
 
-def _phase(task: Mapping[str, Any], container_state: ContainerState | None) -> str:
+def containers_starting(status: JobStatus, count: int, what: str) -> str:
+    """The starting phase of a job of ``count`` containers run as ``what`` (``container processes``,
+    ``Spark tasks``) once its coordinator runs: which containers it still waits for."""
+    running = sum(1 for report in status.reports.values() if report.state is not ContainerState.STARTING)
+    if not status.reports:
+        return (
+            f"{count} containers as {what} (each starts Python, imports samza_nb and the task, and asks the "
+            "job coordinator for the job model)"
+        )
+    return f"{running} of {count} containers running; the others start (their stores, their inputs)"
+
+
+def _phase(task: Mapping[str, Any], container_state: ContainerState | None, progressed: bool) -> str:
+    """What the task does: at the end its container's outcome; while it runs ``processing`` when it has
+    messages in flight or processed some since the last view (a sync task has none in flight between two
+    messages), else ``idle``."""
     if task.get("done"):
         return "done"
     if task.get("end-of-stream"):
         return "end-of-stream"
     if container_state is ContainerState.STOPPING or (container_state is not None and container_state.final):
         return container_state
-    return "processing" if _int(task.get("in-flight")) else "waiting"
+    return "processing" if _int(task.get("in-flight")) or progressed else "idle"
 
 
 def _partitions(raw: Any, ssps: Mapping[str, SystemStreamPartition]) -> tuple[PartitionView, ...]:

@@ -98,18 +98,25 @@ def decision_reason(trace: ev.DecisionTrace | None, *, tiers: bool = True) -> st
     return f"{reason} (1 of {len(candidates)} waiting)" if candidates else reason
 
 
-def _phase(task: TaskStatus, outcome: RunOutcome | None) -> str:
+def _phase(task: TaskStatus, outcome: RunOutcome | None, failed: bool, progressed: bool, backlog: int) -> str:
+    """What the task is doing. At the end: ``failed`` only for the task that raised (``failed``), the
+    others ``stopped``. While it runs, from what the loop did since the last view rather than from the
+    callbacks in flight (a sync task runs between two views and has none in flight when one is taken):
+    ``processing`` (it has some in flight or processed some since), ``waiting`` (messages wait for it
+    but it processed none: its turn did not come, or the job is paused) or ``idle`` (nothing to do)."""
     if task.done:
         return "done"
     if outcome is not None:  # the job ended before the task was done
-        return "failed" if outcome is RunOutcome.FAILED else "stopped"
+        return "failed" if outcome is RunOutcome.FAILED and failed else "stopped"
     if task.end_of_stream:
         return "end-of-stream"
     if task.need_commit:
         return "commit due"
     if task.need_window:
         return "window due"
-    return "processing" if task.in_flight else "waiting"
+    if task.in_flight or progressed:
+        return "processing"
+    return "waiting" if backlog else "idle"
 
 
 def notify(listeners: list[Listener], view: JobView) -> None:
@@ -185,6 +192,8 @@ class Monitor:
         self._watermarks: dict[tuple[str, SystemStream], int] = {}
         self._end_of_stream: dict[tuple[str, SystemStreamPartition], ev.EndOfStreamProgress] = {}
         self._failure: str | None = None
+        self._failed_tasks: set[str] = set()
+        self._processed_before: dict[str, int] = {}
         self._started_ms: float | None = None
         self._throughput = Throughput()
         self._heads: dict[SystemStreamPartition, str | None] = {}
@@ -256,6 +265,7 @@ class Monitor:
         elif isinstance(event, ev.TaskFailed):
             where = f" at {event.ssp} offset {event.offset}" if event.ssp is not None else ""
             self._failure = f"task {event.task!r} failed{where}: {event.error}"
+            self._failed_tasks.add(event.task)
         elif isinstance(event, ev.StoreRestoreProgress):
             self._restores[(event.task, event.store)] = event
         elif isinstance(event, ev.WatermarkAdvanced):
@@ -320,8 +330,11 @@ class Monitor:
                         p.before_start,
                     )
                 )
-            phase = _phase(task, outcome)
-            if phase == "waiting" and partitions and all(p.ended for p in partitions):
+            progressed = task.processed > self._processed_before.get(task.name, 0)
+            self._processed_before[task.name] = task.processed
+            backlog = sum(p.lag or 0 for p in partitions)
+            phase = _phase(task, outcome, task.name in self._failed_tasks, progressed, backlog)
+            if phase == "idle" and partitions and all(p.ended for p in partitions):
                 phase = "end-of-stream"
             oldest = task.oldest_in_flight
             tasks.append(

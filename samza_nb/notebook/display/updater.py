@@ -19,11 +19,13 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from samza_nb.notebook.display.dashboard import Dashboard
+    from samza_nb.notebook.display.views import JobView
     from samza_nb.notebook.runs.job import JobRun
 
 log = logging.getLogger(__name__)
 
 EndCallback = Callable[["JobRun", "Dashboard"], None]
+ViewOf = Callable[["JobRun"], "JobView"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,7 @@ class _Watched:
     run: JobRun
     dashboard: Dashboard
     on_end: EndCallback
+    view_of: ViewOf | None = None
 
 
 class DashboardUpdater:
@@ -45,11 +48,13 @@ class DashboardUpdater:
         self._closed = False
         self._thread: threading.Thread | None = None
 
-    def watch(self, run: JobRun, dashboard: Dashboard, on_end: EndCallback) -> None:
+    def watch(
+        self, run: JobRun, dashboard: Dashboard, on_end: EndCallback, view_of: ViewOf | None = None
+    ) -> None:
         """Keep ``dashboard`` showing ``run`` until the run is done; then call ``on_end(run, dashboard)``
-        (on the updater's thread)."""
+        (on the updater's thread). ``view_of(run)`` gives the view to show (default: ``run.view``)."""
         with self._lock:
-            self._watched.append(_Watched(run, dashboard, on_end))
+            self._watched.append(_Watched(run, dashboard, on_end, view_of))
             if self._thread is None or not self._thread.is_alive():
                 self._closed = False
                 self._thread = threading.Thread(target=self._loop, name="samza-nb dashboards", daemon=True)
@@ -98,7 +103,7 @@ class DashboardUpdater:
     def _render(self, item: _Watched) -> None:
         done = item.run.done  # read before the view: a done run's view is its final one
         try:
-            item.dashboard.render(item.run.view)
+            item.dashboard.render(item.view_of(item.run) if item.view_of is not None else item.run.view)
             if done:
                 item.on_end(item.run, item.dashboard)
         except Exception:  # a broken front-end must not stop the other dashboards

@@ -17,6 +17,7 @@ from samza_nb.container.event_loop import run_blocking
 from samza_nb.notebook.display.text_status import html_table, text_table
 from samza_nb.notebook.display.view_rows import COMMIT_HEADERS, checkpoint_rows
 from samza_nb.notebook.display.views import CommitView, JobView
+from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config
 
 if TYPE_CHECKING:
@@ -149,4 +150,15 @@ def report(
     return CheckpointReport(job, source, from_factory(config, tasks), history)
 
 
-__all__ = ["CheckpointReport", "from_factory", "from_store", "from_view", "report"]
+def reset(run: JobRun | None, config: Config, stores: dict[tuple[str, str], dict[str, Checkpoint]]) -> str:
+    """``%samza_checkpoints --reset``: forget the in-memory checkpoints of job ``config`` (``run``: its
+    latest run, which must have ended); the line that says so."""
+    job = config.job_name()
+    if run is not None and not run.done:
+        raise NotebookError(f"samza_checkpoints: job {job!r} is running: %samza_stop {job} before --reset")
+    stores.pop((job, config.job_id()), None)
+    default = "systems.<system>.samza.offset.default"
+    return f"checkpoints of job {job!r} forgotten: the next run starts from {default}"
+
+
+__all__ = ["CheckpointReport", "from_factory", "from_store", "from_view", "report", "reset"]

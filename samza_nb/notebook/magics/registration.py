@@ -6,8 +6,8 @@ Settings (``%config SamzaMagics.<name> = ...``, or in ``ipython_config.py``):
   ``text`` or ``off``;
 - ``refresh_interval``: seconds between dashboard updates (default 0.2: at most 5 per second).
 
-Magic lines ignore ``#`` comments. Before each cell, a job that failed in the background since the last
-cell is reported once (:meth:`~..session.NotebookSession.report_failures`).
+Magic lines ignore ``#`` comments. Before each cell, a job without a dashboard that failed in the background
+since the last cell is reported once (:meth:`~..session.NotebookSession.report_failures`).
 """
 
 from __future__ import annotations
@@ -113,14 +113,18 @@ class SamzaMagics(Magics):
 
     def __init__(self, shell: Any = None, **kwargs: Any) -> None:
         super().__init__(shell=shell, **kwargs)
-        self.session = NotebookSession(display=display, refresh_s=self.refresh_interval)
+        in_kernel = getattr(shell, "kernel", None) is not None  # a job's prints go to its run cell
+        self.session = NotebookSession(
+            display=display, refresh_s=self.refresh_interval, route_output=in_kernel
+        )
         if shell is not None:
             install_one_line_errors(shell)
             awaiting.install(shell)
             shell.events.register("pre_run_cell", self._report_failures)
 
     def _report_failures(self, *_info: Any) -> None:
-        """Before each cell: a background job's failure, once, on stderr (in the cell about to run)."""
+        """Before each cell: a background job's failure (one without a dashboard, which would show it), once,
+        on stderr (in the cell about to run)."""
         for line in self.session.report_failures():
             print(f"samza_nb: {line}", file=sys.stderr)
 
@@ -324,7 +328,7 @@ class SamzaMagics(Magics):
         """``%%samza_sql <store>``: DuckDB SQL over the store's committed contents (a relation named after
         the store: key, value, partition), as a DataFrame."""
         with one_line_errors(self.shell):
-            return sql.query(self.session.store_container(line.strip()), line, cell)
+            return sql.query(self.session.store_run(line.strip()), line, cell)
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _ui(self, no_dashboard: bool) -> str:

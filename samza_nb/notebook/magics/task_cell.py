@@ -43,6 +43,23 @@ class TaskDefinition:
         return self.cls
 
 
+def defined_line(
+    new: TaskDefinition, previous: TaskDefinition | None, running: list[str], last_run: str | None
+) -> str:
+    """What a ``%%samza_task`` / ``%%samza_app`` cell says: ``new`` is defined (or replaces ``previous``)
+    for the next ``%samza_run``; the jobs ``running`` keep theirs; ``last_run`` says how the latest run
+    ended (``job 'x' has finished``)."""
+    what = "application" if new.application else "task"
+    keeps = (
+        f" (running: {', '.join(repr(n) for n in running)}, with the task it started with)" if running else ""
+    )
+    if previous is None:
+        return f"{what} {new.name} defined: %samza_run runs it{keeps}"
+    ran = keeps or (f" (the previous run of {last_run})" if last_run else "")
+    before = "application" if previous.application else "task"
+    return f"{what} {new.name} replaces {before} {previous.name} for the next %samza_run{ran}"
+
+
 def define_task(
     cell: str,
     namespace: dict[str, Any],
@@ -161,4 +178,4 @@ def _cell_line(exc: BaseException, filename: str) -> str:
     return f" at line {frames[-1].lineno}" if frames else ""
 
 
-__all__ = ["TaskDefinition", "define_task", "is_task_class"]
+__all__ = ["TaskDefinition", "define_task", "defined_line", "is_task_class"]

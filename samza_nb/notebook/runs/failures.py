@@ -4,15 +4,21 @@ task's traceback for ``%tb``.
 A job on its own thread fails while the user does something else. The session shows the failure once, in
 the next cell the user runs (or in the cell waiting for the job), as one line naming the task cell's
 line; and it leaves the exception where IPython's ``%tb`` looks for the last one (``sys.last_value``), so
-``%tb`` shows the task's own traceback, its cell lines included.
+``%tb`` shows the task's own traceback, its cell lines included. What ``%tb`` shows is the task's exception
+(not samza_nb's wrapper saying which task failed: the line said it), from its first frame outside samza_nb:
+the container's frames and the code it generates (``<samza_nb round of 2 #1>``) are left out.
 """
 
 from __future__ import annotations
 
 import linecache
 import sys
+import sysconfig
 import traceback
+from pathlib import Path
+from types import TracebackType
 
+import samza_nb
 from samza_nb.notebook.display.views import plural
 from samza_nb.notebook.magics.task_cell import TaskDefinition
 
@@ -45,13 +51,45 @@ def task_cell_line(error: BaseException, task: TaskDefinition | None) -> str | N
     return f"line {found.lineno} of the %%{magic} cell{source}"
 
 
+_PACKAGE = Path(samza_nb.__file__).parent
+_STDLIB = Path(sysconfig.get_paths()["stdlib"])
+_RUNNERS = ("asyncio", "concurrent", "threading.py")
+"""The standard library's machinery a job's code runs under (its frames are not the user's either)."""
+
+
+def internal(filename: str) -> bool:
+    """True for a frame of samza_nb itself (its modules, the code it generates) or of the standard
+    library's machinery that runs it (asyncio, thread pools): not the user's code."""
+    if filename.startswith("<samza_nb "):
+        return True
+    path = Path(filename)
+    if path.is_relative_to(_PACKAGE):
+        return True
+    return path.is_relative_to(_STDLIB) and path.relative_to(_STDLIB).parts[0] in _RUNNERS
+
+
+def users_part(error: BaseException) -> tuple[BaseException, TracebackType | None]:
+    """The exception ``%tb`` shows for ``error`` and its traceback: the outermost exception of the chain
+    with a frame in the user's code, from its first such frame (the exceptions it was raised from or during
+    come with it); ``error`` as it is when no exception was."""
+    for exc in _chain(error):
+        tb = exc.__traceback__
+        while tb is not None and internal(tb.tb_frame.f_code.co_filename):
+            tb = tb.tb_next
+        if tb is not None:
+            return exc, tb
+    return error, error.__traceback__
+
+
 def keep_for_tb(error: BaseException) -> None:
-    """Make ``error`` IPython's last exception, so ``%tb`` shows it (with its cause chain)."""
-    sys.last_type = type(error)
-    sys.last_value = error
-    sys.last_traceback = error.__traceback__
+    """Make ``error`` (its user's part: :func:`users_part`) IPython's last exception, so ``%tb`` shows
+    it, with the exceptions it was raised from."""
+    shown, tb = users_part(error)
+    sys.last_type = type(shown)
+    sys.last_value = shown
+    sys.last_traceback = tb
     if sys.version_info >= (3, 12):
-        sys.last_exc = error
+        sys.last_exc = shown
 
 
 def failure_line(
@@ -68,4 +106,4 @@ def failure_line(
     return line
 
 
-__all__ = ["failure_line", "keep_for_tb", "task_cell_line"]
+__all__ = ["failure_line", "internal", "keep_for_tb", "task_cell_line", "users_part"]

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from samza_nb.container import event_loop
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.notebook.runs.cell_output import CellOutput, route_here
 from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
@@ -140,12 +141,22 @@ class JobRun:
     ``timeout_s`` stops it the same way after that many seconds. ``done`` turns true once the job
     stopped and the monitor took its last view; then ``outcome``, ``error`` and ``final_view`` are set and
     ``on_done`` callbacks have run (on the job's thread). ``failure_reported`` is set by whoever showed a
-    failure to the user (so it is shown once). ``run_seconds`` is how long
+    failure to the user (so it is shown once). ``output`` (when given) receives what the job's code writes
+    to ``sys.stdout``/``sys.stderr`` (:mod:`.cell_output`); it shows the rest before ``done`` turns true.
+    ``run_seconds`` is how long
     ``job.run()`` took, ``run_cpu_seconds`` the CPU time the process (every thread) used meanwhile.
     """
 
-    def __init__(self, job: RunnableJob, monitor: RunMonitor, mode: str, timeout_s: float | None) -> None:
+    def __init__(
+        self,
+        job: RunnableJob,
+        monitor: RunMonitor,
+        mode: str,
+        timeout_s: float | None,
+        output: CellOutput | None = None,
+    ) -> None:
         self.job = job
+        self.output = output
         self.monitor = monitor
         self.mode = mode
         self.timeout_s = timeout_s
@@ -163,15 +174,26 @@ class JobRun:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._thread: threading.Thread | None = None
+        self._end_routing: Callable[[], None] | None = None
 
     # -- starting ---------------------------------------------------------------------------------------
     @classmethod
-    def on_thread(cls, job: RunnableJob, monitor: RunMonitor, timeout_s: float | None = None) -> JobRun:
-        """Run on a new event loop in a daemon thread; returns once the thread started."""
-        run = cls(job, monitor, OWN_THREAD, timeout_s)
+    def on_thread(
+        cls,
+        job: RunnableJob,
+        monitor: RunMonitor,
+        timeout_s: float | None = None,
+        output: CellOutput | None = None,
+    ) -> JobRun:
+        """Run on a new event loop in a daemon thread; returns once the thread started. ``output``: where
+        what the job prints goes (every thread of the job: see :mod:`.cell_output`)."""
+        run = cls(job, monitor, OWN_THREAD, timeout_s, output)
         started = threading.Event()
 
         def target() -> None:
+            if output is not None:
+                run._end_routing = route_here(output)  # this thread's context: the loop's tasks inherit it
+
             async def main() -> None:
                 run._loop = asyncio.get_running_loop()
                 run._task = asyncio.current_task()
@@ -241,6 +263,13 @@ class JobRun:
         """Mark the run done (once) and run the ``on_done`` callbacks."""
         if self._done.is_set():
             return
+        if self.output is not None:
+            try:
+                self.output.close()  # what the job printed shows before anyone hears it ended
+            except Exception:
+                log.exception("showing the output of job %r failed", self.monitor.view.job)
+        if self._end_routing is not None:
+            self._end_routing()
         self._done.set()
         for callback in self.on_done:
             try:

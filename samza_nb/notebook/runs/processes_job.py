@@ -21,6 +21,7 @@ from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import JobStatus
 from samza_nb.errors import SamzaError
+from samza_nb.notebook.display.containers_monitor import containers_starting
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics.cell_config import CONTAINER_COUNT_KEY, container_count
 from samza_nb.notebook.magics.task_cell import TaskDefinition
@@ -140,6 +141,13 @@ class ProcessesJob:
     def status(self) -> JobStatus | None:
         """Every container's last report to the coordinator (None before it started)."""
         return self.processes.status() if self._started else None
+
+    def starting_phase(self) -> str:
+        """What the job waits for while it starts: its coordinator, then its container processes."""
+        status = self.status()
+        if status is None:
+            return "the job coordinator (it reads the inputs' partitions and plans the job model)"
+        return containers_starting(status, self.container_count, "container processes")
 
     async def run(self) -> None:
         """Start the coordinator and the processes, watch them to the end, clean up (see the class)."""

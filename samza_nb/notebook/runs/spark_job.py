@@ -19,6 +19,7 @@ from samza_nb.config import Config
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import JobStatus
 from samza_nb.errors import SamzaError
+from samza_nb.notebook.display.containers_monitor import containers_starting
 from samza_nb.notebook.magics.cell_config import container_count
 from samza_nb.notebook.magics.task_cell import TaskDefinition
 from samza_nb.notebook.runs.processes_job import prepare_for_processes
@@ -78,6 +79,14 @@ class SparkNotebookJob:
     def status(self) -> JobStatus | None:
         """Every container's last report (None before the coordinator started)."""
         return self.runner.status()
+
+    def starting_phase(self) -> str:
+        """What the job waits for while it starts: Spark (a session when there is none, the task slots) and
+        the coordinator, then the containers in Spark's workers."""
+        status = self.status()
+        if status is None:
+            return "Spark (the session, its task slots) and the job coordinator"
+        return containers_starting(status, self.container_count, "Spark tasks")
 
     async def run(self) -> None:
         """Start the runner, wait for the end (see the class)."""
