@@ -109,7 +109,11 @@ class SteerControls:
                 button.disabled = disabled
         if done and not self.slider.disabled:
             self.slider.disabled = True
-        return " · <span class='samza-paused' style='color:#b58900'><b>paused</b></span>" if paused else ""
+        return (
+            " · <span class='samza-paused' style='color:var(--jp-warn-color1, #b58900)'><b>paused</b></span>"
+            if paused
+            else ""
+        )
 
     # -- commands (each on a thread of its own) -------------------------------------------------------------
     def _run(self, what: str, command: Callable[[Steerable], str]) -> None:
@@ -130,7 +134,7 @@ class SteerControls:
         threading.Thread(target=work, name=f"samza-nb dashboard {what}", daemon=True).start()
 
     def _say(self, text: str) -> None:
-        self.note.value = f"<span style='font-size:12px'>{html.escape(text)}</span>"
+        self.note.value = f"<span style='font-size:var(--jp-ui-font-size1, 13px)'>{html.escape(text)}</span>"
 
     @staticmethod
     def _pause(target: Steerable) -> str:
