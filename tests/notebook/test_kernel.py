@@ -240,7 +240,8 @@ def test_the_stop_button_stops_a_waiting_job(kernel: Kernel) -> None:
     (dashboard,) = [
         m["content"]["transient"]["display_id"]
         for m in seen
-        if m["msg_type"] == "display_data" and m["content"].get("transient", {}).get("display_id")
+        if m["msg_type"] == "display_data"
+        and "application/vnd.jupyter.widget-view+json" in m["content"]["data"]
     ]
     updates = [m for m in kernel.display_updates if m["content"]["transient"]["display_id"] == dashboard]
     assert updates and "samza-snapshot" in updates[-1]["content"]["data"]["text/html"]

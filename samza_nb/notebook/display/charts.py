@@ -91,14 +91,28 @@ class ThroughputLagChart:
         )  # fmt: skip
         axes = [
             Axis(scale=x, label="seconds since start", grid_lines="none"),
-            Axis(scale=rate_scale, side="left", label="msg/s", color=RATE_COLOUR, grid_lines="dashed"),
-            Axis(scale=lag_scale, side="right", label="lag (messages)", color=LAG_COLOUR, grid_lines="none"),
+            Axis(
+                scale=rate_scale,
+                side="left",
+                label="msg/s",
+                color=RATE_COLOUR,
+                grid_lines="dashed",
+                label_offset="55px",
+            ),
+            Axis(
+                scale=lag_scale,
+                side="right",
+                label="lag (messages)",
+                color=LAG_COLOUR,
+                grid_lines="none",
+                label_offset="65px",
+            ),
         ]
         self.widget = Figure(
             marks=[self.rate_line, self.lag_line],
             axes=axes,
             animation_duration=0,
-            fig_margin={"top": 10, "bottom": 40, "left": 60, "right": 60},
+            fig_margin={"top": 10, "bottom": 40, "left": 70, "right": 80},
         )
         self.widget.layout.height = height
         self.widget.layout.width = "100%"
@@ -174,7 +188,7 @@ def _polyline(xs: Sequence[float], ys: Sequence[float], top: float, colour: str)
     return f"<polyline fill='none' stroke='{colour}' stroke-width='2' points='{points}'/>"
 
 
-_X0, _Y0, _W, _H = 70.0, 8.0, 420.0, 120.0  # the plot area inside the picture (px)
+_X0, _Y0, _W, _H = 100.0, 8.0, 420.0, 120.0  # the plot area inside the picture (px)
 
 
 def chart_svg(times: Sequence[float], rates: Sequence[float], lags: Sequence[float | None]) -> str:
@@ -210,7 +224,7 @@ def chart_svg(times: Sequence[float], rates: Sequence[float], lags: Sequence[flo
         "stroke-opacity='0.3'/>"
     )
     return (
-        f"<svg class='samza-chart-picture' xmlns='http://www.w3.org/2000/svg' width='{right + 90:.0f}' "
+        f"<svg class='samza-chart-picture' xmlns='http://www.w3.org/2000/svg' width='{right + 100:.0f}' "
         f"height='{bottom + 24:.0f}' style='display:block;font-size:11px;margin:4px 0'>"
         f"{frame}{''.join(lines)}{text}</svg>"
     )

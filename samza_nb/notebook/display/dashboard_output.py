@@ -15,8 +15,9 @@ Why not the snapshot as the ``text/html`` of the widget's own output: JupyterLab
 an output whenever it has one (a reopened notebook shows the error, never the ``text/html`` beside it), and
 each update of that output makes it build a new view of every widget (a flash, and views that pile up).
 Instead a ``<style>`` in the snapshot (CSS ``:has``: JupyterLab, Notebook 7) hides the snapshot while the
-live widget shows in the same output area, and hides the widget's output once its model is gone, so a
-reopened notebook shows the snapshot alone. Elsewhere (nbconvert, GitHub) the snapshot shows as it is.
+live widget shows in the same output area, and hides the widget's output once its kernel or its model is
+gone (frozen after a restart, or an error in a notebook reopened), so the snapshot then shows alone.
+Elsewhere (nbconvert, GitHub) the snapshot shows as it is.
 
 When the kernel exits while a job runs (a restart, a shutdown), an exit hook sends one last snapshot saying
 so and closes the widgets, so a front-end still open shows that snapshot rather than a dashboard frozen at
@@ -43,19 +44,24 @@ Displayer = Callable[..., Any]
 SNAPSHOT_EVERY_S = 1.5
 """The most the snapshot lags behind the live widget (seconds) while the job runs."""
 
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+DISCONNECTED = "jupyter-widgets-disconnected"
+"""The class ipywidgets puts on a view whose model lost its kernel (a restart): the view is frozen."""
 
 
 def snapshot_style(dashboard_id: str) -> str:
     """The ``<style>`` that, in JupyterLab and Notebook 7, hides the snapshot while the live dashboard
-    ``dashboard_id`` shows in the same output area, and hides a widget output with nothing rendered (its
-    model gone: the kernel that ran it is) beside the snapshot."""
+    ``dashboard_id`` shows in the same output area; once the widgets lost their kernel (a frozen view,
+    ipywidgets' ``jupyter-widgets-disconnected``) or their model (a widget output with nothing rendered:
+    the notebook reopened after the kernel that ran it is gone), it hides the widget output instead."""
     live, snapshot = f"samza-live-{dashboard_id}", f"samza-snapshot-{dashboard_id}"
-    empty_widget = f".jp-OutputArea-output[data-mime-type='{WIDGET_VIEW}']:not(:has(*))"
+    area = f".jp-OutputArea:has(.{snapshot})"
+    empty_widget = ".jp-OutputArea-output.jupyter-widgets:not(:has(*))"  # its error says "model not found"
     return (
         "<style>"
-        f".jp-OutputArea:has(.{live}) .jp-OutputArea-child:has(.{snapshot}){{display:none}}"
-        f".jp-OutputArea:has(.{snapshot}) .jp-OutputArea-child:has(> {empty_widget}){{display:none}}"
+        f".jp-OutputArea:has(.{live}:not(.{DISCONNECTED}))"
+        f" .jp-OutputArea-child:has(.{snapshot}){{display:none}}"
+        f"{area} .jp-OutputArea-child:has(.{live}.{DISCONNECTED}){{display:none}}"
+        f"{area} {empty_widget}{{display:none}}"  # (a :has inside a :has is no selector at all)
         "</style>"
     )
 
