@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.config import Config, job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.notebook.display.dashboard import Dashboard
+from samza_nb.notebook.display.dashboard_output import DashboardOutput
 from samza_nb.notebook.display.steer_controls import SteerControls
 from samza_nb.notebook.display.text_status import StatusReport, outcome_line, render_text
 from samza_nb.notebook.display.updater import DashboardUpdater
@@ -181,6 +182,7 @@ class NotebookSession:
             fresh_inputs=self._fresh_inputs,
         )
         dashboard = None
+        dashboard_output: DashboardOutput | None = None
         if ui == "widgets":
             holder: list[JobRun] = []
             controls = None
@@ -190,7 +192,9 @@ class NotebookSession:
             dashboard = Dashboard(
                 job, on_stop=lambda: holder[0].stop() if holder else None, controls=controls
             )
-            handle = self._show_rich(dashboard)
+            dashboard_output = (
+                DashboardOutput(dashboard, self._display) if self._display is not None else None
+            )
         for line in self.report_failures():  # a failure not told yet is told before its run is replaced
             self._show(line)
         if wait:
@@ -206,7 +210,11 @@ class NotebookSession:
         if dashboard is not None:
             holder.append(run)
             self.updater.refresh_s = self.refresh_s
-            self.updater.watch(run, dashboard, lambda r, d: self._snapshot(d, handle), self._dashboard_view)
+            if dashboard_output is not None:  # the widgets, and their HTML snapshot for a saved notebook
+                watched = (dashboard_output.end, self._dashboard_view, dashboard_output.refresh)
+                self.updater.watch(run, dashboard, *watched)
+            else:
+                self.updater.watch(run, dashboard, lambda _run, d: d.close(), self._dashboard_view)
         if not wait:
             if ui != "widgets":
                 self._show(
@@ -217,16 +225,6 @@ class NotebookSession:
         if not awaiting:
             self._wait_and_report(run)
         return run
-
-    def _snapshot(self, dashboard: Dashboard, handle: Any) -> None:
-        """The job ended: its live widgets give way to a static HTML snapshot (a saved notebook shows it)."""
-        if handle is None or not hasattr(handle, "update"):
-            return
-        from IPython import display
-
-        snapshot: Any = display.HTML
-        handle.update(snapshot(dashboard.snapshot_html()))
-        dashboard.close()
 
     def _wait_and_report(self, run: JobRun) -> None:
         with self._telling(run):
@@ -421,11 +419,6 @@ class NotebookSession:
             weakref.finalize(self, shutil.rmtree, path, True)
             self._state_dir = path
         return self._state_dir
-
-    def _show_rich(self, obj: Any) -> Any:
-        if self._display is None:
-            return None
-        return self._display(obj, display_id=True)
 
     def close(self) -> None:
         """Stop every running job (waiting briefly for each) and the dashboard thread."""

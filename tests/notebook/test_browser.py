@@ -4,50 +4,38 @@ notebook run from its Run menu, headless Chromium (Debian's ``chromium``, driven
 - the task rows and the processed count, which keeps moving while a later cell sleeps (the job and the
   dashboard live on threads of their own);
 - the low watermark: a held message is the oldest in flight, and the checkpointed offset stays before it;
+- the live chart draws its lag line (bqplot draws no line at all through an unknown point);
 - when the job ends, a static HTML snapshot replaces the widgets, and the saved notebook, reopened, shows
   it (not "Error displaying widget: model not found").
 
-Screenshots are saved as tests/notebook/artifacts/dashboard-<front-end>-<moment>.png. Skipped, with the
-reason, when chromium or Playwright is missing, except in CI (``CI=true``), where it must run
-(``scripts/browser-test-deps.sh`` installs chromium).
+Screenshots are saved as tests/notebook/artifacts/dashboard-<front-end>-<moment>.png (see :mod:`.browser`
+for when this runs).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import urllib.request
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.eventually import eventually
-from tests.requirements import unavailable
+
+from .browser import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    count,
+    front_end,
+    lag_path,
+    open_notebook,
+    write_notebook,
+)
+
+__all__ = ["front_end"]  # the fixture, imported for pytest
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-ARTIFACTS = Path(__file__).parent / "artifacts"
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 CELLS = [
     "%load_ext samza_nb",
@@ -84,126 +72,6 @@ CELLS = [
 SLEEPING_CELL = 5
 
 
-def _requirements() -> None:
-    """Skip (fail in CI) when the browser test cannot run here."""
-    problems = []
-    if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
-        problems.append(f"no chromium at {CHROMIUM} (scripts/browser-test-deps.sh installs it)")
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        problems.append("playwright is not installed")
-    if shutil.which("jupyter-lab", path=str(Path(sys.executable).parent)) is None:
-        problems.append("jupyterlab is not installed")
-    if problems:
-        unavailable("; ".join(problems))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _write_notebook(path: Path) -> None:
-    import nbformat
-    from nbformat.v4 import new_code_cell, new_notebook
-
-    notebook = new_notebook(
-        cells=[new_code_cell(source) for source in CELLS],
-        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
-    )
-    nbformat.write(notebook, path)
-
-
-FRONT_ENDS = {
-    # front-end: (server command, URL path of the notebook)
-    "lab": ("jupyter-lab", "/lab/tree/dashboard.ipynb"),
-    "notebook": ("jupyter-notebook", "/notebooks/dashboard.ipynb"),
-}
-
-
-@pytest.fixture(params=sorted(FRONT_ENDS))
-def front_end(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """A Jupyter server (JupyterLab, or Notebook 7) on a free loopback port with a temporary root (and
-    config) holding dashboard.ipynb; yields (front-end name, the notebook's URL with the token). The
-    server is killed afterwards."""
-    name: str = request.param
-    server_command, path = FRONT_ENDS[name]
-    _requirements()
-    executable = Path(sys.executable).parent / server_command
-    if not executable.exists():
-        if name == "lab":
-            pytest.fail(f"{server_command} is not installed")
-        unavailable(f"{server_command} is not installed (pip install notebook)")
-    root = tmp_path / "root"
-    root.mkdir()
-    _write_notebook(root / "dashboard.ipynb")
-    # No "official Jupyter news?" pop-up over the dashboard.
-    settings = tmp_path / "config" / "lab" / "user-settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
-    token = uuid.uuid4().hex
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(tmp_path / "config"),
-        JUPYTER_RUNTIME_DIR=str(tmp_path / "runtime"),
-        JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "workspaces"),
-        JUPYTER_PLATFORM_DIRS="1",
-    )
-    command = [
-        str(executable),
-        "--no-browser",
-        f"--IdentityProvider.token={token}",
-        f"--port={port}",
-        "--ip=127.0.0.1",
-        f"--ServerApp.root_dir={root}",
-        "--LabApp.news_url=",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        command.append("--allow-root")  # CI runs as root
-    log = (tmp_path / "jupyter-server.log").open("wb")
-    server = subprocess.Popen(
-        command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-    try:
-        status = f"http://127.0.0.1:{port}/api/status?token={token}"
-
-        def serving() -> bool:
-            assert server.poll() is None, (tmp_path / "jupyter-server.log").read_text()[-3000:]
-            try:
-                with urllib.request.urlopen(status, timeout=1) as response:
-                    return bool(response.status == 200)
-            except OSError:
-                return False
-
-        eventually(serving, timeout=60, message=f"{server_command} serving {status}")
-        yield name, f"http://127.0.0.1:{port}{path}?token={token}"
-    finally:
-        try:
-            _stop(server)
-        finally:
-            log.close()
-
-
-def _stop(server: subprocess.Popen[bytes]) -> None:
-    """Stop the server and the kernels it started (its whole process group)."""
-    for signum, wait in ((signal.SIGTERM, 15.0), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(server.pid, signum)
-        except ProcessLookupError:
-            break
-        try:
-            server.wait(timeout=wait)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    server.poll()
-
-
 def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_a_snapshot(
     front_end: tuple[str, str], tmp_path: Path
 ) -> None:
@@ -211,6 +79,7 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
     from playwright.sync_api import expect, sync_playwright
 
     name, url = front_end
+    write_notebook(tmp_path / "root" / "dashboard.ipynb", CELLS)
     ARTIFACTS.mkdir(exist_ok=True)
     shots = {
         moment: ARTIFACTS / f"dashboard-{name}-{moment}.png" for moment in ("busy", "snapshot", "reopened")
@@ -225,7 +94,7 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
         )
         page = context.new_page()
         try:
-            _open(page, url)
+            open_notebook(page, url)
             page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
             page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
             rows = page.locator(".samza-task-row")
@@ -239,7 +108,7 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
             before = processed.inner_text()
             expect(processed).not_to_have_text(before, timeout=20_000)
             after = processed.inner_text()
-            assert _count(after) > _count(before), (before, after)
+            assert count(after) > count(before), (before, after)
             expect(sleeping).to_have_text(re.compile(r"\[\*\]"))  # still sleeping: it moved meanwhile
 
             # Item 4: offset 5 is held, so it is the oldest in flight and the checkpoint stays before it.
@@ -249,12 +118,14 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
             expect(rows.nth(0)).to_contain_text("peak ")
             # Item 8: the live chart (bqplot draws SVG) and the sampled messages in and out of each task.
             expect(page.locator(".samza-chart svg").first).to_be_visible(timeout=30_000)
+            eventually(lambda: lag_path(page), timeout=30, message="a drawn lag line")
             expect(page.locator(".samza-messages").first).to_contain_text("browser.clicks#", timeout=30_000)
             page.locator(".samza-dashboard").first.scroll_into_view_if_needed()
             page.screenshot(path=str(shots["busy"]), full_page=True)
 
             # Item 5: the job ends; its widgets give way to a static snapshot.
-            snapshot = page.locator(".samza-snapshot").first
+            # (The live HTML snapshot beside the widgets is there all along, hidden: the visible one.)
+            snapshot = page.locator(".samza-snapshot:visible").first
             expect(snapshot).to_be_attached(timeout=60_000)
             expect(snapshot.locator(".samza-state")).to_have_text("finished")
             expect(snapshot.locator(".samza-processed")).to_have_text("20,000 processed")
@@ -264,10 +135,10 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
             page.keyboard.press("Control+s")
             saved = tmp_path / "root" / "dashboard.ipynb"
             eventually(
-                lambda: "samza-snapshot" in saved.read_text(), timeout=30, message="the saved snapshot"
+                lambda: ">finished</span>" in saved.read_text(), timeout=30, message="the saved snapshot"
             )
             page.reload()
-            _open(page, url, select_kernel=False)
+            open_notebook(page, url, select_kernel=False)
             reopened = page.locator(".samza-snapshot").first
             expect(reopened).to_be_attached(timeout=60_000)
             expect(reopened.locator(".samza-state")).to_have_text("finished")
@@ -281,26 +152,3 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
         finally:
             context.close()
     assert all(shot.stat().st_size > 10_000 for shot in shots.values())
-
-
-def _count(text: str) -> int:
-    """``12,345 processed`` -> 12345."""
-    return int(text.split()[0].replace(",", ""))
-
-
-def _open(page: Any, url: str, *, select_kernel: bool = True) -> None:
-    """Open the notebook and wait for its kernel to be idle."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from playwright.sync_api import expect
-
-    if select_kernel:
-        page.goto(url, timeout=60_000)
-    page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
-    # JupyterLab may ask which kernel to start (even with a kernelspec in the metadata): the notebook's
-    # own, python3, is preselected.
-    select = page.locator(".jp-Dialog").get_by_role("button", name="Select")
-    with contextlib.suppress(PlaywrightTimeout):
-        select.click(timeout=15_000 if select_kernel else 5_000)
-    expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_attached(
-        timeout=60_000
-    )

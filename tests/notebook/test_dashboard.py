@@ -75,7 +75,7 @@ def test_widget_state_after_a_run(
     assert dashboard.stop_button is not None and dashboard.stop_button.disabled  # the job ended
     bundle = dashboard._repr_mimebundle_()  # the job ended: a static snapshot (a saved notebook shows it)
     assert "application/vnd.jupyter.widget-view+json" not in bundle and dashboard.closed
-    assert bundle["text/html"].startswith("<div class='samza-dashboard samza-snapshot'>")
+    assert bundle["text/html"].startswith("<div class='samza-dashboard samza-snapshot samza-snapshot-")
     assert "<span class='samza-processed'><b>100</b> processed</span>" in bundle["text/html"]
     assert bundle["text/plain"].startswith("job 'nbjob' — finished (on its own thread) · 100 processed")
 
@@ -137,7 +137,7 @@ def test_a_failure_in_the_background_is_one_red_line_of_the_dashboard(
     dashboard = session.dashboard
     assert dashboard is not None
     assert ">failed</span>" in dashboard.header.value
-    error = "<div class='samza-error' style='color:#b00'>"
+    error = "<div class='samza-error' style='color:var(--jp-error-color1, #b00)'>"
     assert dashboard.header.value.count(error) == 1 and "no user" in dashboard.header.value
     assert "line 4 of the %%samza_task cell" in dashboard.header.value  # the line the next cell would show
     assert session.report_failures() == []  # the dashboard told it: not the next cell again

@@ -15,8 +15,11 @@ Stop button) and, for a job of one container, the steering widgets (:mod:`.steer
 with ``data-task``, ``samza-in-flight``, ``samza-task-detail`` and ``samza-oldest-in-flight``;
 ``samza-partitions``, ``samza-watermarks`` and ``samza-end-of-stream`` (applications of the high-level
 API), ``samza-decisions``, ``samza-checkpoints``, ``samza-messages`` (sampled messages in and out),
-``samza-stores`` (store tables at the latest commit)), and ``samza-snapshot`` on the static HTML a finished
-job leaves behind (with ``samza-chart-summary``).
+``samza-stores`` (store tables at the latest commit)), ``samza-live-<id>`` on the live root (``id``: the
+dashboard's :attr:`Dashboard.id`), and ``samza-snapshot`` (with ``samza-snapshot-<id>``) on the static HTML
+that stands for it in a saved notebook (:meth:`Dashboard.snapshot_html`: the chart as a picture with
+``samza-chart-picture`` and ``samza-chart-summary``; ``samza-snapshot-note`` says when a job still running
+was pictured). :mod:`.dashboard_output` shows both.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import html
 import importlib
 import importlib.util
+import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +37,7 @@ from samza_nb.notebook.display.views import JobView, TaskView
 
 if TYPE_CHECKING:
     from samza_nb.notebook.display.charts import ThroughputLagChart
+    from samza_nb.notebook.display.dashboard_output import DashboardOutput
     from samza_nb.notebook.display.steer_controls import SteerControls
 
 
@@ -80,8 +85,9 @@ class Dashboard:
         w = _widgets()
         self.chart = _chart() if chart else None
         if self.chart is not None:
-            extras = (*extras, self.chart.widget)
+            extras = (*extras, *self.chart.widgets)
         self.job = job
+        self.id = uuid.uuid4().hex[:12]
         self.view: JobView | None = None
         self.header = w.HTML(value=f"<b>job {html.escape(job)}</b> — starting")
         self.header.add_class("samza-header")
@@ -111,8 +117,11 @@ class Dashboard:
         self._extras = tuple(extras)
         self.widget = w.VBox([self._row, *extras, self.body])
         self.widget.add_class("samza-dashboard")
+        self.widget.add_class(f"samza-live-{self.id}")
         self.renders = 0
         self.closed = False
+        self.output: DashboardOutput | None = None
+        """Where it shows, with its HTML snapshot (set by :class:`.dashboard_output.DashboardOutput`)."""
 
     def render(self, view: JobView) -> None:
         """Show ``view``. Cheap: at most two values (and the chart's new point) are sent, and only when
@@ -131,17 +140,21 @@ class Dashboard:
         if changed:
             self.renders += 1
 
-    def snapshot_html(self, extra: str = "") -> str:
-        """The latest view as static HTML (CSS class ``samza-snapshot``): what a saved notebook shows once
-        the job ended and its widgets are gone. ``extra`` (a chart's summary) goes below the header."""
+    def snapshot_html(self, extra: str = "", *, note: str = "") -> str:
+        """The latest view as static HTML (CSS classes ``samza-snapshot`` and ``samza-snapshot-<id>``): what a
+        saved notebook shows where the widgets are gone. ``extra`` (default: the chart as a picture with
+        its summary and the run's average rate) goes below the header; ``note`` (``samza-snapshot-note``),
+        when given, above it."""
         if self.view is None:
-            inner = f"<b>job {html.escape(self.job)}</b> — never started"
+            inner = f"<b>job {html.escape(self.job)}</b> — not started yet"
         else:
             if not extra and self.chart is not None:
-                extra = self.chart.summary_html()
+                extra = self.chart.summary_html(self.view.average_rate)
             inner = f"<div class='samza-header'>{header_html(self.view)}</div>{extra}"
             inner += f"<div class='samza-body'>{body_html(self.view)}</div>"
-        return f"<div class='samza-dashboard samza-snapshot'>{inner}</div>"
+        if note:
+            inner = f"<div class='samza-snapshot-note'><i>{html.escape(note)}</i></div>{inner}"
+        return f"<div class='samza-dashboard samza-snapshot samza-snapshot-{self.id}'>{inner}</div>"
 
     def close(self) -> None:
         """Close every widget of the dashboard (their models leave the front-end)."""
@@ -167,10 +180,12 @@ class Dashboard:
         return True
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        """The live widget (its text a pointer to the HTML snapshot shown beside it, see
+        :mod:`.dashboard_output`); once closed, the static snapshot."""
         if self.closed:  # the job ended and its widgets are gone: the snapshot
             return {"text/html": self.snapshot_html(), "text/plain": self.text}
         bundle: dict[str, Any] = dict(self.widget._repr_mimebundle_(**kwargs))
-        bundle["text/plain"] = self.text
+        bundle["text/plain"] = f"(the live dashboard of job {self.job!r}: its snapshot follows)"
         return bundle
 
 

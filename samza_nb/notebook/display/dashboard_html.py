@@ -29,12 +29,20 @@ from samza_nb.notebook.display.view_rows import (
 from samza_nb.notebook.display.views import JobView, TaskView, plural, rate_text
 from samza_nb.observe.states import ContainerState, RunOutcome
 
+# Colours are JupyterLab's theme variables (light and dark themes alike), with fallbacks for other
+# front-ends (a static page, nbconvert).
 _STATE_COLOURS = {
-    ContainerState.RUNNING: "#2a7",
-    RunOutcome.FINISHED: "#27a",
-    RunOutcome.FAILED: "#b00",
-    RunOutcome.TIMED_OUT: "#a60",
+    ContainerState.RUNNING: "var(--jp-success-color1, #2a7)",
+    RunOutcome.FINISHED: "var(--jp-info-color1, #27a)",
+    RunOutcome.FAILED: "var(--jp-error-color1, #b00)",
+    RunOutcome.TIMED_OUT: "var(--jp-warn-color1, #a60)",
 }
+OTHER_STATE_COLOUR = "var(--jp-ui-font-color1, #333)"
+ERROR_COLOUR = "var(--jp-error-color1, #b00)"
+NOTE_COLOUR = "var(--jp-warn-color1, #a60)"
+BAR_EMPTY = "var(--jp-layout-color3, #ddd)"
+"""The empty part of a task's in-flight bar: a theme's mid grey (dark in the dark theme, never white)."""
+BAR_FULL = "var(--jp-success-color1, #2a7)"
 
 SECTION_MAX_HEIGHT = "240px"
 """The most a section of the body takes on the page; longer ones scroll."""
@@ -62,9 +70,9 @@ def task_row_html(task: TaskView) -> str:
     maximum = max(task.max_concurrency, 1)
     percent = 100 * min(task.in_flight, maximum) // maximum
     bar = (
-        "<span style='display:inline-block;width:160px;height:10px;background:#e4e4e4;margin:0 8px;"
-        f"vertical-align:middle'><span class='samza-in-flight' style='display:block;width:{percent}%;"
-        "height:10px;background:#2a7'></span></span>"
+        f"<span class='samza-in-flight-bar' style='display:inline-block;width:160px;height:10px;"
+        f"background:{BAR_EMPTY};margin:0 8px;vertical-align:middle'><span class='samza-in-flight' "
+        f"style='display:block;width:{percent}%;height:10px;background:{BAR_FULL}'></span></span>"
     )
     oldest = ""
     if task.oldest_in_flight is not None:
@@ -78,16 +86,16 @@ def task_row_html(task: TaskView) -> str:
         f"peak {task.peak_in_flight}/{task.max_concurrency}{oldest} · {html.escape(task.phase)}"
     )
     return (
-        f"<div class='samza-task-row' data-task='{html.escape(task.name)}' style='white-space:nowrap'>"
-        f"<b style='display:inline-block;width:120px'>{html.escape(task.name)}</b>{bar}"
-        f"<span class='samza-task-detail'>{detail}</span></div>"
+        f"<div class='samza-task-row' data-task='{html.escape(task.name)}' style='white-space:normal'>"
+        f"<span style='white-space:nowrap'><b style='display:inline-block;width:120px'>"
+        f"{html.escape(task.name)}</b>{bar}</span><span class='samza-task-detail'>{detail}</span></div>"
     )
 
 
 def header_html(view: JobView) -> str:
     """Job, state, mode, processed count (``samza-processed``), throughput (``4,100 msg/s now · avg
     3,900 msg/s`` while running, the average once done), elapsed time; errors and notes below."""
-    colour = _STATE_COLOURS.get(view.state, "#555")
+    colour = _STATE_COLOURS.get(view.state, OTHER_STATE_COLOUR)
     lines = [
         f"<b>job {html.escape(view.job)}</b> — <span class='samza-state' style='color:{colour}'>"
         f"{html.escape(view.state)}</span> ({html.escape(view.mode)}) · "
@@ -95,10 +103,11 @@ def header_html(view: JobView) -> str:
         f"<span class='samza-rate'>{html.escape(rate_text(view))}</span> · {view.elapsed_s:.1f} s"
     ]
     if view.error:
-        lines.append(f"<div class='samza-error' style='color:#b00'>{html.escape(view.error)}</div>")
+        lines.append(f"<div class='samza-error' style='color:{ERROR_COLOUR}'>{html.escape(view.error)}</div>")
     lines.extend(f"<div>{html.escape(line)}</div>" for line in view.restores)
     lines.extend(
-        f"<div class='samza-note' style='color:#a60'>{html.escape(line)}</div>" for line in view.notes
+        f"<div class='samza-note' style='color:{NOTE_COLOUR}'>{html.escape(line)}</div>"
+        for line in view.notes
     )
     return "".join(lines)
 

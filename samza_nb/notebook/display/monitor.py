@@ -135,12 +135,14 @@ class Throughput:
 
     def __init__(self) -> None:
         self._t0 = time.monotonic()
-        self._samples: deque[tuple[float, int]] = deque(maxlen=64)
+        self._samples: deque[tuple[float, int]] = deque([(self._t0, 0)], maxlen=64)
 
     def restart(self) -> None:
-        """The job starts now."""
+        """The job starts now, with nothing processed: the first sample's rate is its count over the time
+        since (a job done within one sample shows its true rate, not 0)."""
         self._t0 = time.monotonic()
         self._samples.clear()
+        self._samples.append((self._t0, 0))
 
     def sample(self, processed: int, done: bool) -> tuple[float, float]:
         """Record ``processed`` now; returns (seconds since the start, messages per second over about the

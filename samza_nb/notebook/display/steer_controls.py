@@ -144,7 +144,11 @@ class SteerControls:
         elif self._next_for is not None or self._next:
             self._next_for = None
             self._show_next("")
-        return " · <span class='samza-paused' style='color:#b58900'><b>paused</b></span>" if paused else ""
+        return (
+            " · <span class='samza-paused' style='color:var(--jp-warn-color1, #b58900)'><b>paused</b></span>"
+            if paused
+            else ""
+        )
 
     # -- commands (each on a thread of its own) -------------------------------------------------------------
     def _run(self, what: str, command: Callable[[Steerable], str], *, count: bool = True) -> None:

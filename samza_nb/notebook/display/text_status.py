@@ -64,7 +64,8 @@ def html_table(
         for row in rows
     )
     cls = f" class='{html.escape(css_class)}'" if css_class else ""
-    return f"<table{cls} style='border-collapse:collapse;font-size:12px'><tr>{head}</tr>{body}</table>"
+    style = "border-collapse:collapse;font-size:var(--jp-ui-font-size1, 13px)"
+    return f"<table{cls} style='{style}'><tr>{head}</tr>{body}</table>"
 
 
 def render_text(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:

@@ -5,8 +5,9 @@ any cell (a ``time.sleep``, a CPU-bound loop). So the widgets are not updated by
 the kernel's: :class:`DashboardUpdater` owns one daemon thread that, every ``refresh_s``, renders each
 watched dashboard from its run's latest view (the dashboard sends only what changed), and, once a run is
 done, renders its final view and hands the pair to ``on_end`` (which replaces the live widgets by a
-static snapshot). Widget updates leave through ipykernel's IOPub thread, which takes messages from any
-thread. The thread sleeps when nothing is watched.
+static snapshot). After each render of a running job it calls the dashboard's ``on_render`` (which keeps
+the HTML snapshot beside the widgets up to date, :mod:`.dashboard_output`). Widget updates leave through
+ipykernel's IOPub thread, which takes messages from any thread. The thread sleeps when nothing is watched.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 EndCallback = Callable[["JobRun", "Dashboard"], None]
 ViewOf = Callable[["JobRun"], "JobView"]
+RenderCallback = Callable[["JobView"], object]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +36,7 @@ class _Watched:
     dashboard: Dashboard
     on_end: EndCallback
     view_of: ViewOf | None = None
+    on_render: RenderCallback | None = None
 
 
 class DashboardUpdater:
@@ -49,12 +52,18 @@ class DashboardUpdater:
         self._thread: threading.Thread | None = None
 
     def watch(
-        self, run: JobRun, dashboard: Dashboard, on_end: EndCallback, view_of: ViewOf | None = None
+        self,
+        run: JobRun,
+        dashboard: Dashboard,
+        on_end: EndCallback,
+        view_of: ViewOf | None = None,
+        on_render: RenderCallback | None = None,
     ) -> None:
-        """Keep ``dashboard`` showing ``run`` until the run is done; then call ``on_end(run, dashboard)``
-        (on the updater's thread). ``view_of(run)`` gives the view to show (default: ``run.view``)."""
+        """Keep ``dashboard`` showing ``run`` until the run is done, calling ``on_render(view)`` after each
+        render while it runs; then call ``on_end(run, dashboard)`` (all on the updater's thread).
+        ``view_of(run)`` gives the view to show (default: ``run.view``)."""
         with self._lock:
-            self._watched.append(_Watched(run, dashboard, on_end, view_of))
+            self._watched.append(_Watched(run, dashboard, on_end, view_of, on_render))
             if self._thread is None or not self._thread.is_alive():
                 self._closed = False
                 self._thread = threading.Thread(target=self._loop, name="samza-nb dashboards", daemon=True)
@@ -103,9 +112,12 @@ class DashboardUpdater:
     def _render(self, item: _Watched) -> None:
         done = item.run.done  # read before the view: a done run's view is its final one
         try:
-            item.dashboard.render(item.view_of(item.run) if item.view_of is not None else item.run.view)
+            view = item.view_of(item.run) if item.view_of is not None else item.run.view
+            item.dashboard.render(view)
             if done:
                 item.on_end(item.run, item.dashboard)
+            elif item.on_render is not None:
+                item.on_render(view)
         except Exception:  # a broken front-end must not stop the other dashboards
             log.exception("updating the dashboard of job %r failed", item.run.view.job)
             done = True
