@@ -254,9 +254,9 @@ NOTES = """How each library runs the workloads (benchmarks/peers/peer_*.py):
 - quixstreams: an `Application` with a `StreamingDataFrame` (`apply`, `filter`, stateful `apply` on its
   RocksDB store with its default changelog topic, `to_topic`), `run(count=...)`. (Quix sets the changelog's
   retention from the input topic's `retention.ms`, which the suite's broker reports only when the topic
-  was created with one: the inputs are.) It reads only from Kafka,
-  so its W1 and W2 run Kafka → Kafka on the same broker (JSON values on one partition, written before the
-  clock starts): they include consuming, deserializing and producing, which the in-memory rows do not.
+  was created with one: the inputs are.) It reads only from Kafka, so its W1 and W2 run Kafka → Kafka on
+  the same broker (JSON values on one partition, written before the clock starts): they include
+  consuming, deserializing and producing, which the in-memory rows do not.
 
 Clocks: in-memory rows time the whole run (start-up included) with the prepared input frozen out of the
 garbage collector; Kafka rows (W4, quixstreams' W1 and W2) time from the first message seen to the last
