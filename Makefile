@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.samza_nb-installed
 
-.PHONY: run run-spark test lint bench setup fuzz-nightly reliability
+.PHONY: run run-spark test lint bench bench-peers setup fuzz-nightly reliability
 
 setup: $(STAMP)
 
@@ -42,6 +42,23 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/spark.py
 	$(BIN)/python benchmarks/kafka.py
 	$(BIN)/python benchmarks/kafka_passthrough.py
+
+# samza_nb beside Bytewax, streamz and Quix Streams (benchmarks/peers; a long run, ~15 min): the peers and
+# samza_nb (editable, with its Kafka extra) go into a venv of their own, .venv-peers, never into .venv.
+# Each peer is pinned to the version tested; confluent-kafka to the one Quix Streams 3.28 accepts (<2.13).
+# Writes docs/performance-peers.md and prints it.
+PEERS_VENV ?= .venv-peers
+PEERS_STAMP := $(PEERS_VENV)/.peers-installed
+PEERS = bytewax[kafka]==0.21.1 streamz==0.6.6 tornado==6.6.1 quixstreams==3.28.1 confluent-kafka==2.12.2
+
+$(PEERS_STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install -qq --upgrade pip
+	$(PEERS_VENV)/bin/python -m pip install -qq -e '.[kafka]' $(PEERS)
+	touch $(PEERS_STAMP)
+
+bench-peers: $(PEERS_STAMP)
+	$(PEERS_VENV)/bin/python benchmarks/peers/run.py
 
 # The fuzz properties of tests/fuzz with the nightly budget (20000 random examples each, or
 # FUZZ_EXAMPLES=n); `make test` runs the same properties on a small fixed set of examples.
