@@ -111,7 +111,8 @@ class SteerControls:
 
     @staticmethod
     def _button(w: Any, label: str, tooltip: str, css: str) -> Any:
-        button = w.Button(description=label, tooltip=tooltip, layout=w.Layout(width="80px"))
+        # Wide enough for "Resume" in JupyterLab's font (80px cut it to "Re…").
+        button = w.Button(description=label, tooltip=tooltip, layout=w.Layout(width="96px"))
         button.add_class(f"samza-{css}")
         return button
 
