@@ -20,6 +20,7 @@ import asyncio
 import contextvars
 import heapq
 from collections.abc import Coroutine, Generator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
@@ -29,6 +30,28 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope
     from samza_nb.container.loop.loop_state import LoopState
     from samza_nb.container.loop.task_instance import TaskInstance
+
+
+@dataclass(frozen=True, slots=True)
+class Suspended:
+    """A coroutine that suspended in line: its message, the coroutine, what it yielded (the awaitable's
+    future, or None), the context it runs in and the coordinator it was given."""
+
+    envelope: IncomingMessageEnvelope
+    coroutine: Coroutine[Any, Any, Any]
+    yielded: Any
+    context: contextvars.Context
+    coordinator: ReadableCoordinator
+
+
+def hand_over(state: LoopState, ti: TaskInstance, suspended: Suspended) -> None:
+    """The message of ``suspended`` is in flight from now on: its callback is made and a Task drives the
+    coroutine on from where it suspended."""
+    callback = _callback(state, ti, suspended.envelope, suspended.coordinator)
+    loop = state.loop
+    assert loop is not None
+    task = resume_coroutine(suspended.coroutine, suspended.yielded, callback)
+    loop.create_task(task, context=suspended.context)
 
 
 def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
@@ -55,10 +78,7 @@ def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessag
         return
     if quiet:
         ti.coordinator = ReadableCoordinator(ti.name)  # the suspended call keeps the one it was given
-    callback = _callback(state, ti, envelope, coordinator)
-    loop = state.loop
-    assert loop is not None
-    loop.create_task(resume_coroutine(coroutine, yielded, callback), context=context)
+    hand_over(state, ti, Suspended(envelope, coroutine, yielded, context, coordinator))
 
 
 def _callback(
@@ -132,4 +152,4 @@ async def settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCa
         callback.complete()
 
 
-__all__ = ["resume_coroutine", "settle_coroutine", "start_coroutine"]
+__all__ = ["Suspended", "hand_over", "resume_coroutine", "settle_coroutine", "start_coroutine"]

@@ -21,7 +21,7 @@ from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.chooser.base import TracedChooser
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
-from samza_nb.container.loop.coroutines import settle_coroutine, start_coroutine
+from samza_nb.container.loop.coroutines import hand_over, settle_coroutine, start_coroutine
 from samza_nb.container.loop.rounds import run_round
 from samza_nb.container.loop.task_instance import TaskKind
 from samza_nb.observe import events as ev
@@ -86,7 +86,12 @@ class MessagePump:
                 break
             picked = envelope
             ti = route[envelope.ssp]
-            inline_run = ti.runs_inline and not ti.check_start and envelope.offset != END_OF_STREAM_OFFSET
+            inline_run = (
+                ti.runs_inline
+                and not ti.check_start
+                and envelope.offset != END_OF_STREAM_OFFSET
+                and (schedule is None or not ti.coroutine)  # a recorded coroutine: one message at a time
+            )
             if sampler is not None and (observing or not inline_run or (room and count + 1 < budget)):
                 sampler.chose(envelope)  # (a round is sampled below, fairly over its partitions)
             if observing:
@@ -99,7 +104,7 @@ class MessagePump:
                     failed = ti.process_run(envelope, take_run(envelope.ssp, min(room, budget - count - 1)))
                     n = 1 + end_run()
                 else:
-                    rest = choose_round()
+                    rest = choose_round() if not ti.coroutine else None
                     if rest:
                         if sampler is not None:
                             picked = sampler.round(envelope, rest)
@@ -118,10 +123,11 @@ class MessagePump:
                 taken += n
                 if schedule is not None:
                     self._ran(ti, envelope, failed, n)
+                started = self._hand_over(ti) if ti.suspended is not None else 0
                 if failed is None and not ti.coordinator.requested:
-                    ti.record_run(envelope.ssp, n)
+                    ti.record_run(envelope.ssp, n - started)
                 else:
-                    n = self._after_run(ti, envelope, failed, n)
+                    n = self._after_run(ti, envelope, failed, n, started)
                 inline += n
             else:
                 n = self._take(ti, envelope, room, budget - count - 1, observing)
@@ -182,7 +188,7 @@ class MessagePump:
         if ti.skips(envelope):
             self._state.consumers.refill(envelope.ssp)
             return 0
-        if ti.runs_inline and not observing:
+        if ti.runs_inline and not observing and (self._state.schedule is None or not ti.coroutine):
             return self._run(ti, envelope, room, limit)
         self.dispatch(ti, envelope)
         return 1
@@ -200,9 +206,18 @@ class MessagePump:
             n = 1
         if self._state.schedule is not None:
             self._ran(ti, envelope, failed, n)
-        n = self._after_run(ti, envelope, failed, n)
+        started = self._hand_over(ti) if ti.suspended is not None else 0
+        n = self._after_run(ti, envelope, failed, n, started)
         self._state.processed += n
         return n
+
+    def _hand_over(self, ti: TaskInstance) -> int:
+        """The coroutine a run of ``ti`` ended on, suspended, goes on as a Task (in flight); returns 1."""
+        suspended = ti.suspended
+        assert suspended is not None
+        ti.suspended = None
+        hand_over(self._state, ti, suspended)
+        return 1
 
     def _ran(
         self,
@@ -222,14 +237,15 @@ class MessagePump:
         envelope: IncomingMessageEnvelope,
         failed: tuple[IncomingMessageEnvelope, Exception] | None,
         n: int,
+        started: int = 0,
     ) -> int:
-        """Account for a run of ``n`` envelopes: a failure, the requests of its last call; returns how
-        many messages were processed."""
+        """Account for a run of ``n`` envelopes (the last ``started`` of them still in flight): a failure,
+        the requests of its last call; returns how many messages were processed or started."""
         state = self._state
         if failed is not None:
             n -= 1
             state.fail(ti, envelope.ssp, failed[0].offset, failed[1], "process")
-        ti.record_run(envelope.ssp, n)
+        ti.record_run(envelope.ssp, n - started)
         coordinator = ti.coordinator
         if coordinator.requested:
             state.apply_requests(coordinator)

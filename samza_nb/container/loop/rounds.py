@@ -44,7 +44,7 @@ def run_round(
     tasks: list[TaskInstance] = []
     for envelope in held[: max(limit, 1)]:
         ti = route[envelope.ssp]
-        if not ti.runs_inline or ti.check_start or envelope.offset == END_OF_STREAM_OFFSET:
+        if not ti.runs_inline or ti.coroutine or ti.check_start or envelope.offset == END_OF_STREAM_OFFSET:
             break
         tasks.append(ti)
     width = len(tasks)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import inspect
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.api.task import PartitionEndListenerTask
 from samza_nb.container.loop.callbacks import TaskCallbackManager
 from samza_nb.container.loop.coordination import ReadableCoordinator
+from samza_nb.container.loop.coroutines import Suspended
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -75,8 +78,12 @@ class TaskInstance:
         self._inline_allowed = inline  # (kept for a task swapped in: see install)
         self._window_enabled = window_enabled
         self.inline = inline and self.kind is TaskKind.SYNC
-        # ...and with concurrency 1 they take runs of messages in a tight loop (process_run).
-        self._run_capable = self.inline and max_concurrency == 1
+        # ...and with concurrency 1 they take runs of messages in a tight loop (process_run); so do
+        # coroutine tasks while nothing of theirs is outstanding, each coroutine in line until one
+        # suspends (loop/coroutines.py), which ends the run.
+        self.coroutine = self.kind is TaskKind.COROUTINE
+        self._run_capable = (self.inline and max_concurrency == 1) or self.coroutine
+        self.suspended: Suspended | None = None  # the coroutine a run ended on, to start as a Task
         self.process: Callable[..., Any] = getattr(task, "process", None) or task.process_async
         self.max_concurrency = max_concurrency
         self.async_commit = async_commit
@@ -155,6 +162,8 @@ class TaskInstance:
                 unreleased.popleft()
             if callback.offset != END_OF_STREAM_OFFSET:
                 last_offsets[callback.ssp] = callback.offset
+        if self.coroutine and not unreleased:
+            self._refresh()  # nothing outstanding: runs in line again
 
     def uncommitted_offsets(self) -> dict[SystemStreamPartition, str] | None:
         """The offsets a final commit at stop writes (the low watermark), or None when the task is done or
@@ -178,7 +187,12 @@ class TaskInstance:
             and not self.eos_ran
             and not self.done
         )
-        self.runs_inline = open_ and self._run_capable and not self.pending
+        self.runs_inline = (
+            open_
+            and self._run_capable
+            and not self.pending
+            and not (self.coroutine and (self.in_flight or self.unreleased))
+        )
 
     # -- transitions ---------------------------------------------------------------------------------------
     def request_commit(self) -> None:
@@ -287,6 +301,8 @@ class TaskInstance:
         """Process ``first`` then ``rest`` (all of one SSP, in order) with the sync task, inline; stop after
         a call that made a coordinator request (the caller applies it). The SSP's low watermark moves to
         the last processed message. Returns None, or the message whose call raised and the error."""
+        if self.coroutine:
+            return self._coroutine_run(first, rest)
         process, collector, coordinator = self.process, self.collector, self.coordinator
         envelope = last = first
         try:
@@ -304,12 +320,43 @@ class TaskInstance:
         self._last_offsets[last.ssp] = last.offset
         return None
 
+    def _coroutine_run(
+        self, first: IncomingMessageEnvelope, rest: Iterable[IncomingMessageEnvelope]
+    ) -> tuple[IncomingMessageEnvelope, Exception] | None:
+        """:meth:`process_run` of a coroutine task: each coroutine runs in line, in a context copy of its
+        own, until one suspends; that one is kept in :attr:`suspended` (the caller starts it as a Task)
+        and ends the run, as does a call that made a coordinator request. The low watermark moves to the
+        last message completed."""
+        process, collector, coordinator = self.process, self.collector, self.coordinator
+        copy = contextvars.copy_context
+        last: IncomingMessageEnvelope | None = None
+        for envelope in chain((first,), rest):
+            context = copy()
+            coroutine = process(envelope, collector, coordinator)
+            try:
+                yielded = context.run(coroutine.send, None)
+            except StopIteration:
+                last = envelope
+                if coordinator.requested:
+                    break
+                continue
+            except Exception as exc:
+                if last is not None:
+                    self._last_offsets[last.ssp] = last.offset
+                return envelope, exc
+            self.suspended = Suspended(envelope, coroutine, yielded, context, coordinator)
+            self.coordinator = ReadableCoordinator(self.name)  # the suspended call keeps the one it has
+            break
+        if last is not None:
+            self._last_offsets[last.ssp] = last.offset
+        return None
+
     # -- live changes (pause/step/set/swap: samza_nb/container/loop/control.py) --------------------------
     def set_concurrency(self, max_concurrency: int) -> None:
         """``task.max.concurrency`` changed live: with 1 a sync task on the loop thread takes the inline
         run path again, above 1 the general path."""
         self.max_concurrency = max_concurrency
-        self._run_capable = self.inline and max_concurrency == 1
+        self._run_capable = (self.inline and max_concurrency == 1) or self.coroutine
         self._refresh()
 
     def set_window_enabled(self, enabled: bool) -> None:
@@ -330,7 +377,8 @@ class TaskInstance:
         self.collector = collector
         self.kind = task_kind(task)
         self.inline = self._inline_allowed and self.kind is TaskKind.SYNC
-        self._run_capable = self.inline and self.max_concurrency == 1
+        self.coroutine = self.kind is TaskKind.COROUTINE
+        self._run_capable = (self.inline and self.max_concurrency == 1) or self.coroutine
         self.process = getattr(task, "process", None) or task.process_async
         self.windowable = self._window_enabled and callable(getattr(task, "window", None))
         self.partition_end_listener = isinstance(task, PartitionEndListenerTask)

@@ -1,0 +1,152 @@
+"""An ``async def process`` runs in line until it first suspends (samza_nb/container/loop/coroutines.py):
+one that never suspends needs no asyncio Task; one that does becomes a Task from there, in flight with
+its callback. Every async guarantee holds in every loop mode: each message once, outputs complete,
+concurrency limits, the low-watermark checkpoint, context isolation, failures and timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+import pytest
+
+from samza_nb import OutgoingMessageEnvelope, RequestScope, SystemStream
+from samza_nb.errors import SamzaError
+from samza_nb.observe import Committed
+from samza_nb.testing import LOOP_MODES, LoopMode, TestRunner
+
+OUT = SystemStream("test", "out")
+SEEN: contextvars.ContextVar[int | None] = contextvars.ContextVar("seen", default=None)
+
+
+class NeverSuspends:
+    """Sends each message; records which asyncio Task ran it."""
+
+    tasks: list[asyncio.Task[Any] | None] = []
+
+    async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        NeverSuspends.tasks.append(asyncio.current_task())
+        collector.send(OutgoingMessageEnvelope(OUT, envelope.message))
+
+
+class SometimesSuspends:
+    """Every third message awaits (a real suspension); records the peak of messages in its await."""
+
+    waiting = 0
+    peak = 0
+
+    async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        if envelope.message % 3 == 0:
+            SometimesSuspends.waiting += 1
+            SometimesSuspends.peak = max(SometimesSuspends.peak, SometimesSuspends.waiting)
+            await asyncio.sleep(0.001 * (envelope.message % 5))
+            SometimesSuspends.waiting -= 1
+        collector.send(OutgoingMessageEnvelope(OUT, envelope.message))
+
+
+def values(result: Any) -> list[Any]:
+    return sorted(v for vs in result.output("out").values() for v in vs)
+
+
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
+def test_a_coroutine_that_never_suspends_runs_in_line_without_a_task_of_its_own(mode: LoopMode) -> None:
+    NeverSuspends.tasks = []
+    result = (
+        TestRunner.of(NeverSuspends, mode=mode)
+        .add_input("in", {0: list(range(500)), 1: list(range(500, 1000))})
+        .add_output("out")
+        .run(timeout=60)
+    )
+    assert result.processed == 1000
+    assert values(result) == list(range(1000))
+    if not mode.observed:  # (observed, every message is in flight with its events, as before)
+        assert len({id(task) for task in NeverSuspends.tasks}) == 1, "all ran on the loop's own task"
+    offsets = {str(ssp): offset for task in result.checkpoints.values() for ssp, offset in task.items()}
+    assert offsets == {"test.in#0": "499", "test.in#1": "499"}, "the low watermark reached the end"
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
+def test_coroutines_that_sometimes_suspend_keep_every_guarantee(mode: LoopMode, concurrency: int) -> None:
+    SometimesSuspends.waiting = SometimesSuspends.peak = 0
+    result = (
+        TestRunner.of(SometimesSuspends, mode=mode)
+        .add_input("in", {0: list(range(300)), 1: list(range(300, 600))})
+        .add_output("out")
+        .add_config({"task.max.concurrency": str(concurrency)})
+        .run(timeout=60)
+    )
+    assert result.processed == 600
+    assert values(result) == list(range(600)), "each message once"
+    assert SometimesSuspends.peak <= 2 * concurrency, "at most max.concurrency in flight per task"
+    offsets = {str(ssp): offset for task in result.checkpoints.values() for ssp, offset in task.items()}
+    assert offsets == {"test.in#0": "299", "test.in#1": "299"}, "the low watermark reached the end"
+
+
+def test_the_low_watermark_holds_behind_a_suspended_message_while_later_ones_complete_in_line() -> None:
+    release = asyncio.Event()
+
+    class HoldFirst:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            if envelope.offset == "0":
+                await release.wait()
+            elif envelope.offset == "5":
+                coordinator.commit(RequestScope.CURRENT_TASK)  # asked while offset 0 is still in flight
+            elif envelope.offset == "9":
+                release.set()
+
+    commits: list[str | None] = []
+    runner = (
+        TestRunner.of(HoldFirst)
+        .add_input("in", list(range(10)))
+        .add_config({"task.max.concurrency": "10", "task.commit.ms": "-1"})
+        .subscribe(lambda event: commits.append(next(iter(event.offsets.values()), None)), [Committed])
+    )
+    result = runner.run(timeout=60)
+    assert result.processed == 10
+    # Offsets 1..9 completed in line long before 0 did; they and the request of 5 waited for 0's release:
+    # the requested commit wrote 5 (not less: no offset went out while 0 was in flight), the last one 9.
+    assert commits == ["5", "9"], commits
+
+
+def test_each_message_has_its_own_context_as_a_task_would() -> None:
+    class SetsAVar:
+        seen: list[int | None] = []
+
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            SetsAVar.seen.append(SEEN.get())
+            SEEN.set(envelope.message)
+            if envelope.message % 2:
+                await asyncio.sleep(0)
+                SetsAVar.seen.append(SEEN.get())  # its own value, after the suspension too
+
+    TestRunner.of(SetsAVar).add_input("in", list(range(6))).run(timeout=60)
+    before = SetsAVar.seen[::1]
+    assert None in before and all(v is None or v % 2 for v in before), before
+    assert [v for v in before if v is not None] == [1, 3, 5]
+
+
+def test_a_coroutine_that_raises_before_it_suspends_fails_the_job_naming_the_offset() -> None:
+    class Boom:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            if envelope.offset == "3":
+                raise ValueError("no good")
+
+    with pytest.raises(SamzaError, match=r"offset 3.*no good|no good.*offset 3"):
+        TestRunner.of(Boom).add_input("in", list(range(6))).run(timeout=60)
+
+
+def test_a_suspended_coroutine_still_times_out() -> None:
+    class Stuck:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            if envelope.offset == "1":
+                await asyncio.sleep(3600)
+
+    runner = (
+        TestRunner.of(Stuck)
+        .add_input("in", list(range(3)))
+        .add_config({"task.callback.timeout.ms": "50", "task.max.concurrency": "2"})
+    )
+    with pytest.raises(SamzaError, match="offset 1"):
+        runner.run(timeout=60)
