@@ -176,6 +176,45 @@ def test_what_a_job_prints_goes_to_its_output_from_every_thread(
     assert not isinstance(sys.stdout, RoutedStream), "the streams are unwrapped after the last run"
 
 
+ENDS_WHILE_PRINTING = """
+import contextvars, sys
+from samza_nb.notebook.runs.cell_output import CellOutput, route_here
+
+class Console:  # the kernel's stream; the run's thread ends the routing while a print() is inside it
+    end = None
+    def write(self, text):
+        end, Console.end = Console.end, None
+        if end is not None:
+            end()
+        return sys.__stderr__.write(text)
+    def flush(self):
+        pass
+
+sys.stdout = Console()
+Console.end = route_here(CellOutput(publish=lambda bundle: None))
+contextvars.Context().run(print, "interrupted", "again", flush=True)  # a context outside the run
+"""
+
+
+def test_a_run_ending_while_another_thread_prints_leaves_the_print_whole() -> None:
+    """print() holds a borrowed reference to sys.stdout while it writes (CPython 3.11): a run ending
+    meanwhile must not free the wrapper under it (the kernel died of a segfault when an interrupt cancelled
+    a job while the cell printed so). PYTHONMALLOC=debug makes a write through freed memory crash at once."""
+    import os
+    import subprocess
+
+    env = dict(os.environ, PYTHONMALLOC="debug", PYTHONFAULTHANDLER="1")
+    done = subprocess.run(
+        [sys.executable, "-c", ENDS_WHILE_PRINTING],
+        cwd=Path(__file__).parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "interrupted again\n")
+
+
 def test_an_output_keeps_the_latest_text_and_counts_the_rest() -> None:
     shown: list[dict[str, str]] = []
     output = CellOutput(publish=shown.append)

@@ -181,11 +181,22 @@ class RoutedStream:
 
 
 class _Routing:
-    """Wraps ``sys.stdout``/``sys.stderr`` while any run routes its output; unwraps after the last."""
+    """Wraps ``sys.stdout``/``sys.stderr`` while any run routes its output; unwraps after the last.
+
+    A wrapper is never freed, only put aside (and put back by the next run over the same stream):
+    ``print()`` and ``sys.stdout.write`` in C hold a *borrowed* reference to ``sys.stdout`` while they
+    call its ``write``, so a run ending on its own thread meanwhile (unwrapping, dropping the wrapper's
+    last reference) would leave them writing through freed memory: the kernel dies of a segfault
+    (CPython issue 130163, fixed only in later releases). Seen when an interrupt cancels a job: the cell
+    prints "cancelling" while the job's thread ends the routing.
+    """
 
     lock = threading.Lock()
     users = 0
     wrapped: list[RoutedStream] = []
+    kept: dict[tuple[str, int], RoutedStream] = {}
+    """Every wrapper ever made, by stream name and the wrapped stream's id (the wrapper keeps the stream
+    alive, so its id stays its own); one per stream a run wrapped, so a handful in a kernel's life."""
 
     @classmethod
     def acquire(cls) -> None:
@@ -199,7 +210,10 @@ class _Routing:
             for name in ("stdout", "stderr"):
                 current = getattr(sys, name)
                 if current is not None and not isinstance(current, RoutedStream):
-                    routed = RoutedStream(current, name)
+                    routed = cls.kept.get((name, id(current)))
+                    if routed is None:
+                        routed = RoutedStream(current, name)
+                        cls.kept[(name, id(current))] = routed
                     setattr(sys, name, routed)
                     cls.wrapped.append(routed)
 
@@ -214,7 +228,7 @@ class _Routing:
             for routed in cls.wrapped:
                 if getattr(sys, routed.name) is routed:  # left alone when someone replaced it since
                     setattr(sys, routed.name, routed.stream)
-            cls.wrapped = []
+            cls.wrapped = []  # the wrappers live on in ``kept``: a print() may still be inside one
 
 
 def route_here(output: CellOutput) -> Callable[[], None]:
