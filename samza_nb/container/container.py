@@ -292,8 +292,9 @@ class SamzaContainer(ContainerControls):
             checkpoint = resume_from.get(name)
             ssps = task_model.ssps
             task = self._task_factory()
-            # Sync tasks on the loop thread send through the buffer; the others straight away.
-            on_loop = inline and task_kind(task) is TaskKind.SYNC
+            # Tasks on the loop thread (sync without a pool, coroutines) send through the buffer.
+            kind = task_kind(task)
+            on_loop = kind is TaskKind.COROUTINE or (inline and kind is TaskKind.SYNC)
             starting = offsets.starting_offsets(ssps, checkpoint)
             last = offsets.last_processed(ssps, checkpoint)  # a replay: the recorded ones instead
             starting, last = self._schedule.starting_point(

@@ -242,7 +242,7 @@ class ContainerControls:
                 ) from exc
             collector: Any = ti.collector
             if kind is not ti.kind:
-                on_loop = self._executor is None and kind is TaskKind.SYNC
+                on_loop = kind is TaskKind.COROUTINE or (self._executor is None and kind is TaskKind.SYNC)
                 collector = TaskCollector(name, self._producers, self._outputs if on_loop else None)
             built[name] = (task, collector)
         return built
