@@ -25,7 +25,7 @@ samza_binder_branch = BINDER_BRANCH = "main"
 
 project = "samza_nb"
 author = "the samza_nb authors"
-copyright = "the samza_nb authors"  # noqa: A001
+copyright = "the samza_nb authors"
 version = release = samza_nb.__version__
 
 extensions = [

@@ -3,7 +3,7 @@
 - ``tutorials/notebooks/NN_*.ipynb``: the example notebooks of ``notebooks/``, each with a Binder badge
   cell after its title (the notebooks themselves are not changed; the copies are git-ignored);
 - ``reference/_generated/configuration-keys.md``: every key of ``samza_nb.config.catalogue.KEYS`` with its
-  default, kind and description, so the configuration reference cannot drift from the code.
+  default, kind and description (``describe_keys``), so the configuration reference cannot drift.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from typing import Any
 from pygments.lexers.special import TextLexer
 from sphinx.application import Sphinx
 
-from samza_nb.config.catalogue import KEYS
-from samza_nb.config.key_spec import KeySpec
+from samza_nb.config.catalogue import describe_keys
 
 
 def binder_badge(repository: str, branch: str, notebook: str) -> str:
@@ -44,25 +43,6 @@ def copy_notebooks(root: Path, docs: Path, repository: str, branch: str) -> list
     return copies
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def key_row(spec: KeySpec) -> str:
-    """One row of the configuration table."""
-    default = f"`{spec.default}`" if spec.default not in (None, "") else "(unset)"
-    kind = spec.kind
-    if spec.choices:
-        kind += ": " + ", ".join(f"`{choice}`" for choice in spec.choices)
-    return f"| `{spec.pattern}` | {default} | {_cell(kind)} | {_cell(spec.description)} |"
-
-
-def configuration_keys(keys: tuple[KeySpec, ...] = KEYS) -> str:
-    """The Markdown table of every catalogued key."""
-    rows = [key_row(spec) for spec in keys]
-    return "\n".join(["| key | default | kind | meaning |", "| --- | --- | --- | --- |", *rows]) + "\n"
-
-
 def write_if_changed(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` unless it holds it already (so Sphinx rereads only what changed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +55,7 @@ def generate(app: Sphinx) -> None:
     docs = Path(app.srcdir)
     root = docs.parent
     copy_notebooks(root, docs, app.config.samza_binder_repository, app.config.samza_binder_branch)
-    write_if_changed(docs / "reference" / "_generated" / "configuration-keys.md", configuration_keys())
+    write_if_changed(docs / "reference" / "_generated" / "configuration-keys.md", describe_keys())
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
