@@ -64,9 +64,11 @@ autodoc_mock_imports = ["pyspark"]
 html_theme = "pydata_sphinx_theme"
 html_title = f"samza_nb {release}"
 html_static_path = ["_static"]
+html_css_files = ["custom.css"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
+    "secondary_sidebar_items": {"**": ["page-toc", "sourcelink"], "reference/configuration": []},
     "footer_start": ["copyright"],
     "footer_end": [],
 }
