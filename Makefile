@@ -5,14 +5,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.samza_nb-installed
 
-.PHONY: run run-spark test lint bench bench-peers setup fuzz-nightly reliability
+.PHONY: run run-spark test docs lint bench bench-peers setup fuzz-nightly reliability
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -qq --upgrade pip
-	$(BIN)/python -m pip install -qq -e '.[dev,notebook,kafka,spark]'
+	$(BIN)/python -m pip install -qq -e '.[dev,docs,notebook,kafka,spark]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -31,6 +31,12 @@ test: $(STAMP)
 	$(BIN)/python -m compileall -q -j 0 samza_nb tests examples extensions > /dev/null
 	$(BIN)/python -m pytest
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env -p no:cacheprovider notebooks/
+	$(MAKE) docs
+
+# The documentation site (docs/, Sphinx with MyST-NB), warnings as errors, into docs/_build/html. The
+# notebooks are shown with their stored outputs, never executed here (nb_execution_mode = "off").
+docs: $(STAMP)
+	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/core.py
@@ -66,9 +72,9 @@ FUZZ_EXAMPLES ?= 20000
 fuzz-nightly: $(STAMP)
 	SAMZA_NB_FUZZ=nightly SAMZA_NB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/fuzz -q --timeout=3600 --hypothesis-show-statistics
 
-# The README's reliability table: every crash point 3 times in a row, the file faults, the fuzz properties
-# (the CI budget), the Kafka faults and the soak (SOAK_MESSAGES), then the table, printed and written into
-# README.md between its markers. Exit status 0 only when all of it passed.
+# The reliability table: every crash point 3 times in a row, the file faults, the fuzz properties (the CI
+# budget), the Kafka faults and the soak (SOAK_MESSAGES), then the table, printed and written into
+# docs/figures/reliability.md between its markers. Exit status 0 only when all of it passed.
 SOAK_MESSAGES ?= 5000000
 reliability: $(STAMP)
-	$(BIN)/python scripts/reliability.py --runs 3 --soak-messages $(SOAK_MESSAGES) --readme README.md
+	$(BIN)/python scripts/reliability.py --runs 3 --soak-messages $(SOAK_MESSAGES) --page docs/figures/reliability.md

@@ -29,7 +29,7 @@ from samza_nb.api import (
 from samza_nb.config import Config
 from samza_nb.errors import ConfigError, SamzaError, TaskFailedError
 
-__version__ = "0.1.0"
+__version__ = "0.9.0"
 
 __all__ = [
     "END_OF_STREAM_OFFSET",

@@ -1,5 +1,6 @@
 """``make reliability``: run the crash points, the file faults, the fuzzing, the Kafka faults and the soak,
-then print the reliability table (and write it into the README between its markers).
+then print the reliability table (and write it into the documentation's reliability page,
+docs/figures/reliability.md, between its markers).
 
 Each phase is a pytest run with ``tests.reliability_plugin`` recording one JSON line per test into the
 output directory (the crash-point cases add their own outcome lines); the soak is ``benchmarks/soak.py
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -212,6 +214,8 @@ def render(out: Path, runs: int, seconds: dict[str, float]) -> tuple[str, bool]:
     lines = [
         f"`make reliability`, last run: {time.strftime('%Y-%m-%d')}, {total / 60:.1f} minutes "
         f"({', '.join(f'{name} {s:.0f} s' for name, s in seconds.items())}).",
+        "",
+        f"Machine: {machine()}.",
     ]
     ok = True
     for title, (rows, passed) in sections:
@@ -220,23 +224,36 @@ def render(out: Path, runs: int, seconds: dict[str, float]) -> tuple[str, bool]:
     return "\n".join(lines), ok
 
 
-def write_readme(readme: Path, table: str) -> None:
-    """Put ``table`` between the README's markers (which must be there)."""
-    text = readme.read_text(encoding="utf-8")
+def machine() -> str:
+    """The machine the run measured: CPUs, architecture, kernel and Python."""
+    return (
+        f"{os.cpu_count()} CPUs ({platform.machine()}), {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}"
+    )
+
+
+def write_page(page: Path, table: str) -> None:
+    """Put ``table`` between the page's markers (which must be there)."""
+    text = page.read_text(encoding="utf-8")
     pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
     if not pattern.search(text):
-        raise SystemExit(f"{readme}: no reliability markers ({BEGIN} ... {END})")
-    readme.write_text(pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", text), encoding="utf-8")
+        raise SystemExit(f"{page}: no reliability markers ({BEGIN} ... {END})")
+    page.write_text(pattern.sub(lambda _: f"{BEGIN}\n{table}\n{END}", text), encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the phases, print the table, write it into the README when asked; 0 when all passed."""
+    """Run the phases, print the table, write it into the reliability page when asked; 0 when all
+    passed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "reliability", help="where to record")
     parser.add_argument("--runs", type=int, default=3, help="runs of each crash point (default 3)")
     parser.add_argument("--soak-messages", type=int, default=5_000_000, help="messages of the soak")
     parser.add_argument("--only", nargs="*", help="phases to run (crash files fuzz kafka soak; default all)")
-    parser.add_argument("--readme", type=Path, help="write the table into this README between its markers")
+    parser.add_argument(
+        "--page",
+        type=Path,
+        help="write the table into this page between its markers (docs/figures/reliability.md)",
+    )
     parser.add_argument("--render-only", action="store_true", help="the table of the last run, run nothing")
     args = parser.parse_args(argv)
     wanted: Iterable[str] = args.only or [*(p.name for p in PHASES), "soak"]
@@ -257,9 +274,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         timing.write_text(json.dumps(seconds), encoding="utf-8")
     table, ok = render(args.out, args.runs, seconds)
     print("\n" + table)
-    if args.readme:
-        write_readme(args.readme, table)
-        print(f"\n(written into {args.readme})")
+    if args.page:
+        write_page(args.page, table)
+        print(f"\n(written into {args.page})")
     return 0 if ok else 1
 
 

@@ -1,8 +1,8 @@
 """The catalogue of known configuration keys: their defaults, types and what values are allowed.
 
 Keys keep Samza's names. A key pattern may hold placeholders (``<system>``, ``<stream>``, ``<name>``) that
-match one dotted-name segment (``<stream>`` may contain dots). The README's configuration reference is
-checked against this catalogue by a test.
+match one dotted-name segment (``<stream>`` may contain dots). The documentation's configuration reference
+is generated from this catalogue (:func:`describe_keys`) when the site is built.
 """
 
 from __future__ import annotations
@@ -415,12 +415,20 @@ def _job_key(config: Mapping[str, str], key: str) -> str:
     return default
 
 
+def describe_key(spec: KeySpec) -> str:
+    """One row of :func:`describe_keys`: the key, its default, its kind (with its choices) and meaning."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+    default = "(unset)" if spec.default is None else f"`{spec.default}`" if spec.default else '""'
+    kind = spec.kind + (": " + ", ".join(f"`{c}`" for c in spec.choices) if spec.choices else "")
+    return f"| `{spec.pattern}` | {default} | {cell(kind)} | {cell(spec.description)} |"
+
+
 def describe_keys(keys: tuple[KeySpec, ...] = KEYS, formatter: Callable[[KeySpec], str] | None = None) -> str:
-    """A Markdown table of the catalogue (for the README)."""
-    fmt = formatter or (
-        lambda s: (
-            f"| `{s.pattern}` | {'`' + s.default + '`' if s.default is not None else '(unset)'} "
-            f"| {s.description} |"
-        )
-    )
-    return "\n".join(["| key | default | meaning |", "| --- | --- | --- |", *(fmt(s) for s in keys)])
+    """A Markdown table of the catalogue, one row per key (the documentation's configuration reference is
+    generated from it when the site is built)."""
+    fmt = formatter or describe_key
+    rows = [fmt(spec) for spec in keys]
+    return "\n".join(["| key | default | kind | meaning |", "| --- | --- | --- | --- |", *rows]) + "\n"

@@ -88,6 +88,7 @@ def test_all_passing_is_a_table_of_what_was_recorded(report: ModuleType, tmp_pat
     assert "| broker_loss: killed | passed | 1.2 |" in table
     assert "| RSS (MiB) | 200 | 204 | +2.0% |" in table
     assert "2.7 minutes" in table and "FAILED" not in table
+    assert "Machine: " in table and "CPUs" in table
 
 
 @pytest.mark.parametrize("damage", ["lost", "missing run", "failed test", "failed fuzz", "no soak", "soak"])
@@ -109,10 +110,12 @@ def test_any_failure_fails_the_report(report: ModuleType, tmp_path: Path, damage
     assert not ok and "FAILED" in table
 
 
-def test_the_readme_has_the_markers_and_gets_the_table(report: ModuleType, tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text((ROOT / "README.md").read_text(encoding="utf-8"), encoding="utf-8")
-    report.write_readme(readme, "| the | table |")
-    text = readme.read_text(encoding="utf-8")
+def test_the_reliability_page_has_the_markers_and_gets_the_table(report: ModuleType, tmp_path: Path) -> None:
+    page = tmp_path / "reliability.md"
+    page.write_text(
+        (ROOT / "docs" / "figures" / "reliability.md").read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    report.write_page(page, "| the | table |")
+    text = page.read_text(encoding="utf-8")
     assert f"{report.BEGIN}\n| the | table |\n{report.END}" in text
     assert text.count(report.BEGIN) == 1
