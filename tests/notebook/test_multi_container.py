@@ -250,6 +250,7 @@ def test_a_task_cell_the_processes_cannot_import_fails_with_one_line(kernel: Ker
 def test_pause_set_and_resume_reach_both_container_processes(kernel: Kernel, workdir: Path) -> None:
     base = workdir / "steered"
     fill(base, "slow", 2, 400)
+    kernel.run("samza.task = None")  # run task.class, not the task cell an earlier test defined
     kernel.run(
         config_cell(
             "steered", base, "slow", task_class="tests.unit.runtime.multi_tasks.Record", test_sleep_ms=5
