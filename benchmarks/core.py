@@ -10,7 +10,9 @@
 (e) the output path: a map + filter task sending every even result with ``collector.send`` to the
     in-memory system, against a bare loop appending the same results to a list;
 (f) the observe bus: pass-through with one (empty) subscriber of every event, against none;
-(g) the same with a subscriber of commits and windows only.
+(g) the same with a subscriber of commits and windows only;
+(h) an ``async def`` pass-through that completes without suspending, concurrency 100, against the same
+    task as a sync one (both through TestRunner).
 
 The input is built before the clock starts and then frozen out of the garbage collector
 (``gc.freeze``): a job reading from a real system does not hold millions of input objects, so its
@@ -59,6 +61,11 @@ class MapFilter:
         value = envelope.message["v"] * 3
         if value % 2 == 0:
             collector.send(OutgoingMessageEnvelope(OUT, value))
+
+
+class AsyncPassThrough:
+    async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        pass
 
 
 class RemoteCall:
@@ -160,6 +167,18 @@ def remote_calls(messages: int, concurrency: int = 100) -> tuple[float, float]:
     return ideal, timed_run(runner, messages)
 
 
+def async_without_suspending(messages: int, concurrency: int = 100) -> tuple[float, float]:
+    """(the sync pass-through's rate, the rate of the same task as an ``async def`` that completes without
+    suspending, at ``concurrency``), both through TestRunner over one partition."""
+    sync, _ = runner_for(PassThrough, messages, 1, dicts=False)
+    with frozen_input():
+        sync_rate = timed_run(sync, messages)
+    runner, _ = runner_for(AsyncPassThrough, messages, 1, dicts=False)
+    runner.add_config({"task.max.concurrency": str(concurrency)})
+    with frozen_input():
+        return sync_rate, timed_run(runner, messages)
+
+
 def row(name: str, baseline: str, runs: int, measure: Callable[[], tuple[float, float]]) -> tuple[Any, ...]:
     pairs = [measure() for _ in range(runs)]
     return (
@@ -188,6 +207,12 @@ def main(argv: list[str] | None = None) -> int:
             "ideal overlap",
             runs,
             lambda: remote_calls(args.async_messages),
+        ),
+        row(
+            "(h) async def, no suspension, conc. 100",
+            "the same sync task",
+            runs,
+            lambda: async_without_suspending(n),
         ),
         row("(a) pass-through, 1 partition", "bare loop", runs, lambda: compare(PassThrough, n, 1)),
         row("(a) pass-through, 8 partitions", "bare loop", runs, lambda: compare(PassThrough, n, 8)),

@@ -10,6 +10,7 @@ message consumers read an end-of-stream envelope.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import operator
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -172,10 +173,11 @@ class InMemorySystemProducer:
         nothing (streams are created first)."""
         if not envelopes:
             return
-        first = envelopes[0].system_stream.stream
+        first_stream = envelopes[0].system_stream
+        first = first_stream.stream
         streams: dict[str, Sequence[OutgoingMessageEnvelope]] = {first: envelopes}
         # One SystemStream object for all (the usual case), checked at C speed; else group by name.
-        if len(set(map(id, map(_system_stream_of, envelopes)))) > 1:
+        if not all(map(operator.is_, map(_system_stream_of, envelopes), itertools.repeat(first_stream))):
             by_stream: dict[str, list[OutgoingMessageEnvelope]] = {}
             for envelope in envelopes:
                 by_stream.setdefault(envelope.system_stream.stream, []).append(envelope)
