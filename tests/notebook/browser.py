@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -199,3 +200,20 @@ def open_notebook(page: Any, url: str, *, select_kernel: bool = True) -> None:
     expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first).to_be_attached(
         timeout=60_000
     )
+
+
+def launch(playwright: Any, profile: Path, height: int) -> Any:
+    """Headless Chromium (the suite's own binary) with a persistent ``profile``, 1280 x ``height``."""
+    return playwright.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=CHROMIUM,
+        headless=True,
+        args=CHROMIUM_ARGS,
+        viewport={"width": 1280, "height": height},
+    )
+
+
+def run_all(page: Any) -> None:
+    """Run > Run All Cells, from the menu bar, as a user does."""
+    page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()

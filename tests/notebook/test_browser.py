@@ -24,12 +24,12 @@ from tests.eventually import eventually
 
 from .browser import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     count,
     front_end,
     lag_path,
+    launch,
     open_notebook,
+    run_all,
     write_notebook,
 )
 
@@ -85,18 +85,11 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
         moment: ARTIFACTS / f"dashboard-{name}-{moment}.png" for moment in ("busy", "snapshot", "reopened")
     }
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 900},
-        )
+        context = launch(playwright, tmp_path / "chromium-profile", 900)
         page = context.new_page()
         try:
             open_notebook(page, url)
-            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+            run_all(page)
             rows = page.locator(".samza-task-row")
             expect(rows).to_have_count(2, timeout=60_000)
             assert rows.nth(0).get_attribute("data-task") == "Partition 0"

@@ -20,12 +20,12 @@ from tests.eventually import eventually
 
 from .browser import (
     ARTIFACTS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     count,
     front_end,
     lag_path,
+    launch,
     open_notebook,
+    run_all,
     write_notebook,
 )
 
@@ -100,18 +100,11 @@ def test_a_notebook_saved_while_its_job_runs_shows_its_snapshot_after_a_kernel_r
         moment: ARTIFACTS / f"saved-{name}-{moment}.png" for moment in ("running", "restarted", "reopened")
     }
     with sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 1000},
-        )
+        context = launch(playwright, tmp_path / "chromium-profile", 1000)
         page = context.new_page()
         try:
             open_notebook(page, url)
-            page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-            page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")).click()
+            run_all(page)
             processed = page.locator(".samza-dashboard:not(.samza-snapshot) .samza-processed").first
             expect(processed).not_to_have_text(re.compile(r"^0 processed"), timeout=60_000)
             # The empty part of an in-flight bar in the dark theme: a dark grey, not white (read as full).
