@@ -10,6 +10,7 @@ exits non-zero fails the job: the others are stopped gracefully.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import logging
 import os
@@ -41,6 +42,7 @@ class ContainerProcess:
     process: asyncio.subprocess.Process
     last_line: str = ""
     relay: asyncio.Task[None] | None = None
+    out_relay: asyncio.Task[None] | None = None
     exit_status: int | None = None
     sent_sigterm: bool = False
 
@@ -115,11 +117,13 @@ class ContainerProcesses:
                 "container",
                 env={**env, ID_ENV: cid},
                 stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 start_new_session=True,
             )
             child = ContainerProcess(cid, process)
             child.relay = asyncio.create_task(self._relay(child))
+            child.out_relay = asyncio.create_task(_relay_stdout(process))
             self.children.append(child)
 
     async def watch(self, tick: Callable[[], None], interval_s: float) -> None:
@@ -156,11 +160,13 @@ class ContainerProcesses:
                         child.process.kill()
                     await child.process.wait()
             for child in self.children:
-                if child.relay is not None:
+                for relay in (child.relay, child.out_relay):
+                    if relay is None:
+                        continue
                     try:
-                        await child.relay
+                        await relay
                     except Exception as exc:  # a relay's failure must not keep the others running
-                        log.warning("relaying container %s's stderr failed: %r", child.container_id, exc)
+                        log.warning("relaying container %s's output failed: %r", child.container_id, exc)
         finally:
             await self.coordinator.stop()
 
@@ -210,6 +216,19 @@ class ContainerProcesses:
             child.last_line = text.removeprefix(f"{PROG}: ").removeprefix(f"container {child.container_id}: ")
             if self._on_line is not None:
                 self._on_line(child.container_id, text)
+
+
+async def _relay_stdout(process: asyncio.subprocess.Process) -> None:
+    """Write what a container process prints (its tasks' ``print()``) to this process's ``sys.stdout`` as
+    it comes: on a terminal the same, in a notebook into the cell of the run (the job's thread writes it,
+    see samza_nb/notebook/runs/cell_output.py), never into whichever cell happens to run."""
+    stream = process.stdout
+    assert stream is not None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character may span two chunks
+    while chunk := await stream.read(65536):
+        sys.stdout.write(decoder.decode(chunk))
+        sys.stdout.flush()
+    sys.stdout.write(decoder.decode(b"", final=True))
 
 
 def _numeric(cid: str) -> tuple[int, str]:

@@ -7,6 +7,7 @@ is not gives one clear line."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
@@ -35,6 +36,7 @@ SELF_CONTAINED = (
 )
 
 LINES_TASK = """%%samza_task
+import json
 import os
 
 class Lines(StreamTask):
@@ -316,3 +318,27 @@ def test_sql_over_the_stores_the_containers_committed(kernel: Kernel, workdir: P
         ("p2", "30", 2),
         ("p3", "30", 3),
     ]
+
+
+def test_what_container_processes_print_goes_to_the_run_cell(kernel: Kernel, workdir: Path) -> None:
+    """A task running in a container process prints: its lines are relayed into the output area of the
+    cell that started the job (updated by its display id), never into a cell that runs meanwhile."""
+    base = workdir / "loud"
+    fill(base, "loud", 2, 50)
+    kernel.run(config_cell("loud", base, "loud"))
+    kernel.run(
+        "%%samza_task\nclass Loud(StreamTask):\n"
+        "    def process(self, envelope, collector, coordinator):\n"
+        "        print('LOUD', envelope.message.decode(), flush=True)\n"
+    )
+    kernel.run("%samza_run")
+    later = kernel.run("assert await samza.until(lambda view: view.processed == 100, timeout=60)")
+    stopped = kernel.run("%samza_stop")
+    assert "LOUD" not in later.stdout and "LOUD" not in stopped.stdout, "printed into another cell"
+    updates = [
+        json.dumps(m["content"]["data"])
+        for m in [*later.messages, *stopped.messages, *kernel.display_updates]
+        if m["msg_type"] == "update_display_data"
+    ]
+    for p in range(2):
+        assert any(f"LOUD loud-p{p}-49" in text for text in updates), f"partition {p}'s last print"
