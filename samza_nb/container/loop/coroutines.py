@@ -47,7 +47,7 @@ class Suspended:
 def hand_over(state: LoopState, ti: TaskInstance, suspended: Suspended) -> None:
     """The message of ``suspended`` is in flight from now on: its callback is made and a Task drives the
     coroutine on from where it suspended."""
-    callback = _callback(state, ti, suspended.envelope, suspended.coordinator)
+    callback = start_callback(state, ti, suspended.envelope, suspended.coordinator)
     loop = state.loop
     assert loop is not None
     task = resume_coroutine(suspended.coroutine, suspended.yielded, callback)
@@ -71,7 +71,7 @@ def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessag
                 state.apply_requests(coordinator)
                 coordinator.reset()
         else:
-            _callback(state, ti, envelope, coordinator).complete()
+            start_callback(state, ti, envelope, coordinator).complete()
         return
     except Exception as exc:
         state.fail(ti, ssp, envelope.offset, exc, "process")
@@ -81,10 +81,11 @@ def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessag
     hand_over(state, ti, Suspended(envelope, coroutine, yielded, context, coordinator))
 
 
-def _callback(
+def start_callback(
     state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope, coordinator: ReadableCoordinator
 ) -> TaskCallbackImpl:
-    """The callback of a message that is in flight from now on (started, with its timeout)."""
+    """The callback of a message that is in flight from now on (started, with its timeout): every message
+    of the general path takes one here."""
     now_ms = state.clock.now_ms()
     callback = TaskCallbackImpl(
         state,
@@ -152,4 +153,11 @@ async def settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCa
         callback.complete()
 
 
-__all__ = ["Suspended", "hand_over", "resume_coroutine", "settle_coroutine", "start_coroutine"]
+__all__ = [
+    "Suspended",
+    "hand_over",
+    "resume_coroutine",
+    "settle_coroutine",
+    "start_callback",
+    "start_coroutine",
+]

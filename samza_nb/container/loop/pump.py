@@ -12,7 +12,6 @@ partition in a tight loop, :meth:`TaskInstance.process_run`) or on the general p
 from __future__ import annotations
 
 import functools
-import heapq
 import time
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.chooser.base import TracedChooser
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
-from samza_nb.container.loop.coroutines import hand_over, settle_coroutine, start_coroutine
+from samza_nb.container.loop.coroutines import hand_over, settle_coroutine, start_callback, start_coroutine
 from samza_nb.container.loop.rounds import run_round
 from samza_nb.container.loop.task_instance import TaskKind
 from samza_nb.observe import events as ev
@@ -284,21 +283,7 @@ class MessagePump:
                 state.drain_completions()
             return
         coordinator = ReadableCoordinator(ti.name)
-        now_ms = state.clock.now_ms()
-        callback = TaskCallbackImpl(
-            state,
-            state.callback_lock,
-            ti.name,
-            ssp,
-            envelope.offset,
-            ti.callbacks.take_seq(),
-            coordinator,
-            now_ms,
-        )
-        ti.message_started(callback)
-        if state.settings.callback_timeout_ms > 0:
-            deadline = now_ms + state.settings.callback_timeout_ms
-            heapq.heappush(state.deadlines, (deadline, callback.seq, callback))
+        callback = start_callback(state, ti, envelope, coordinator)
         if schedule is not None:
             schedule.dispatched(ti, ssp, envelope.offset, callback)
         if bus.per_message:
