@@ -31,11 +31,7 @@ from samza_nb.systems.headers import checked_headers
 from samza_nb.systems.inmemory.partition import InMemoryPartition, stable_partition
 
 _partition_of = operator.attrgetter("partition")
-_key_of = operator.attrgetter("key")
-_message_of = operator.attrgetter("message")
-_timestamp_of = operator.attrgetter("timestamp")
 _headers_of = operator.attrgetter("headers")
-_system_stream_of = operator.attrgetter("system_stream")
 
 
 class InMemoryBroker:
@@ -211,15 +207,18 @@ class InMemoryBroker:
             self._notify(waiters)
         return offset
 
-    def send_many(self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]]) -> None:
+    def send_many(
+        self, streams: Mapping[str, Sequence[OutgoingMessageEnvelope]], plain: bool = False
+    ) -> None:
         """Append the messages of each stream's envelopes as :meth:`send` would one by one (partition
         chosen the same way), under one lock with offsets assigned per partition in bulk. All or nothing:
-        when one cannot be appended (a partition that does not exist or has ended), none is."""
+        when one cannot be appended (a partition that does not exist or has ended), none is. ``plain``:
+        the caller found that no envelope names a partition or has headers (:func:`plain_batch`)."""
         placed = [
-            (self._partitions(stream), self._place(stream, envelopes))
+            (self._partitions(stream), self._place(stream, envelopes, plain))
             for stream, envelopes in streams.items()
         ]
-        headers = self._checked_headers(streams)
+        headers = {} if plain else self._checked_headers(streams)
         with self._lock:
             for parts, by_partition in placed:
                 for number in by_partition:
@@ -257,14 +256,15 @@ class InMemoryBroker:
         return result
 
     def _place(
-        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope]
+        self, stream: str, envelopes: Sequence[OutgoingMessageEnvelope], plain: bool
     ) -> Mapping[int, Sequence[OutgoingMessageEnvelope]]:
-        """``envelopes`` by the partition :meth:`send` would choose for each, in order."""
+        """``envelopes`` by the partition :meth:`send` would choose for each, in order (``plain``: none
+        names a partition)."""
         count = self.partition_count(stream)
         if count > 1:
             return self._spread(stream, envelopes, count)
         # Partition None or 0 (both false) for all, checked at C speed; else find the wrong one.
-        if any(map(_partition_of, envelopes)):
+        if not plain and any(map(_partition_of, envelopes)):
             for envelope in envelopes:
                 if envelope.partition is not None and envelope.partition != 0:
                     self._partition(stream, envelope.partition)  # raises, naming it

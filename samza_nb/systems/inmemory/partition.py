@@ -4,7 +4,6 @@ the same in every process (:func:`stable_partition`)."""
 from __future__ import annotations
 
 import itertools
-import operator
 import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -14,12 +13,22 @@ from samza_nb.api.streams import (
     Headers,
     IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
+    SystemStream,
     SystemStreamPartition,
 )
 
-_key_of = operator.attrgetter("key")
-_message_of = operator.attrgetter("message")
-_timestamp_of = operator.attrgetter("timestamp")
+
+def plain_batch(envelopes: Sequence[OutgoingMessageEnvelope], stream: SystemStream) -> bool:
+    """True when every one of ``envelopes`` goes to the ``SystemStream`` object ``stream`` (the same
+    object, as a task's sends usually share one), names no partition and has no headers: what a batch
+    append must otherwise check envelope by envelope.
+
+    One loop in Python, on purpose: the interpreter specializes its slot reads (``envelope.partition``),
+    which costs half of what one C-speed ``map(operator.attrgetter(...))`` pass per field costs."""
+    for envelope in envelopes:
+        if envelope.system_stream is not stream or envelope.partition is not None or envelope.headers:
+            return False
+    return True
 
 
 def stable_partition(key: Any, partitions: int) -> int:
@@ -83,9 +92,10 @@ class InMemoryPartition:
                 found = headers.get(id(envelope))
                 if found:
                     self.headers[index] = found
-        self.keys.extend(map(_key_of, batch))
-        self.messages.extend(map(_message_of, batch))
-        self.timestamps.extend(map(_timestamp_of, batch))
+        # Comprehensions, not map(attrgetter): the interpreter's specialized slot reads cost half.
+        self.keys.extend([envelope.key for envelope in batch])
+        self.messages.extend([envelope.message for envelope in batch])
+        self.timestamps.extend([envelope.timestamp for envelope in batch])
 
     def envelopes(
         self, start: int, end: int, offsets: Callable[[int, int], list[str]]
@@ -126,4 +136,4 @@ class InMemoryPartition:
         return len(self.sent) + len(self.messages)
 
 
-__all__ = ["InMemoryPartition", "stable_partition"]
+__all__ = ["InMemoryPartition", "plain_batch", "stable_partition"]

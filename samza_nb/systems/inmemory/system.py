@@ -23,7 +23,7 @@ from samza_nb.api.streams import (
 )
 from samza_nb.errors import SamzaError, SystemConsumersError
 from samza_nb.systems.inmemory.broker import InMemoryBroker
-from samza_nb.systems.inmemory.partition import stable_partition
+from samza_nb.systems.inmemory.partition import plain_batch, stable_partition
 from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
 
 if TYPE_CHECKING:
@@ -174,10 +174,12 @@ class InMemorySystemProducer:
         if not envelopes:
             return
         first_stream = envelopes[0].system_stream
-        first = first_stream.stream
-        streams: dict[str, Sequence[OutgoingMessageEnvelope]] = {first: envelopes}
-        # One SystemStream object for all (the usual case), checked at C speed; else group by name.
-        if not all(map(operator.is_, map(_system_stream_of, envelopes), itertools.repeat(first_stream))):
+        streams: dict[str, Sequence[OutgoingMessageEnvelope]] = {first_stream.stream: envelopes}
+        # One SystemStream object for all, no partitions, no headers (the usual case): one check for all.
+        plain = plain_batch(envelopes, first_stream)
+        if not plain and not all(
+            map(operator.is_, map(_system_stream_of, envelopes), itertools.repeat(first_stream))
+        ):  # else group by stream name
             by_stream: dict[str, list[OutgoingMessageEnvelope]] = {}
             for envelope in envelopes:
                 by_stream.setdefault(envelope.system_stream.stream, []).append(envelope)
@@ -186,7 +188,7 @@ class InMemorySystemProducer:
         for stream in streams:
             if not broker.has_stream(stream):
                 self._create(stream)
-        broker.send_many(streams)
+        broker.send_many(streams, plain)
 
     def _create(self, stream: str) -> None:
         key = f"systems.{self._system}.streams.{stream}.partitions"
