@@ -23,7 +23,7 @@ from samza_nb.checkpoint.base import (
 from samza_nb.checkpoint.log import LogCheckpointManager
 from samza_nb.config.stores import changelog_stream
 from samza_nb.errors import ConfigError
-from samza_nb.storage.duckdb.job_files import job_database_path
+from samza_nb.storage.duckdb.paths import job_database_path
 
 if TYPE_CHECKING:
     from samza_nb.config.config import Config

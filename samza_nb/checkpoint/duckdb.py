@@ -6,51 +6,59 @@ corrupt, foreign, other-version or other-job files, and of a file in use by anot
 existing connection, exposes its own (:attr:`DuckDBCheckpointManager.connection`), and
 :meth:`DuckDBCheckpointManager.write_checkpoint_in` writes a checkpoint inside a transaction the caller
 manages, so that other writes to the same file can commit with it.
+
+A job without a checkpoint file yet starts without DuckDB: the manager claims the file's directory (another
+process is refused as DuckDB's lock would refuse it) and creates the file at its first write.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.errors import CheckpointError
-from samza_nb.storage.duckdb.job_files import (
+from samza_nb.storage.duckdb.claim import DirectoryClaim, claim_directory
+from samza_nb.storage.duckdb.paths import (
     DATABASE_FILE_NAME,
     DEFAULT_JOB_ID,
     DEFAULT_JOB_NAME,
-    FORMAT_MARKER,
-    FORMAT_VERSION,
     IN_MEMORY,
-    ensure_schema,
-    hand_out,
+    absolute_path,
     job_database_path,
     job_identity,
 )
-from samza_nb.storage.duckdb.state_file import StateFile, write_offsets
 
 if TYPE_CHECKING:
+    import duckdb
+
     from samza_nb.config.config import Config
+    from samza_nb.storage.duckdb.job_files import FORMAT_MARKER, FORMAT_VERSION, ensure_schema
+    from samza_nb.storage.duckdb.state_file import StateFile
 
 _NEW, _STARTED, _STOPPED = "new", "started", "stopped"
+_FORMAT_NAMES = frozenset({"FORMAT_MARKER", "FORMAT_VERSION", "ensure_schema"})
 
 
 class DuckDBCheckpointManager:
     """Checkpoints of a job's tasks in a DuckDB file; they survive restarts of the process.
 
-    ``path`` is the database file (created with its directory on :meth:`start` if absent) or
-    :data:`IN_MEMORY`. With ``connection``, the manager uses that open DuckDB connection (to the database
-    at ``path``) instead of opening the file, works on its own cursor of it, and does not close it on
-    :meth:`stop`; the caller stays the owner.
+    ``path`` is the database file (created with its directory if absent) or :data:`IN_MEMORY`. With
+    ``connection``, the manager uses that open DuckDB connection (to the database at ``path``) instead of
+    opening the file, works on its own cursor of it, and does not close it on :meth:`stop`; the caller stays
+    the owner.
 
-    Promises: :meth:`start` validates the file (see the module doc) and raises CheckpointError naming the
-    path when it is corrupt, foreign, of another job or version, or in use by another process. Each
-    :meth:`write_checkpoint` replaces the task's whole checkpoint in one committed transaction, durable when
-    it returns. :meth:`read_last_checkpoint` returns exactly what was last written, or None. Any use before
-    ``start`` or after ``stop`` raises CheckpointError. Calls are blocking but short (a few ms each).
+    Promises: :meth:`start` validates an existing file (see the module doc) and raises CheckpointError
+    naming the path when it is corrupt, foreign, of another job or version, or in use by another process.
+    When there is no file yet, :meth:`start` claims its directory instead (CheckpointError naming the path
+    when another process holds the job's file or claim, or the directory cannot be created) and the file is
+    created, as :meth:`start` would create it, by the first :meth:`write_checkpoint` (or the first use of
+    :attr:`connection`); until then every :meth:`read_last_checkpoint` is None and DuckDB is not loaded.
+    Each :meth:`write_checkpoint` replaces the task's whole checkpoint in one committed transaction, durable
+    when it returns. :meth:`read_last_checkpoint` returns exactly what was last written, or None. Any use
+    before ``start`` or after ``stop`` raises CheckpointError. Calls are blocking but short (a few ms each;
+    the one that creates the file, tens of ms).
     """
 
     def __init__(
@@ -61,7 +69,12 @@ class DuckDBCheckpointManager:
         *,
         connection: duckdb.DuckDBPyConnection | None = None,
     ) -> None:
-        self._file = StateFile(path, job_name, job_id, connection=connection)
+        self._path = absolute_path(path)
+        self._job_name = job_name
+        self._job_id = job_id
+        self._given = connection
+        self._file: StateFile | None = None  # open (from start, or from the first write when it was absent)
+        self._claim: DirectoryClaim | None = None  # held from start while the file does not exist
         self._state = _NEW
         self._tasks: list[str] = []
         self._lock = threading.RLock()
@@ -70,17 +83,17 @@ class DuckDBCheckpointManager:
     @property
     def path(self) -> str:
         """The absolute path of the database file (or ``":memory:"``)."""
-        return self._file.path
+        return self._path
 
     @property
     def job_name(self) -> str:
         """The job name recorded in, and required of, the file."""
-        return self._file.job_name
+        return self._job_name
 
     @property
     def job_id(self) -> str:
         """The job id recorded in, and required of, the file."""
-        return self._file.job_id
+        return self._job_id
 
     @property
     def registered_tasks(self) -> tuple[str, ...]:
@@ -95,7 +108,11 @@ class DuckDBCheckpointManager:
         same database; a transaction on such a cursor can include :meth:`write_checkpoint_in`. What they do
         to the DuckDB instance (functions, global settings) ends with it: the instance is not reused.
         """
-        return hand_out(self._require_started("connection"))
+        from samza_nb.storage.duckdb.job_files import hand_out
+
+        with self._lock:
+            self._require_started("connection")
+            return hand_out(self._open_file().connection)
 
     # -- lifecycle -------------------------------------------------------------------------------------
     def register(self, task_name: str) -> None:
@@ -107,7 +124,8 @@ class DuckDBCheckpointManager:
             self._tasks.append(task_name)
 
     async def start(self) -> None:
-        """Open (or create) and validate the file; CheckpointError if it is unusable. Starts only once."""
+        """Open (or create) and validate the file, or claim it when it does not exist yet (see the class);
+        CheckpointError if it is unusable. Starts only once."""
         self.start_sync()
 
     def start_sync(self) -> None:
@@ -117,7 +135,15 @@ class DuckDBCheckpointManager:
                 raise CheckpointError(f"checkpoint manager {self} is already started")
             if self._state == _STOPPED:
                 raise CheckpointError(f"checkpoint manager {self} was stopped; create a new one")
-            self._file.open()
+            if self._given is None and self._path != IN_MEMORY and not os.path.exists(self._path):
+                claim = claim_directory(self._path)
+                if os.path.exists(self._path):  # created meanwhile: its writer holds DuckDB's lock
+                    claim.release()
+                    self._open_file()
+                else:
+                    self._claim = claim
+            else:
+                self._open_file()
             self._state = _STARTED
 
     async def stop(self) -> None:
@@ -128,7 +154,14 @@ class DuckDBCheckpointManager:
         """The blocking body of :meth:`stop`."""
         with self._lock:
             self._state = _STOPPED
-            self._file.close()
+            file, self._file = self._file, None
+            claim, self._claim = self._claim, None
+            try:
+                if file is not None:
+                    file.close()
+            finally:
+                if claim is not None:
+                    claim.release()
 
     # -- reads and writes ------------------------------------------------------------------------------
     async def read_last_checkpoint(self, task_name: str) -> Checkpoint | None:
@@ -140,7 +173,12 @@ class DuckDBCheckpointManager:
         _check_task_name(task_name)
         with self._lock:
             self._require_started("read_last_checkpoint")
-            offsets = self._file.read_offsets(task_name)
+            file = self._file
+            if file is None:
+                if not os.path.exists(self._path):  # (the claim keeps other writers out)
+                    return None
+                file = self._open_file()
+            offsets = file.read_offsets(task_name)
         return None if offsets is None else Checkpoint(offsets.offsets, offsets.changelog_offsets)
 
     async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
@@ -152,7 +190,7 @@ class DuckDBCheckpointManager:
         _check_checkpoint(task_name, checkpoint)
         with self._lock:
             self._require_started("write_checkpoint")
-            with self._file.transaction() as tx:
+            with self._open_file().transaction() as tx:
                 tx.write_offsets(task_name, checkpoint.offsets, checkpoint.changelog_offsets)
 
     def write_checkpoint_in(
@@ -164,18 +202,33 @@ class DuckDBCheckpointManager:
         caller began; the caller commits (making store writes and offsets durable together) or rolls back
         (leaving the previous checkpoint). Nothing is committed here. CheckpointError on failure.
         """
+        from samza_nb.storage.duckdb.state_file import write_offsets
+
         _check_checkpoint(task_name, checkpoint)
         with self._lock:
             self._require_started("write_checkpoint_in")
             write_offsets(conn, self.path, task_name, checkpoint.offsets, checkpoint.changelog_offsets)
 
     # -- helpers ---------------------------------------------------------------------------------------
-    def _require_started(self, what: str) -> duckdb.DuckDBPyConnection:
+    def _require_started(self, what: str) -> None:
         if self._state == _NEW:
             raise CheckpointError(f"{what} called before start() on checkpoint manager {self}")
         if self._state == _STOPPED:
             raise CheckpointError(f"{what} called after stop() on checkpoint manager {self}")
-        return self._file.connection
+
+    def _open_file(self) -> StateFile:
+        """The open file; opened (created when absent, validated) on first need. Under ``self._lock``."""
+        if self._file is not None:
+            return self._file
+        from samza_nb.storage.duckdb.state_file import StateFile
+
+        file = StateFile(self._path, self._job_name, self._job_id, connection=self._given)
+        file.open()
+        self._file = file
+        claim, self._claim = self._claim, None
+        if claim is not None:
+            claim.release()  # DuckDB's lock on the file keeps other writers out from now on
+        return file
 
     def __repr__(self) -> str:
         return (
@@ -198,6 +251,15 @@ class DuckDBCheckpointManagerFactory:
         """A new, unstarted manager for ``<job.logged.store.base.dir>/<job.name>-<job.id>/samza.duckdb``."""
         job_name, job_id = job_identity(config)
         return DuckDBCheckpointManager(job_database_path(config), job_name, job_id)
+
+
+def __getattr__(name: str) -> Any:
+    """The file format's names, also exported here, loaded with DuckDB when first asked for."""
+    if name in _FORMAT_NAMES:
+        from samza_nb.storage.duckdb import job_files
+
+        return getattr(job_files, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _check_task_name(task_name: object) -> None:

@@ -7,6 +7,7 @@ is generated from this catalogue (:func:`describe_keys`) when the site is built.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 
 from samza_nb.config.grouper_names import GROUPER_CHOICES
@@ -382,8 +383,9 @@ KEYS: tuple[KeySpec, ...] = (
 KEYS += SPARK_KEYS
 
 
+@functools.lru_cache(maxsize=4096)
 def spec_for(key: str) -> KeySpec | None:
-    """The catalogue entry that ``key`` is an instance of, if any."""
+    """The catalogue entry that ``key`` is an instance of, if any (the catalogue is fixed: remembered)."""
     for spec in KEYS:
         if spec.matches(key):
             return spec

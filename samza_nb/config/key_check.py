@@ -23,6 +23,7 @@ while a system of a close name has one (``mist``) name the key that system would
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Iterable, Iterator
 
 from samza_nb.config.catalogue import KEYS, spec_for
@@ -55,9 +56,11 @@ SAMZA_KEYS = frozenset(
 never flagged as typos, since they are real keys a config carried over from Java Samza may hold."""
 
 
+@functools.lru_cache(maxsize=1024)
 def suggestion_for(key: str) -> str | None:
     """The catalogue key that the unknown ``key`` is most likely a typo of (with ``key``'s own names in
-    its placeholders), or None when ``key`` is known or is no near miss of any catalogue key."""
+    its placeholders), or None when ``key`` is known or is no near miss of any catalogue key (remembered:
+    a config is checked more than once on its way to a run)."""
     if spec_for(key) is not None or key in SAMZA_KEYS:
         return None
     near = []

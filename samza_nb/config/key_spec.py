@@ -76,10 +76,21 @@ class KeySpec:
                 parts.append(re.escape(segment))
         return re.compile("^" + "".join(parts) + "$")
 
+    @functools.cached_property
+    def _ends(self) -> tuple[str, str]:
+        """The pattern's literal text before its first placeholder and after its last one."""
+        before, _, after = self.pattern.rpartition(">")
+        return self.pattern.partition("<")[0], after if before else ""
+
     def matches(self, key: str) -> bool:
         """True when ``key`` is an instance of this pattern."""
+        if "<" not in self.pattern:
+            return key == self.pattern
+        head, tail = self._ends  # (a key without them cannot match: no regex compiled to say so)
+        if not (key.startswith(head) and key.endswith(tail)):
+            return False
         regex = self._regex
-        return key == self.pattern if regex is None else regex.match(key) is not None
+        return regex is not None and regex.match(key) is not None
 
     def parse(self, key: str, raw: str) -> Any:
         """The typed value of ``raw`` for ``key``; a ConfigError naming key, value and what is allowed."""

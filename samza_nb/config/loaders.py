@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -68,6 +67,8 @@ def _load(source: str | Path | Mapping[str, Any]) -> Config:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text: {exc}") from None
     if path.suffix == ".toml":
+        import tomllib  # (only a TOML config pays for the parser)
+
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

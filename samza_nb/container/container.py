@@ -40,7 +40,6 @@ from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
 from samza_nb.observe.states import ContainerState
 from samza_nb.storage.manager import StorageManager
-from samza_nb.storage.sql.query import QueryResult
 from samza_nb.systems.base import CommittingProducer
 from samza_nb.systems.registry import system_factory
 
@@ -50,6 +49,7 @@ if TYPE_CHECKING:
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
     from samza_nb.coordinator.job_model import JobModel, TaskModel
+    from samza_nb.storage.sql.results import QueryResult
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 
 log = logging.getLogger(__name__)

@@ -7,16 +7,17 @@ from __future__ import annotations
 import json
 import os
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from samza_nb.coordinator.control import ControlState
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import SamzaError
+
+if TYPE_CHECKING:
+    import urllib.error
 
 REQUEST_TIMEOUT_S = 10.0
 FIRST_PAUSE_S = 0.05
@@ -111,6 +112,9 @@ def _request(
 ) -> bytes:
     """The response body of a 2xx answer. Not reachable: CoordinatorUnreachable without a cause (worth a
     retry); an HTTP error answer: CoordinatorUnreachable caused by it, naming its error text."""
+    import urllib.error  # (urllib.request costs a few ms to import: only a process that asks pays it)
+    import urllib.request
+
     headers = {"Content-Type": "application/json"} if body is not None else {}
     token = token or os.environ.get(TOKEN_ENV)
     if token:

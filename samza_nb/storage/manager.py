@@ -23,20 +23,19 @@ from samza_nb import crash_points
 from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStreamPartition
 from samza_nb.errors import ConfigError, SamzaError
-from samza_nb.storage.duckdb.job_files import job_identity, partition_state_path
-from samza_nb.storage.duckdb.job_files import state_directory as state_directory
-from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
-from samza_nb.storage.engine import StorageEngine
+from samza_nb.storage.duckdb.paths import job_identity, partition_state_path
+from samza_nb.storage.duckdb.paths import state_directory as state_directory
 from samza_nb.storage.restore import Restorer, TimeSource
 from samza_nb.storage.settings import changelog_stream, configured_store_names
-from samza_nb.storage.sql.query import query_store, query_store_on
-from samza_nb.storage.sql.results import QueryResult
 from samza_nb.systems.base import ChangelogStreamAdmin
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (DuckDB's modules are imported where stores are opened or read: not without stores)
     from samza_nb.config import Config
     from samza_nb.coordinator.job_model import TaskModel
     from samza_nb.observe.bus import EventBus
+    from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
+    from samza_nb.storage.engine import StorageEngine
+    from samza_nb.storage.sql.results import QueryResult
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 
 log = logging.getLogger(__name__)
@@ -119,6 +118,7 @@ class StorageManager:
         effective = dict(checkpoints)
         if not self.names:
             return effective
+        from samza_nb.storage.duckdb.state_file import StateFile
         from samza_nb.storage.registry import load_store_factory
 
         factories = {name: load_store_factory(self._config, name) for name in self.names}
@@ -238,10 +238,14 @@ class StorageManager:
             return await asyncio.to_thread(self._query_open, connections, store, sql)
         if not closed_paths:
             raise SamzaError(f"store {store!r} has not been opened yet: the job has not started its tasks")
+        from samza_nb.storage.sql.query import query_store
+
         # Stopped: the state files are closed; read them read-only (consistent as of the last commit).
         return await asyncio.to_thread(query_store, closed_paths, store, sql, self._config)
 
     def _query_open(self, connections: list[Any], store: str, sql: str | None) -> QueryResult:
+        from samza_nb.storage.sql.query import query_store_on
+
         try:
             return query_store_on(connections, store, sql, config=self._config)
         finally:

@@ -48,7 +48,6 @@ from samza_nb.runtime.job_group import JobGroup
 from samza_nb.runtime.local import LocalJobRunner
 from samza_nb.runtime.multi_container import MultiContainerRun, run_containers
 from samza_nb.storage.duckdb.open_errors import RESTORE_STATE_OPTION
-from samza_nb.storage.restore_state import set_aside_unusable_state
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -232,6 +231,8 @@ def refuse_schedule_for(config: Config, args: argparse.Namespace) -> None:
 
 def restore_state(configs: Sequence[Config]) -> None:
     """``--restore-state``: move each job's unusable state files aside, saying so (one line each)."""
+    from samza_nb.storage.restore_state import set_aside_unusable_state  # (DuckDB: only when asked)
+
     for config in configs:
         for moved in set_aside_unusable_state(config):
             say(

@@ -2,7 +2,8 @@
 
 A job keeps its files in ``<job.logged.store.base.dir>/<job.name>-<job.id>/``: the checkpoint file
 ``samza.duckdb`` (the default checkpoint manager's) and one state file per task partition,
-``stores/partition-<n>.duckdb``, holding that partition's store tables with the offsets they reflect.
+``stores/partition-<n>.duckdb``, holding that partition's store tables with the offsets they reflect. The
+paths are :mod:`.paths`' (named here too), which asks no DuckDB.
 
 Every such file carries the same schema (all in the database's default schema)::
 
@@ -19,36 +20,34 @@ reader. DuckDB lets one process open a file for writing; another process gets an
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import duckdb
 
-from samza_nb.config.catalogue import default_of, job_id, job_name
-from samza_nb.errors import CheckpointError, ConfigError
+from samza_nb.errors import CheckpointError
 from samza_nb.storage.duckdb import instances
 from samza_nb.storage.duckdb.file_modes import drop_world_write
 from samza_nb.storage.duckdb.open_errors import UnusableStateFileError, open_error
-
-if TYPE_CHECKING:
-    from samza_nb.config.config import Config
+from samza_nb.storage.duckdb.paths import (
+    DATABASE_FILE_NAME,
+    DEFAULT_JOB_ID,
+    DEFAULT_JOB_NAME,
+    IN_MEMORY,
+    STORES_DIRECTORY,
+    job_database_path,
+    job_directory,
+    job_identity,
+    partition_state_path,
+    state_directory,
+)
 
 FORMAT_MARKER: Final[str] = "samza_nb-checkpoints"
 """Value of the ``format`` key in ``samza_nb_meta`` that identifies a samza_nb job database."""
 
 FORMAT_VERSION: Final[str] = "1"
 """Value of the ``version`` key in ``samza_nb_meta`` that this code reads and writes."""
-
-DATABASE_FILE_NAME: Final[str] = "samza.duckdb"
-"""File name of the job's checkpoint file inside the job directory."""
-
-STORES_DIRECTORY: Final[str] = "stores"
-"""Directory (inside the job directory) of the per-task-partition state files."""
-
-IN_MEMORY: Final[str] = ":memory:"
-"""Pass as a path for a private in-memory database (nothing survives it; for tests)."""
 
 META_TABLE: Final[str] = "samza_nb_meta"
 TASKS_TABLE: Final[str] = "samza_nb_checkpoint_tasks"
@@ -68,63 +67,6 @@ _SCHEMA: Final[tuple[str, ...]] = (
     "PRIMARY KEY (task_name, store_name))",
 )
 _REQUIRED_TABLES: Final[frozenset[str]] = frozenset({META_TABLE, TASKS_TABLE, OFFSETS_TABLE, CHANGELOG_TABLE})
-
-
-# -- paths ---------------------------------------------------------------------------------------------
-def _setting(config: Config, key: str) -> str:
-    """``key`` from ``config``, else its default from the config key catalogue."""
-    return config.get_str(key, default_of(key) or "")
-
-
-DEFAULT_JOB_NAME: Final[str] = job_name({})
-"""The job name used when ``job.name`` is not set (the config key catalogue's default)."""
-
-DEFAULT_JOB_ID: Final[str] = job_id({})
-"""The job id used when ``job.id`` is not set (the config key catalogue's default)."""
-
-
-def job_identity(config: Config) -> tuple[str, str]:
-    """``(job.name, job.id)`` of ``config`` (catalogue defaults when unset).
-
-    Each must be usable as part of one directory name (non-empty, no path separator, not ``.``/``..``);
-    otherwise a :class:`ConfigError` names the key.
-    """
-    values: list[str] = []
-    for key in ("job.name", "job.id"):
-        value = _setting(config, key).strip()
-        if not value or value in {".", ".."} or "/" in value or "\\" in value or os.sep in value:
-            raise ConfigError(
-                f"{key}={value!r} cannot name the job's state directory: it must be non-empty and "
-                "contain no path separator",
-                key=key,
-            )
-        values.append(value)
-    return values[0], values[1]
-
-
-def job_directory(config: Config) -> Path:
-    """The absolute directory of the job's files: ``<job.logged.store.base.dir>/<job.name>-<job.id>``."""
-    job_name, job_id = job_identity(config)
-    base = _setting(config, "job.logged.store.base.dir")
-    return (Path(base).expanduser() / f"{job_name}-{job_id}").absolute()
-
-
-def job_database_path(config: Config) -> Path:
-    """The absolute path of the job's checkpoint file, ``<job directory>/samza.duckdb``.
-
-    A ``job.name`` or ``job.id`` that cannot be a directory name is a :class:`ConfigError` naming the key.
-    """
-    return job_directory(config) / DATABASE_FILE_NAME
-
-
-def state_directory(config: Config) -> Path:
-    """The directory of the job's per-task-partition state files, ``<job directory>/stores``."""
-    return job_directory(config) / STORES_DIRECTORY
-
-
-def partition_state_path(config: Config, partition: int) -> Path:
-    """The state file of the tasks of changelog partition ``partition``: ``stores/partition-<n>.duckdb``."""
-    return state_directory(config) / f"partition-{partition}.duckdb"
 
 
 # -- opening -------------------------------------------------------------------------------------------

@@ -21,11 +21,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Final
-
-import duckdb
+from typing import TYPE_CHECKING, Final
 
 from samza_nb.errors import CheckpointError
+
+if TYPE_CHECKING:
+    import duckdb  # (imported where a file is checked: asking for this module's names needs no DuckDB)
 
 DATABASE_HEADER_BYTES: Final = 3 * 4096
 """DuckDB's file header (one main header, two database headers) before the first block."""
@@ -97,13 +98,20 @@ def open_error(path: str, exc: duckdb.Error) -> CheckpointError:
         )
     if "could not set lock" in lowered or "conflicting lock" in lowered:
         holder = _PID.search(text)
-        who = f"process {holder.group(2)} ({holder.group(1)})" if holder else "another process"
-        stop = f"stop process {holder.group(2)}" if holder else "stop it"
-        return CheckpointError(
-            f"job database {path} is in use by {who}: DuckDB lets one process write a file. Is the same "
-            f"job already running? Wait for it or {stop}, or run this one with another job.id"
-        )
+        return in_use_error(path, (holder.group(2), holder.group(1)) if holder else None)
     return damage(path, exc) or CheckpointError(f"job database {path} could not be opened: {text}")
+
+
+def in_use_error(path: str, holder: tuple[str, str] | None = None) -> CheckpointError:
+    """The error for the file at ``path`` being written by another process: ``holder`` is its ``(PID,
+    program)`` when known. One process writes a job's files (DuckDB's file lock; before the checkpoint file
+    exists, the claim on its directory: :mod:`.claim`)."""
+    who = f"process {holder[0]} ({holder[1]})" if holder else "another process"
+    stop = f"stop process {holder[0]}" if holder else "stop it"
+    return CheckpointError(
+        f"job database {path} is in use by {who}: DuckDB lets one process write a file. Is the same "
+        f"job already running? Wait for it or {stop}, or run this one with another job.id"
+    )
 
 
 def damage(path: str, exc: duckdb.Error) -> UnusableStateFileError | None:
@@ -134,6 +142,8 @@ def check_complete(conn: duckdb.DuckDBPyConnection, path: str) -> None:
     header counts as used (truncated where DuckDB reads only later; free blocks at the end may be cut off
     legitimately, so only used ones count); any DuckDB error reading it is classified as by
     :func:`open_error`."""
+    import duckdb
+
     try:
         row = conn.execute(
             "SELECT block_size, used_blocks FROM pragma_database_size() "
@@ -160,6 +170,7 @@ __all__ = [
     "check_complete",
     "companions",
     "damage",
+    "in_use_error",
     "is_state_file",
     "open_error",
     "remedy",

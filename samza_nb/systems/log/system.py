@@ -99,15 +99,17 @@ class LogSystemConsumer:
         self._decoders: dict[str, tuple[Decoder | None, Decoder | None]] = {}
         self._positions: dict[SystemStreamPartition, int] = {}
         self._pending: dict[SystemStreamPartition, list[IncomingMessageEnvelope]] = {}
-        self._waiter: FlushWaiter | None = None
+        self._waiter: FlushWaiter | None = None  # made by the first poll that has to wait
+        self._watching = False  # between start and stop: polls may wait for flushes
 
     def register(self, ssp: SystemStreamPartition, offset: str) -> None:
         """Read ``ssp`` from ``offset``."""
         self._positions[ssp] = parse_integer_offset(ssp, offset, LOG_OFFSET)
 
     async def start(self) -> None:
-        """Check every registered partition exists (a SystemConsumersError naming one that does not)
-        and start watching their flushes."""
+        """Check every registered partition exists (a SystemConsumersError naming one that does not).
+        Their flushes are watched from the first poll that finds nothing to return: a reader that finds
+        what it reads already flushed (a coordinator stream read to its end) never sets up a watch."""
         for ssp in self._positions:
             try:
                 count = self.log.partitions(ssp.stream)
@@ -115,7 +117,7 @@ class LogSystemConsumer:
                 raise SystemConsumersError(f"input {ssp}: {exc}") from None
             if ssp.partition >= count:
                 raise SystemConsumersError(f"input {ssp}: stream {ssp.stream!r} has only {count} partitions")
-        self._waiter = self.log.waiter([(ssp.stream, ssp.partition) for ssp in self._positions])
+        self._watching = True
 
     async def poll(
         self, ssps: Collection[SystemStreamPartition], timeout: float
@@ -123,8 +125,13 @@ class LogSystemConsumer:
         """The next flushed messages of ``ssps`` in offset order, waiting up to ``timeout`` seconds for a
         flush when there are none."""
         result = self._collect(ssps)
-        if result or timeout <= 0 or self._waiter is None:
+        if result or timeout <= 0 or not self._watching:
             return result
+        if self._waiter is None:
+            self._waiter = self.log.waiter([(ssp.stream, ssp.partition) for ssp in self._positions])
+            result = self._collect(ssps)  # a flush since the look above: seen now (later ones wake it)
+            if result:
+                return result
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not result:
@@ -198,6 +205,7 @@ class LogSystemConsumer:
 
     async def stop(self) -> None:
         """Stop watching and close the files."""
+        self._watching = False
         waiter, self._waiter = self._waiter, None
         if waiter is not None:
             waiter.close()

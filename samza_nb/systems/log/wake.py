@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import select
@@ -29,14 +30,18 @@ log = logging.getLogger(__name__)
 
 FALLBACK_POLL_S: Final = 0.05
 
-try:  # pragma: no cover - depends on the platform
-    from inotify_simple import INotify
-    from inotify_simple import flags as _flags
 
-    _WATCH_FLAGS: int = int(_flags.MODIFY | _flags.CLOSE_WRITE)
-except ImportError:  # pragma: no cover - not Linux, or not installed
-    INotify = None
-    _WATCH_FLAGS = 0
+@functools.cache
+def _inotify() -> tuple[Any, int]:
+    """inotify_simple's ``INotify`` and the flags a waiter watches, or ``(None, 0)`` where it is missing
+    (imported when the first waiter is made: a process that never waits does not load it)."""
+    try:  # pragma: no cover - depends on the platform
+        from inotify_simple import INotify, flags
+
+        return INotify, int(flags.MODIFY | flags.CLOSE_WRITE)
+    except ImportError:  # pragma: no cover - not Linux, or not installed
+        return None, 0
+
 
 _local: dict[str, set[FlushWaiter]] = {}
 _local_lock = threading.Lock()
@@ -65,11 +70,12 @@ class FlushWaiter:
         os.set_blocking(self._write_fd, False)
         self._inotify: Any = None
         self.wakeups = 0
-        if INotify is not None:
+        inotify_class, watch_flags = _inotify()
+        if inotify_class is not None:
             try:
-                inotify = INotify(nonblocking=True)
+                inotify = inotify_class(nonblocking=True)
                 for mark in self._marks:
-                    inotify.add_watch(mark, _WATCH_FLAGS)
+                    inotify.add_watch(mark, watch_flags)
                 self._inotify = inotify
             except OSError as exc:  # e.g. the watch limit: fall back to looking again now and then
                 log.warning(

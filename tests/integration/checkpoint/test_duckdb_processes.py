@@ -41,10 +41,26 @@ CHILD_WRITER = textwrap.dedent(
 )
 
 
-def child(path: Path, offset: str, mode: str) -> subprocess.Popen[str]:
+# A child that starts a manager on argv[1] (a file that does not exist yet), writes nothing, reports
+# "started" and waits for stdin to close, then stops it.
+CHILD_STARTER = textwrap.dedent(
+    """
+    import sys
+    from samza_nb.checkpoint import DuckDBCheckpointManager
+
+    manager = DuckDBCheckpointManager(sys.argv[1], "job", "1")
+    manager.start_sync()
+    print("written", flush=True)
+    sys.stdin.read()
+    manager.stop_sync()
+    """
+)
+
+
+def child(path: Path, offset: str, mode: str, script: str = CHILD_WRITER) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.Popen(
-        [sys.executable, "-c", CHILD_WRITER, str(path), offset, mode],
+        [sys.executable, "-c", script, str(path), offset, mode],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -115,3 +131,18 @@ def test_file_in_use_by_another_process(path: Path) -> None:
     finally:
         finish(proc)
     assert read(path, "Partition 0") == Checkpoint({SSP0: "5"}, {"counts": "9"})
+
+
+def test_a_file_not_created_yet_is_in_use_by_the_process_whose_manager_started_on_it(path: Path) -> None:
+    proc = child(path, "", "", CHILD_STARTER)
+    try:
+        wait_written(proc)  # started: it claimed the file, which its first write would create
+        assert not path.exists()
+        m = DuckDBCheckpointManager(path, "job", "1")
+        with pytest.raises(CheckpointError) as info:
+            m.start_sync()
+        assert "in use" in str(info.value)
+        assert str(path) in str(info.value)
+    finally:
+        finish(proc)
+    assert read(path, "Partition 0") is None  # stopped: the file is free for another process

@@ -52,6 +52,15 @@ def read(path: Path, task: str, job: tuple[str, str] = ("job", "1")) -> Checkpoi
     return result
 
 
+def write(path: Path, task: str, checkpoint: Checkpoint) -> None:
+    m = DuckDBCheckpointManager(path, "job", "1")
+    m.start_sync()
+    try:
+        m.write_checkpoint_sync(task, checkpoint)
+    finally:
+        m.stop_sync()
+
+
 # -- round trip and semantics -------------------------------------------------------------------------
 
 
@@ -137,7 +146,7 @@ def test_foreign_duckdb_file_is_refused_and_left_alone(path: Path) -> None:
     [("format", "someone-else", "format marker"), ("version", "2", "version '2'")],
 )
 def test_other_format_or_version_is_refused(path: Path, key: str, value: str, fragment: str) -> None:
-    read(path, "Partition 0")  # creates the file
+    write(path, "Partition 0", Checkpoint({SSP0: "1"}))  # creates the file
     conn = duckdb.connect(str(path))
     conn.execute("UPDATE samza_nb_meta SET value = ? WHERE key = ?", [value, key])
     conn.close()
@@ -199,6 +208,35 @@ def test_use_before_start_and_after_stop(path: Path) -> None:
         run(m.start())
     with pytest.raises(CheckpointError, match="stopped"):
         m.register("Partition 1")
+
+
+def test_a_missing_file_is_created_by_the_first_write_and_read_back_after_a_restart(path: Path) -> None:
+    m = DuckDBCheckpointManager(path, "job", "1")
+    m.register("Partition 0")
+    m.start_sync()
+    try:
+        assert not path.exists()  # a job without checkpoints starts without its file (and DuckDB)
+        assert m.read_last_checkpoint_sync("Partition 0") is None
+        assert not path.exists()
+        m.write_checkpoint_sync("Partition 0", Checkpoint({SSP0: "4"}, {"counts": "2"}))
+        assert path.exists()
+        assert m.read_last_checkpoint_sync("Partition 0") == Checkpoint({SSP0: "4"}, {"counts": "2"})
+    finally:
+        m.stop_sync()
+    assert read(path, "Partition 0") == Checkpoint({SSP0: "4"}, {"counts": "2"})
+    assert read(path, "Partition 1") is None
+
+
+def test_a_missing_file_is_claimed_while_a_manager_runs(path: Path) -> None:
+    first = DuckDBCheckpointManager(path, "job", "1")
+    first.start_sync()
+    second = DuckDBCheckpointManager(path, "job", "1")
+    with pytest.raises(CheckpointError, match="already open in this process") as info:
+        second.start_sync()
+    assert str(path) in str(info.value)
+    first.stop_sync()
+    assert not path.exists()
+    assert read(path, "Partition 0") is None  # stopped: the claim is released
 
 
 def test_bad_task_name(manager: DuckDBCheckpointManager) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.checkpoint.duckdb import DuckDBCheckpointManager
 from samza_nb.errors import CheckpointError
 from samza_nb.storage.duckdb import instances
@@ -55,6 +56,7 @@ def test_a_failed_open_names_the_file_and_keeps_the_instance(tmp_path: Path) -> 
 def test_the_checkpoint_managers_connection_is_handed_out(tmp_path: Path) -> None:
     manager = DuckDBCheckpointManager(str(tmp_path / "samza.duckdb"), "job", "1")
     manager.start_sync()
+    manager.write_checkpoint_sync("Partition 0", Checkpoint())  # (a new file is opened at the first write)
     idle = instances.idle_count()
     manager.connection.execute("SELECT 1")
     manager.stop_sync()
