@@ -37,7 +37,7 @@ class OutputBuffer:
     producers. Only the loop thread sends into it and flushes it; the run loop flushes it before it
     yields to the event loop, and a commit flushes it before it flushes the producers."""
 
-    __slots__ = ("_batchers", "_marks", "_producers", "_send_batch", "append", "last_source", "pending")
+    __slots__ = ("_batchers", "_producers", "_send_batch", "append", "last_source", "marks", "pending")
 
     def __init__(self, producers: Mapping[str, SystemProducer]) -> None:
         self._producers = producers
@@ -53,20 +53,16 @@ class OutputBuffer:
             self._send_batch = next(iter(self._batchers.values()))
         self.pending: list[OutgoingMessageEnvelope] = []
         self.append = self.pending.append
-        # Where each task's stretch of sends starts: (index in pending, task name).
-        self._marks: list[tuple[int, str]] = []
+        self.marks: list[tuple[int, str]] = []
+        """Where each task's stretch of sends starts: (index in ``pending``, task name). A sender appends
+        one, and sets :attr:`last_source`, when it sends after another one did (or first)."""
         self.last_source: str | None = None
-
-    def mark(self, source: str) -> None:
-        """The next sends are ``source``'s."""
-        self._marks.append((len(self.pending), source))
-        self.last_source = source
 
     def first_sent(self) -> tuple[str, OutgoingMessageEnvelope] | None:
         """The sender and envelope of the oldest output buffered (None when there is none)."""
-        if not self.pending or not self._marks:
+        if not self.pending or not self.marks:
             return None
-        return self._marks[0][1], self.pending[0]
+        return self.marks[0][1], self.pending[0]
 
     def last_sent(self) -> tuple[str, OutgoingMessageEnvelope] | None:
         """The sender and envelope of the newest output buffered (None when there is none)."""
@@ -81,9 +77,9 @@ class OutputBuffer:
         if not pending:
             return
         batch = pending[:]
-        marks = self._marks[:]
+        marks = self.marks[:]
         pending.clear()
-        self._marks.clear()
+        self.marks.clear()
         self.last_source = None
         send_batch = self._send_batch
         if send_batch is None and self._batchers:
@@ -131,6 +127,7 @@ class TaskCollector:
 
     def _buffered(self, outputs: OutputBuffer) -> Callable[[OutgoingMessageEnvelope], None]:
         producers, name, append, refuse = self._producers, self.task_name, outputs.append, self._refuse
+        pending, mark = outputs.pending, outputs.marks.append
         checked: Any = None  # the last SystemStream found to have a producer
 
         def send(envelope: OutgoingMessageEnvelope) -> None:
@@ -143,8 +140,9 @@ class TaskCollector:
                 if not isinstance(envelope, OutgoingMessageEnvelope) or stream.system not in producers:
                     refuse(envelope)
                 checked = stream
-            if outputs.last_source is not name:
-                outputs.mark(name)
+            if outputs.last_source is not name:  # (a mark; tasks of a round alternate)
+                mark((len(pending), name))
+                outputs.last_source = name
             append(envelope)
 
         return send
