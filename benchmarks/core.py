@@ -8,7 +8,8 @@
 (c) ``async def`` task awaiting a 5 ms call, concurrency 100, against the ideal overlap (100 x the
     sequential rate measured here);
 (e) the output path: a map + filter task sending every even result with ``collector.send`` to the
-    in-memory system, against a bare loop appending the same results to a list;
+    in-memory system, against a bare loop appending the same results to a list; and the same task sending
+    with ``collector.send_to(stream, value)`` (no envelope built);
 (f) the observe bus: pass-through with one (empty) subscriber of every event, against none;
 (g) the same with a subscriber of commits and windows only;
 (h) an ``async def`` pass-through that completes without suspending, concurrency 100, against the same
@@ -61,6 +62,13 @@ class MapFilter:
         value = envelope.message["v"] * 3
         if value % 2 == 0:
             collector.send(OutgoingMessageEnvelope(OUT, value))
+
+
+class MapFilterTo:
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        value = envelope.message["v"] * 3
+        if value % 2 == 0:
+            collector.send_to(OUT, value)
 
 
 class AsyncPassThrough:
@@ -121,9 +129,9 @@ def compare(task: type, messages: int, partitions: int = 1, dicts: bool = False)
         return bare, timed_run(runner, len(envelopes))
 
 
-def compare_output(messages: int, partitions: int = 1) -> tuple[float, float]:
+def compare_output(messages: int, partitions: int = 1, task: type = MapFilter) -> tuple[float, float]:
     """(bare loop rate, container rate) for the map + filter task sending to the in-memory system."""
-    runner, envelopes = runner_for(MapFilter, messages, partitions, dicts=True)
+    runner, envelopes = runner_for(task, messages, partitions, dicts=True)
     runner.add_output("out")
     results: list[int] = []
     append = results.append
@@ -220,6 +228,18 @@ def main(argv: list[str] | None = None) -> int:
         row("(b) message['v'] * 2, 8 partitions", "bare loop", runs, lambda: compare(Double, n, 8, True)),
         row("(e) map + filter + send, 1 partition", "bare loop + list", runs, lambda: compare_output(n, 1)),
         row("(e) map + filter + send, 8 partitions", "bare loop + list", runs, lambda: compare_output(n, 8)),
+        row(
+            "(e) the same with send_to, 1 partition",
+            "bare loop + list",
+            runs,
+            lambda: compare_output(n, 1, MapFilterTo),
+        ),
+        row(
+            "(e) the same with send_to, 8 partitions",
+            "bare loop + list",
+            runs,
+            lambda: compare_output(n, 8, MapFilterTo),
+        ),
         row("(f) pass-through, subscriber of all", "no subscriber", runs, lambda: observed(n, None)),
         row(
             "(g) pass-through, subscriber of commits",

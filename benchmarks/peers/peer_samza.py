@@ -1,5 +1,6 @@
 """samza_nb's contenders, written as the README's quickstart writes a job: low-level task classes run by
-TestRunner on the in-memory system (W1-W3), and the pass-through job of benchmarks/kafka_passthrough.py
+TestRunner on the in-memory system (W1-W3; W1 and W3 send with ``collector.send_to``, W2 with keyed
+envelopes), and the pass-through job of benchmarks/kafka_passthrough.py
 run by LocalJobRunner on the Kafka system (W4)."""
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class MapFilter:
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
         value = w.w1_map(envelope.message)
         if w.w1_keep(value):
-            collector.send(OutgoingMessageEnvelope(OUT, value))
+            collector.send_to(OUT, value)
 
 
 class KeyedCount:
@@ -45,7 +46,7 @@ class KeyedCount:
 
 class RemoteCall:
     async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
-        collector.send(OutgoingMessageEnvelope(OUT, await w.call(envelope.message)))
+        collector.send_to(OUT, await w.call(envelope.message))
 
 
 def _run(runner: TestRunner, n: int) -> tuple[float, list[Any]]:

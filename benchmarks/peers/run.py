@@ -238,10 +238,11 @@ def main(argv: list[str] | None = None) -> int:
 NOTES = """How each library runs the workloads (benchmarks/peers/peer_*.py):
 
 - samza_nb: low-level tasks (the README's quickstart) run by `TestRunner` on the in-memory system for
-  W1-W3 (W2's counts in a DuckDB store, string keys, long values; W3 an `async def process` with
-  `task.max.concurrency` = 100), the job of benchmarks/kafka_passthrough.py run by `LocalJobRunner` on the
-  Kafka system for W4. Installed into the peers environment (`pip install -e .[kafka]`), so it runs on the
-  same interpreter and the same shared dependencies as the others.
+  W1-W3 (W1 and W3 send with `collector.send_to(stream, value)`, W2 keyed envelopes; W2's counts in a
+  DuckDB store, string keys, long values; W3 an `async def process` with `task.max.concurrency` = 100),
+  the job of benchmarks/kafka_passthrough.py run by `LocalJobRunner` on the Kafka system for W4.
+  Installed into the peers environment (`pip install -e .[kafka]`), so it runs on the same interpreter
+  and the same shared dependencies as the others.
 - bytewax: a `Dataflow` of `bytewax.operators` run by `bytewax.testing.run_main` (one worker),
   `TestingSource` (batches of 1,000, `KafkaSource`'s default) to `TestingSink`; W2 `key_on` +
   `stateful_map` (state in memory, no recovery store configured); W3 `flat_map_batch` over batches of 100

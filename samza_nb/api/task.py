@@ -10,7 +10,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
+    from samza_nb.api.streams import (
+        IncomingMessageEnvelope,
+        OutgoingMessageEnvelope,
+        SystemStream,
+        SystemStreamPartition,
+    )
     from samza_nb.config import Config
     from samza_nb.observe.events import Event
 
@@ -28,6 +33,13 @@ class MessageCollector(Protocol):
 
     def send(self, envelope: OutgoingMessageEnvelope) -> None:
         """Send ``envelope`` to its stream; delivery is flushed at the latest by the next commit."""
+        ...
+
+    def send_to(self, stream: SystemStream, message: Any, key: Any = None) -> None:
+        """The same as ``send(OutgoingMessageEnvelope(stream, message, key=key))``, cheaper: a task on the
+        container's loop thread that sends messages without a key pays no envelope for them (about a
+        third of the cost of sending a message). For a partition, partition key, timestamp or headers,
+        build the envelope."""
         ...
 
 

@@ -7,12 +7,17 @@ talks to systems through them.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.api.metadata import SSPMetadata
-    from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
+    from samza_nb.api.streams import (
+        IncomingMessageEnvelope,
+        OutgoingMessageEnvelope,
+        SystemStream,
+        SystemStreamPartition,
+    )
     from samza_nb.config import Config
 
 
@@ -123,6 +128,18 @@ class BatchProducer(SystemProducer, Protocol):
     def send_batch(self, envelopes: Sequence[OutgoingMessageEnvelope]) -> None:
         """The same as ``send`` of each of ``envelopes`` in order, all or nothing: when one of them
         cannot be sent, raise and send none."""
+        ...
+
+
+@runtime_checkable
+class ValueBatchProducer(BatchProducer, Protocol):
+    """A batch producer that also takes plain values for one stream in one call: what tasks sent with
+    ``collector.send_to`` (no key) reaches it without an envelope built per message. Checked for once,
+    when the container builds its output buffer; other producers get the envelopes."""
+
+    def send_values(self, stream: SystemStream, messages: Sequence[Any]) -> None:
+        """The same as ``send_batch`` of ``OutgoingMessageEnvelope(stream, message)`` for each of
+        ``messages`` in order, all or nothing."""
         ...
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.api.streams import OutgoingMessageEnvelope
 from samza_nb.chooser.base import TracedChooser
 from samza_nb.chooser.batching import BatchingChooser
 from samza_nb.chooser.bootstrapping import BootstrappingChooser
@@ -27,7 +28,7 @@ from samza_nb.chooser.time_aligned import TimeAlignedChooser
 from samza_nb.chooser.trace import ChoiceTrace, TracingChooser, describe_choice
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import IncomingMessageEnvelope, OutgoingMessageEnvelope, SystemStreamPartition
+    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStream, SystemStreamPartition
     from samza_nb.api.task import MessageCollector
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.container.loop.task_instance import TaskInstance
@@ -96,6 +97,12 @@ class CapturingCollector:
         self.real.send(envelope)
         with self._recorder.lock:
             self._recorder.outputs.append(envelope)
+
+    def send_to(self, stream: SystemStream, message: Any, key: Any = None) -> None:
+        """Send ``message`` to ``stream`` with the real collector, and record it as its envelope."""
+        self.real.send_to(stream, message, key)
+        with self._recorder.lock:
+            self._recorder.outputs.append(OutgoingMessageEnvelope(stream, message, key=key))
 
 
 _WRITES = ("put", "put_all", "delete", "delete_all")

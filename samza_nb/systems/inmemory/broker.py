@@ -24,6 +24,7 @@ from samza_nb.api.streams import (
     Headers,
     IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
+    SystemStream,
     SystemStreamPartition,
 )
 from samza_nb.errors import SamzaError, StreamInUseError, SystemProducerError
@@ -227,6 +228,24 @@ class InMemoryBroker:
             for parts, by_partition in placed:
                 for number, batch in by_partition.items():
                     parts[number].extend(batch, headers)
+            waiters = self._waiters
+            if waiters:
+                self._waiters = []
+        if waiters:
+            self._notify(waiters)
+
+    def send_values(self, stream: str, messages: Sequence[Any]) -> None:
+        """Append ``messages`` (no keys, timestamps or headers) as :meth:`send_many` would their envelopes:
+        to the one partition of a stream of one, else round robin; all or nothing."""
+        parts = self._partitions(stream)
+        if len(parts) > 1:
+            outgoing = SystemStream(self.system, stream)
+            self.send_many({stream: [OutgoingMessageEnvelope(outgoing, m) for m in messages]}, plain=True)
+            return
+        with self._lock:
+            if parts[0].ended:
+                raise SystemProducerError(self._ended_message(parts[0]))
+            parts[0].extend_values(messages)
             waiters = self._waiters
             if waiters:
                 self._waiters = []

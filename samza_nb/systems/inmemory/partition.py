@@ -97,6 +97,13 @@ class InMemoryPartition:
         self.messages.extend([envelope.message for envelope in batch])
         self.timestamps.extend([envelope.timestamp for envelope in batch])
 
+    def extend_values(self, messages: Sequence[Any]) -> None:
+        """Append ``messages``, in order, as messages without key, timestamp or headers."""
+        count = len(messages)
+        self.keys.extend(itertools.repeat(None, count))
+        self.messages.extend(messages)
+        self.timestamps.extend(itertools.repeat(None, count))
+
     def envelopes(
         self, start: int, end: int, offsets: Callable[[int, int], list[str]]
     ) -> list[IncomingMessageEnvelope]:

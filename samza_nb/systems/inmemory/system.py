@@ -13,12 +13,13 @@ import asyncio
 import itertools
 import operator
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.metadata import SSPMetadata
 from samza_nb.api.streams import (
     IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
+    SystemStream,
     SystemStreamPartition,
 )
 from samza_nb.errors import SamzaError, SystemConsumersError
@@ -141,7 +142,7 @@ class InMemorySystemConsumer:
 
 class InMemorySystemProducer:
     """Appends sent messages to the broker at once (flush has nothing left to do); takes batches
-    (``send_batch``) in one append per partition."""
+    (``send_batch``) in one append per partition, and plain values (``send_values``) as they are."""
 
     def __init__(self, broker: InMemoryBroker, config: Config, system: str) -> None:
         self._broker = broker
@@ -189,6 +190,14 @@ class InMemorySystemProducer:
             if not broker.has_stream(stream):
                 self._create(stream)
         broker.send_many(streams, plain)
+
+    def send_values(self, stream: SystemStream, messages: Sequence[Any]) -> None:
+        """``send_batch`` of ``OutgoingMessageEnvelope(stream, message)`` for each of ``messages``, without
+        the envelopes (the stream is created first); all or nothing."""
+        broker = self._broker
+        if not broker.has_stream(stream.stream):
+            self._create(stream.stream)
+        broker.send_values(stream.stream, messages)
 
     def _create(self, stream: str) -> None:
         key = f"systems.{self._system}.streams.{stream}.partitions"
