@@ -259,13 +259,13 @@ class TaskCollector:
                 run.messages.append(message)
                 run.sources.append(name)
                 return
-            if key is not None:
-                send(OutgoingMessageEnvelope(stream, message, key=key))
-                return
             if stream is not checked:
                 if not isinstance(stream, SystemStream) or stream.system not in producers:
                     refuse(stream)
                 checked = stream
+            if key is not None:
+                send(OutgoingMessageEnvelope(stream, message, key=key))
+                return
             run = outputs.run = SendRun(stream)
             append(run)
             run.messages.append(message)

@@ -131,8 +131,9 @@ def test_a_bad_stream_is_an_error_naming_the_task(stream: Any, message: str, buf
     broker, _, a, _ = _buffer()
     producer = InMemorySystemProducer(broker, Config({}), "test")
     collector = a if buffered else TaskCollector("a", {"test": producer})
-    with pytest.raises(SystemProducerError, match=rf"task 'a' sent to {message}"):
-        collector.send_to(stream, 1)
+    for key in (None, "k"):
+        with pytest.raises(SystemProducerError, match=rf"task 'a' sent to {message}"):
+            collector.send_to(stream, 1, key)
 
 
 def test_a_job_whose_task_sends_to_a_bad_stream_fails_at_that_message() -> None:
