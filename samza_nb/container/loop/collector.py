@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 
 _system_of = attrgetter("system_stream.system")
+_NOTHING = object()  # what a collector has checked before its first send (None is a stream it refuses)
 
 
 class OutputSendError(SamzaError):
@@ -188,7 +189,14 @@ class OutputBuffer:
                 send_values(run.stream, run.messages)
                 return
             except Exception:
-                pass  # nothing was sent: one by one below names the sender of the culprit
+                pass  # nothing was sent: one by one below sends what precedes the culprit and names it
+            producer = self._producers[run.stream.system]
+            for message, source in zip(run.messages, run.sources, strict=True):
+                try:
+                    producer.send(source, OutgoingMessageEnvelope(run.stream, message))
+                except Exception as exc:
+                    raise OutputSendError(source, exc) from exc
+            return
         envelopes = [OutgoingMessageEnvelope(run.stream, message) for message in run.messages]
         marks: list[tuple[int, str]] = []
         for index, source in enumerate(run.sources):
@@ -228,7 +236,7 @@ class TaskCollector:
     def _buffered(self, outputs: OutputBuffer) -> Callable[[OutgoingMessageEnvelope], None]:
         producers, name, append, refuse = self._producers, self.task_name, outputs.append, self._refuse
         pending, mark = outputs.pending, outputs.marks.append
-        checked: Any = None  # the last SystemStream found to have a producer
+        checked: Any = _NOTHING  # the last SystemStream found to have a producer
 
         def send(envelope: OutgoingMessageEnvelope) -> None:
             nonlocal checked
@@ -250,7 +258,7 @@ class TaskCollector:
     def _buffered_to(self, outputs: OutputBuffer) -> Callable[..., None]:
         producers, name, send, append = self._producers, self.task_name, self.send, outputs.append
         pending, refuse = outputs.pending, self._refuse_stream
-        checked: Any = None  # the last SystemStream found to have a producer
+        checked: Any = _NOTHING  # the last SystemStream found to have a producer
 
         def send_to(stream: SystemStream, message: Any, key: Any = None) -> None:
             nonlocal checked

@@ -123,6 +123,7 @@ def test_a_refused_run_names_the_task_of_its_first_message_and_sends_nothing_of_
     ("stream", "message"),
     [
         ("test.out", r"'test\.out': expected a SystemStream"),
+        (None, r"None: expected a SystemStream"),
         (SystemStream("nowhere", "out"), r"nowhere\.out: no system 'nowhere' is configured"),
     ],
 )
