@@ -50,7 +50,7 @@ PHASES = (
     Phase(
         "fuzz",
         "Fuzzed inputs",
-        ("tests/fuzz", "tests/unit/coordinator/test_http_fuzz.py", "--hypothesis-show-statistics"),
+        ("tests/fuzz", "--hypothesis-show-statistics"),
     ),
     Phase("kafka", "Kafka faults", ("-m", "faults", "tests/integration/kafka")),
 )

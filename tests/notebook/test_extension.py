@@ -26,12 +26,25 @@ MAGICS = {
 }
 
 
+def _forget_the_extension(shell: InteractiveShell) -> object:
+    """The shared shell as if samza_nb had never been loaded: ``%load_ext`` of a module IPython remembers as
+    loaded does nothing, so an earlier test's load would make a test of loading pass whatever loading does.
+    Returns the magics registered before (a new load must register another instance)."""
+    shell.extension_manager.loaded.discard("samza_nb")
+    return shell.magics_manager.registry.get(SamzaMagics.__name__)
+
+
 def test_load_ext_registers_every_magic(shell: InteractiveShell) -> None:
+    before = _forget_the_extension(shell)
     shell.run_line_magic("load_ext", "samza_nb")
+    registered = shell.magics_manager.registry["SamzaMagics"]
+    assert isinstance(registered, SamzaMagics)
+    assert registered is not before
     for kind, names in MAGICS.items():
         for name in names:
-            assert shell.find_magic(name, kind) is not None, (kind, name)
-    assert isinstance(shell.magics_manager.registry["SamzaMagics"], SamzaMagics)
+            magic = shell.find_magic(name, kind)
+            assert magic is not None, (kind, name)
+            assert getattr(magic, "__self__", None) is registered, (kind, name)
 
 
 def test_loading_binds_public_names_only_where_free(shell: InteractiveShell) -> None:
@@ -54,8 +67,12 @@ def test_loading_binds_public_names_only_where_free(shell: InteractiveShell) -> 
 
 
 def test_samza_nb_entry_point_delegates_here(shell: InteractiveShell) -> None:
+    before = _forget_the_extension(shell)
     samza_nb.load_ipython_extension(shell)
-    assert isinstance(shell.magics_manager.registry["SamzaMagics"], SamzaMagics)
+    registered = shell.magics_manager.registry["SamzaMagics"]
+    assert isinstance(registered, SamzaMagics)
+    assert registered is not before
+    assert shell.user_ns["samza"] is registered.session
 
 
 def test_settings_are_traitlets(shell: InteractiveShell) -> None:

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from types import SimpleNamespace
-from typing import Any
-
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from samza_nb.errors import SamzaError
 from samza_nb.notebook.magics.registration import SamzaMagics
 from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import eventually
@@ -27,42 +22,6 @@ class Counter:
 """
 
 
-@dataclass
-class FakeResult:
-    columns: tuple[str, ...]
-    rows: list[tuple[Any, ...]]
-
-    def to_pandas(self) -> Any:
-        import pandas as pd
-
-        return pd.DataFrame(self.rows, columns=list(self.columns))
-
-
-@dataclass
-class FakeContainer:
-    """Stands in for SamzaContainer.query_store's contract: async (store, sql) -> result with to_pandas()."""
-
-    calls: list[tuple[str, str]] = field(default_factory=list)
-
-    async def query_store(self, store: str, sql: str) -> FakeResult:
-        self.calls.append((store, sql))
-        if store != "counts":
-            raise SamzaError(f"no store {store!r} in the job database (stores: counts)")
-        if "nonsense" in sql:
-            raise RuntimeError('Parser Error: syntax error at or near "nonsense"')
-        return FakeResult(("key", "value"), [("a", 2), ("b", 1)])
-
-    def status(self) -> Any:  # one task, which has committed
-        partition = SimpleNamespace(committed_offset="1")
-        return SimpleNamespace(tasks=[SimpleNamespace(partitions=[partition])])
-
-
-@dataclass
-class FakeRun:
-    job: FakeContainer
-    done: bool = True
-
-
 @pytest.mark.parametrize(
     ("cell", "message"),
     [
@@ -77,21 +36,6 @@ def test_mistakes_are_one_line(
     assert message in error_line(run(shell, cell), capsys)
 
 
-def test_query_returns_a_dataframe_through_the_container(
-    shell: InteractiveShell, magics: SamzaMagics, capsys: pytest.CaptureFixture[str]
-) -> None:
-    pd = require("pandas", "DataFrames need pandas (samza_nb[notebook])")
-    container = FakeContainer()
-    magics.session.run = FakeRun(container)  # type: ignore[assignment]
-    frame = shell.run_cell_magic("samza_sql", " counts ", "SELECT key, value FROM counts ORDER BY key\n")
-    assert isinstance(frame, pd.DataFrame)
-    assert frame.to_dict("records") == [{"key": "a", "value": 2}, {"key": "b", "value": 1}]
-    assert container.calls == [("counts", "SELECT key, value FROM counts ORDER BY key\n")]
-    assert "no store 'ghost'" in error_line(run(shell, "%%samza_sql ghost\nSELECT 1\n"), capsys)
-    error = error_line(run(shell, "%%samza_sql counts\nnonsense\n"), capsys)
-    assert 'RuntimeError: Parser Error: syntax error at or near "nonsense"' in error
-
-
 def store_config(broker: InMemoryBroker, job: str) -> str:
     return config_cell(broker, "lines", job=job) + (
         "stores.counts.factory = samza_nb.storage.duckdb.DuckDBStoreFactory\n"
@@ -99,8 +43,19 @@ def store_config(broker: InMemoryBroker, job: str) -> str:
     )
 
 
+def assert_query_mistakes_are_one_line(shell: InteractiveShell, capsys: pytest.CaptureFixture[str]) -> None:
+    """A store the job does not have, and SQL that does not parse, are one line each from the real query
+    path (DuckDB's parser error wrapped as a SamzaError), not a traceback."""
+    assert "no store 'ghost'" in error_line(run(shell, "%%samza_sql ghost\nSELECT 1\n"), capsys)
+    error = error_line(run(shell, "%%samza_sql counts\nnonsense\n"), capsys)
+    assert error.startswith("NotebookError: ") and "query on store 'counts' does not parse" in error, error
+    assert error.endswith('syntax error at or near "nonsense" (LINE 1: nonsense)'), error
+    error = error_line(run(shell, "%%samza_sql counts\nSELECT nope FROM counts\n"), capsys)
+    assert "query on store 'counts' failed: Binder Error: " in error and '"nope"' in error, error
+
+
 def test_sql_over_the_store_of_a_running_job(
-    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     require("pandas", "DataFrames need pandas (samza_nb[notebook])")
     broker.create_stream("lines", 2)
@@ -123,12 +78,13 @@ def test_sql_over_the_store_of_a_running_job(
             "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
         )
         assert frame.to_dict("records") == [{"key": "a", "n": 3}, {"key": "b", "n": 2}, {"key": "c", "n": 1}]
+        assert_query_mistakes_are_one_line(shell, capsys)
     finally:
         run(shell, "%samza_stop")
 
 
 def test_sql_over_a_duckdb_store_of_a_finished_job(
-    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
 ) -> None:
     require("pandas", "DataFrames need pandas (samza_nb[notebook])")
     broker.create_stream("lines", 2)
@@ -142,6 +98,7 @@ def test_sql_over_a_duckdb_store_of_a_finished_job(
         "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
     )
     assert frame.to_dict("records") == [{"key": "a", "n": 3}, {"key": "b", "n": 2}, {"key": "c", "n": 1}]
+    assert_query_mistakes_are_one_line(shell, capsys)
 
 
 def test_sql_before_the_first_commit_says_nothing_is_committed_yet(

@@ -136,7 +136,17 @@ def _run(cur: duckdb.DuckDBPyConnection, store: str, statement: str) -> QueryRes
         columns = tuple(str(d[0]) for d in cur.description or ())
         return QueryResult(columns, cur.fetchall())
     except duckdb.Error as exc:
-        raise SamzaError(f"query on store {store!r} failed: {exc}") from exc
+        raise SamzaError(f"query on store {store!r} failed: {_one_line(exc)}") from exc
+
+
+def _one_line(exc: duckdb.Error) -> str:
+    """DuckDB's message in one line: its parser and binder errors add a ``LINE n:`` excerpt of the query and
+    a line of carets below it; the excerpt is kept (in parentheses), the carets dropped."""
+    lines = [line.strip() for line in str(exc).splitlines()]
+    kept = [line for line in lines if line and set(line) != {"^"}]
+    if not kept:
+        return type(exc).__name__
+    return kept[0] + "".join(f" ({line})" for line in kept[1:])
 
 
 def _as_list(connection: Connections) -> list[duckdb.DuckDBPyConnection]:
@@ -181,7 +191,7 @@ def _check_read_only(store: str, sql: str) -> None:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
-        raise SamzaError(f"query on store {store!r} does not parse: {exc}") from exc
+        raise SamzaError(f"query on store {store!r} does not parse: {_one_line(exc)}") from exc
     kinds = [str(s.type).rsplit(".", 1)[-1] for s in statements]
     if len(kinds) != 1 or kinds[0] not in _ALLOWED:
         raise SamzaError(

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
-import pytest
+from tests.requirements import require
 
-confluent_kafka = pytest.importorskip("confluent_kafka")
+confluent_kafka = require("confluent_kafka", "these tests write with librdkafka's producer (samza_nb[dev])")
 
 from aiokafka import AIOKafkaClient, TopicPartition  # noqa: E402
 from aiokafka.protocol.fetch import FetchRequest  # noqa: E402

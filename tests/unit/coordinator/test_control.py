@@ -130,7 +130,9 @@ def test_a_container_that_ended_is_not_waited_for(namespace: str) -> None:
             coordinator.request_pause()
             seq = coordinator.control_state().seq
             coordinator.report(ContainerReport("1", "h", "running", 3, pid=2, control=seq, paused=True))
-            await asyncio.to_thread(coordinator.pause, 30)
+            await asyncio.to_thread(coordinator.pause, 30)  # waiting for container 0 would time out: an error
+            assert coordinator.paused_containers() == ["1"]
+            assert coordinator.control_state().paused is True
         finally:
             await coordinator.stop()
 

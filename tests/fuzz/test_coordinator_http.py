@@ -1,20 +1,21 @@
-"""Fuzzed requests to the coordinator's real HTTP server: a status line always, never 500, never a hang."""
+"""Fuzzed requests to the coordinator's real HTTP server: a status line always, never 500, never a hang.
+
+Under the fuzzing budget of :mod:`tests.fuzz.budget` (derandomized in ``make test``; ``make fuzz-nightly``
+sets ``SAMZA_NB_FUZZ_EXAMPLES``)."""
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
+from tests.unit.coordinator.test_http_reach import Endpoints
 
-from .test_http_reach import Endpoints
-
-BUDGET = int(os.environ.get("SAMZA_FUZZ_EXAMPLES", "150"))
+from .budget import fuzz
 
 methods = st.sampled_from(["GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS", "BREW", "get", ""])
 paths = st.one_of(
@@ -47,7 +48,7 @@ def exchange(server: CoordinatorHttpServer, raw: bytes) -> bytes:
     return b"".join(chunks)
 
 
-@settings(max_examples=BUDGET, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@fuzz
 @given(
     method=methods,
     path=paths,
@@ -85,7 +86,7 @@ def test_malformed_requests_get_an_answer_never_500(
     assert (status != 500 and status < 500) or status in (501, 505), answer[:300]
 
 
-@settings(max_examples=BUDGET, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@fuzz
 @given(st.binary(min_size=1, max_size=300))
 def test_arbitrary_bytes_never_500_or_hang(server: CoordinatorHttpServer, raw: bytes) -> None:
     answer = exchange(server, raw + b"\r\n\r\n")
