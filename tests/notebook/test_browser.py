@@ -1,8 +1,8 @@
 """The dashboard in a real browser: JupyterLab (and Jupyter Notebook 7, when installed) on loopback, a
 notebook run from its Run menu, headless Chromium (Debian's ``chromium``, driven by Playwright):
 
-- the task rows and the processed count, which keeps moving while a later cell sleeps (the job and the
-  dashboard live on threads of their own);
+- the task rows and the processed count, which keeps moving while a later cell blocks (the job and the
+  dashboard live on threads of their own) until the test has seen what it checks;
 - the low watermark: a held message is the oldest in flight, and the checkpointed offset stays before it;
 - the live chart draws its lag line (bqplot draws no line at all through an unknown point);
 - when the job ends, a static HTML snapshot replaces the widgets, and the saved notebook, reopened, shows
@@ -66,7 +66,12 @@ CELLS = [
     "            pass\n"
     "        callback.complete()",
     "%samza_run",
-    "import time\ntime.sleep(8)  # the job and its dashboard go on meanwhile",
+    # A cell that blocks (the job and its dashboard go on meanwhile) until the test has looked: the test
+    # writes the file, so no fixed window can close before a slow browser gets there.
+    "import pathlib, time\n"
+    "deadline = time.monotonic() + 600\n"
+    "while not pathlib.Path('looked').exists() and time.monotonic() < deadline:\n"
+    "    time.sleep(0.05)",
     "for callback in Clicks.held:\n    callback.complete()\nbroker.end_stream('clicks')",
 ]
 SLEEPING_CELL = 5
@@ -115,6 +120,8 @@ def test_dashboard_moves_while_a_cell_sleeps_shows_the_low_watermark_and_leaves_
             expect(page.locator(".samza-messages").first).to_contain_text("browser.clicks#", timeout=30_000)
             page.locator(".samza-dashboard").first.scroll_into_view_if_needed()
             page.screenshot(path=str(shots["busy"]), full_page=True)
+            expect(sleeping).to_have_text(re.compile(r"\[\*\]"))  # all of the above while the cell blocked
+            (tmp_path / "root" / "looked").touch()  # the blocking cell ends; the last cell releases the job
 
             # Item 5: the job ends; its widgets give way to a static snapshot.
             # (The live HTML snapshot beside the widgets is there all along, hidden: the visible one.)

@@ -65,17 +65,19 @@ def test_the_chooser_holds_one_envelope_per_partition_and_polls_ask_only_for_emp
     a, b = SystemStreamPartition("mem", "a", 0), SystemStreamPartition("mem", "b", 0)
     recording = RecordingConsumer(InMemorySystemFactory().get_consumer("mem", config))
     chooser = CountingChooser()
-    consumers = SystemConsumers(chooser, {"mem": recording}, poll_interval_ms=10)
+    arrived = asyncio.Event()  # set by the consumers whenever a poll brought messages (their on_data)
+    consumers = SystemConsumers(chooser, {"mem": recording}, poll_interval_ms=10, on_data=arrived.set)
     consumers.register(a, "0")
     consumers.register(b, "0")
 
     async def scenario() -> list[str]:
         await consumers.start()
         taken = []
-        for _ in range(200):
+        while True:  # bounded by the wait_for below
             envelope = chooser.choose()
             if envelope is None:
-                await asyncio.sleep(0.005)
+                arrived.clear()
+                await arrived.wait()
                 continue
             taken.append(f"{envelope.ssp.stream}:{envelope.offset}")
             consumers.refill(envelope.ssp)
@@ -86,7 +88,7 @@ def test_the_chooser_holds_one_envelope_per_partition_and_polls_ask_only_for_emp
         await consumers.stop()
         return taken
 
-    taken = asyncio.run(asyncio.wait_for(scenario(), 5))
+    taken = asyncio.run(asyncio.wait_for(scenario(), 30))  # a bound for a hang, not a window
     assert taken == ["a:0", "a:1", "a:2", "a:END_OF_STREAM", "b:0"]
     assert recording.polls[0] == {"mem.a#0", "mem.b#0"}  # the first poll asks for everything
     # Later polls never ask for a partition that ended.

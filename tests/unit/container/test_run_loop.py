@@ -539,16 +539,33 @@ def test_without_a_thread_pool_sync_tasks_run_on_the_loop_thread() -> None:
 
 
 # -- rule 8: no busy spin, back-pressure -----------------------------------------------------------------
+def _cpu_by_thread(excluded: set[int | None]) -> dict[int, float]:
+    """CPU seconds used so far by each live thread of this process not in ``excluded`` (by ident)."""
+    used: dict[int, float] = {}
+    for thread in threading.enumerate():
+        if thread.ident is None or thread.ident in excluded:
+            continue
+        try:
+            used[thread.ident] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
+        except (OSError, ProcessLookupError):  # ended meanwhile
+            pass
+    return used
+
+
 def test_an_idle_job_sleeps() -> None:
+    """CPU of the job's own threads (the loop thread and any it started), not of the process: other tests'
+    threads still winding down in this process would count otherwise."""
     job = Job()
     container = job.container(Recorder([], []))
+    others = {t.ident for t in threading.enumerate()} - {threading.get_ident()}
 
     async def idle() -> float:
         runner = asyncio.ensure_future(container.run())
         await asyncio.sleep(0.2)
-        cpu = time.process_time()
+        before = _cpu_by_thread(others)
         await asyncio.sleep(1.0)
-        used = time.process_time() - cpu
+        after = _cpu_by_thread(others)  # a thread started meanwhile counts from 0
+        used = sum(cpu - before.get(ident, 0.0) for ident, cpu in after.items())
         container.shutdown()
         await runner
         return used
