@@ -32,4 +32,3 @@ def test_the_quickstart_has_one_cell_per_step() -> None:
     assert firsts[0] == "%load_ext samza_nb"
     for cell in cells:  # explanations are prose between the cells, not comments in them
         assert not re.search(r"^\s*%[^%].*#", cell, re.M), cell
-

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from typing import Any
@@ -545,10 +546,8 @@ def _cpu_by_thread(excluded: set[int | None]) -> dict[int, float]:
     for thread in threading.enumerate():
         if thread.ident is None or thread.ident in excluded:
             continue
-        try:
+        with contextlib.suppress(OSError):  # ended meanwhile
             used[thread.ident] = time.clock_gettime(time.pthread_getcpuclockid(thread.ident))
-        except (OSError, ProcessLookupError):  # ended meanwhile
-            pass
     return used
 
 
