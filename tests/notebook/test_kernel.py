@@ -104,10 +104,14 @@ def test_a_background_job_leaves_the_notebook_responsive(kernel: Kernel) -> None
     record("new_cell_latency_ms_idle_median", round(statistics.median(idle), 1))
     record("new_cell_latency_ms_busy_median", round(statistics.median(busy), 1))
     record("new_cell_latency_ms_busy_max", round(max(busy), 1))
-    # Responsive: a cell waits for a slice of the job, not for the job (15 s of CPU work). A ratio to the
-    # idle latency measured just before, and a bound far above any slice, so machine speed cannot flake it.
-    assert statistics.median(busy) < 10 * statistics.median(idle), (idle, busy)
-    assert statistics.median(busy) < 2000, busy
+    # Responsive: a cell waits for a slice of the job, not for the job (15 s of CPU work). The job's thread
+    # holds the GIL a switch interval at a time, so a busy cell's latency is the idle latency plus a few
+    # switch intervals. busy / idle alone swings with the machine (5.7-7.2 quiet, 1.1-4.5 loaded: idle
+    # grows with load); busy / (idle + one switch interval) was 1.0-3.9 over 20 runs with the load average
+    # at 10-21 on 2 cores: 10 leaves a margin of 2.5 at the worst seen.
+    slice_ms = 1000 * kernel.value("__import__('sys').getswitchinterval()")
+    ratio = statistics.median(busy) / (statistics.median(idle) + slice_ms)
+    assert ratio < 10, (ratio, idle, busy)
     kernel.run("%samza_stop")
     kernel.run("await samza.wait(timeout=10)")
     assert kernel.value("str(samza.run.outcome)") == "stopped"
@@ -152,8 +156,12 @@ def test_the_job_keeps_its_rate_while_a_cell_sleeps_or_computes(kernel: Kernel) 
     record("rate_idle_msg_s", idle // 3)
     record("rate_during_sleep_cell_ratio", round(asleep / idle, 2))
     record("rate_during_cpu_cell_ratio", round(busy / idle, 2))
-    assert 0.8 <= asleep / idle <= 1.2, (idle, asleep)
-    assert busy > 0, "the job processed nothing while a CPU-bound cell ran"
+    # A sleeping cell holds nothing the job needs: over 20 runs with the load average at 10-21 on 2 cores
+    # the job kept 0.74-1.30 of its idle rate (the machine's load moves both; only a slowdown is a fault).
+    assert asleep / idle >= 0.6, (idle, asleep)
+    # A CPU-bound cell and the job share the GIL: over the same runs the job kept 0.37-1.08 of its idle
+    # rate; a job starved by the cell would keep next to nothing.
+    assert busy / idle >= 0.1, (idle, busy)
 
 
 def test_interrupting_an_unrelated_cell_leaves_the_job_running(kernel: Kernel) -> None:
