@@ -176,6 +176,12 @@ def test_the_figures_pages_hold_only_the_latest_run() -> None:
     assert "## Figures history" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
 
 
+def test_the_how_to_index_links_the_pages_users_looked_for(site: Path) -> None:
+    index = parse(site / "how-to" / "index.html").links
+    for page in ("windows", "outputs", "sql-json", "start-paused"):
+        assert f"{page}.html" in index, f"the how-to index does not link {page}"
+
+
 def test_no_text_becomes_a_mailto_link(site: Path) -> None:
     """An address-like text (``ssp@offset``) stays text: the site links to no mail address."""
     mailto = [
