@@ -4,16 +4,21 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.samza_nb-installed
+# The Mermaid script the documentation site draws its diagrams with, offline (scripts/docs-assets.sh).
+MERMAID_JS := docs/_static/vendor/mermaid.min.js
 
 .PHONY: run run-spark test docs lint bench bench-peers setup fuzz-nightly reliability
 
-setup: $(STAMP)
+setup: $(STAMP) $(MERMAID_JS)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -qq --upgrade pip
 	$(BIN)/python -m pip install -qq -e '.[dev,docs,notebook,kafka,spark]'
 	touch $(STAMP)
+
+$(MERMAID_JS): scripts/docs-assets.sh
+	bash scripts/docs-assets.sh
 
 run: $(STAMP)
 	$(BIN)/samza-nb run --config-path examples/wordcount/job.properties
@@ -25,7 +30,7 @@ run-spark: $(STAMP)
 
 # compileall first: the many processes the suite starts (containers, kernels, Spark's workers) then load
 # bytecode instead of compiling every module again (it matters where PYTHONDONTWRITEBYTECODE is set).
-test: $(STAMP)
+test: $(STAMP) $(MERMAID_JS)
 	$(BIN)/ruff check samza_nb tests benchmarks examples extensions scripts
 	$(BIN)/mypy
 	$(BIN)/python -m compileall -q -j 0 samza_nb tests examples extensions > /dev/null
@@ -35,7 +40,7 @@ test: $(STAMP)
 
 # The documentation site (docs/, Sphinx with MyST-NB), warnings as errors, into docs/_build/html. The
 # notebooks are shown with their stored outputs, never executed here (nb_execution_mode = "off").
-docs: $(STAMP)
+docs: $(STAMP) $(MERMAID_JS)
 	$(BIN)/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
 bench: $(STAMP)

@@ -33,7 +33,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.viewcode",
-    "sphinxcontrib.mermaid",
+    "samza_mermaid",
     "sphinxarg.ext",
     "samza_docs",
 ]
@@ -44,6 +44,8 @@ suppress_warnings = ["myst.header"]  # the notebooks' titles are "# 01 · ...", 
 # MyST: the Markdown of the pages and of the notebooks' markdown cells.
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
+# Smart quotes, but no dashes: `--replay` in plain text stays two hyphens (an option), not an en dash.
+smartquotes_action = "qe"
 
 # MyST-NB: notebooks are shown as stored, never run by the build (`make docs` stays fast and needs no
 # kernel, broker or Spark); a live dashboard is shown as the HTML snapshot stored beside its widget view,

@@ -1,25 +1,33 @@
 """The documentation site: it builds with warnings as errors, holds the pages it must (a page per example
 notebook, the API of the public names, every configuration key), no internal link of it is broken, the
-README stays a front page and the figures pages hold no history.
+README stays a front page (its code blocks closed where they should be) and the figures pages hold no history;
+the site reads as a user reads it: in headless Chromium with no network, its diagrams draw and the
+configuration reference fits 1,280 px; the magics reference holds every option of every magic's parser;
+no text becomes a ``mailto:`` link.
 
 The site is built once per run into a temporary directory (Sphinx with MyST-NB, as ``make docs`` does; the
-notebooks are not executed), so the test checks this checkout's sources, not a stale build.
+notebooks are not executed), so the test checks this checkout's sources, not a stale build. Chromium is
+started once for the tests that read pages in it (screenshots: tests/notebook/artifacts/docs-*.png).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from samza_nb.config.catalogue import KEYS
-from tests.requirements import require
+from samza_nb.notebook.magics.registration import PARSERS, SamzaMagics
+from tests.notebook.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from tests.requirements import require, unavailable
 
 require("sphinx", "the documentation needs the docs extra (pip install -e '.[docs]')")
 require("myst_nb", "the documentation needs the docs extra (pip install -e '.[docs]')")
@@ -107,9 +115,18 @@ def unescape(html: str) -> str:
 
 
 def test_the_magics_and_the_cli_are_generated(site: Path) -> None:
-    magics = (site / "reference" / "magics.html").read_text(encoding="utf-8")
-    for magic in ("samza_run", "samza_sql", "samza_step"):
-        assert f"SamzaMagics.{magic}" in magics
+    magics = unescape((site / "reference" / "magics.html").read_text(encoding="utf-8"))
+    for magic in [*SamzaMagics.magics["line"], *SamzaMagics.magics["cell"]]:
+        assert f"%{magic}</span></code>" in magics, f"no section for {magic}"
+    missing = [
+        f"{name} {flag}"
+        for name, parser in PARSERS.items()
+        for action in parser._actions
+        for flag in action.option_strings
+        if f'<span class="pre">{flag}' not in magics
+    ]
+    assert missing == []
+    assert "--record DIR" in magics and "--replay DIR" in magics
     cli = (site / "reference" / "cli.html").read_text(encoding="utf-8")
     for option in ("--config-path", "--max-messages", "--restore-state", "dev-broker", "log-dump"):
         assert option in cli, option
@@ -157,3 +174,93 @@ def test_the_figures_pages_hold_only_the_latest_run() -> None:
         text = page.read_text(encoding="utf-8")
         assert not HISTORY.findall(text), f"{page.name} holds history: {HISTORY.findall(text)}"
     assert "## Figures history" in (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+
+
+def test_the_how_to_index_links_the_pages_users_looked_for(site: Path) -> None:
+    index = parse(site / "how-to" / "index.html").links
+    for page in ("windows", "outputs", "sql-json", "start-paused"):
+        assert f"{page}.html" in index, f"the how-to index does not link {page}"
+
+
+def test_no_text_becomes_a_mailto_link(site: Path) -> None:
+    """An address-like text (``ssp@offset``) stays text: the site links to no mail address."""
+    mailto = [
+        f"{path.relative_to(site)}: {link}"
+        for path in site.rglob("*.html")
+        for link in re.findall(r'href="(mailto:[^"]*)"', path.read_text(encoding="utf-8"))
+    ]
+    assert mailto == []
+
+
+def test_every_code_block_of_the_readme_is_closed_where_it_should_be() -> None:
+    """Rendered as Markdown, the README's code blocks each have a language and hold no section heading (a
+    stray ``` opens a block that swallows the rest of the README)."""
+    from markdown_it import MarkdownIt
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    tokens = MarkdownIt("commonmark").parse(readme)
+    fences = [token for token in tokens if token.type == "fence"]
+    assert fences, "the README has code blocks"
+    for fence in fences:
+        line = fence.map[0] + 1 if fence.map else "?"
+        assert fence.info.strip(), f"README.md:{line}: a code block without a language (a stray ```?)"
+        headings = re.findall(r"^#{2,6} [A-Z].*$", fence.content, re.M)
+        assert headings == [], f"README.md:{line}: a code block holds the section(s) {headings}"
+    shown = [tokens[i + 1].content for i, token in enumerate(tokens) if token.type == "heading_open"]
+    written = [line.lstrip("#").strip() for line in readme.splitlines() if re.match(r"^## [A-Z]", line)]
+    assert all(heading in shown for heading in written), set(written) - set(shown)
+
+
+@pytest.fixture(scope="module")
+def offline_page(site: Path) -> Iterator[tuple[Any, list[str]]]:
+    """A page of headless Chromium (1,280 px wide) that reaches no network: every request but a file's is
+    refused and listed."""
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        unavailable(f"no chromium at {CHROMIUM} (scripts/browser-test-deps.sh installs it)")
+    sync_api = require("playwright.sync_api", "the site is read in Chromium through Playwright (dev extra)")
+    refused: list[str] = []
+
+    def only_files(route: Any) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.route("**/*", only_files)
+            yield context.new_page(), refused
+        finally:
+            browser.close()
+
+
+def test_the_diagrams_draw_with_no_network(site: Path, offline_page: tuple[Any, list[str]]) -> None:
+    page, refused = offline_page
+    page.goto((site / "concepts" / "container.html").as_uri())
+    diagrams = page.locator("pre.mermaid")
+    assert diagrams.count() == 2
+    page.locator("pre.mermaid svg").nth(1).wait_for(timeout=30_000)
+    assert page.locator("pre.mermaid svg g").count() > 10  # drawn, not an error picture
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "docs-concepts-container.png"))
+    assert refused == []
+
+
+def test_the_configuration_reference_reads_at_1280_px(
+    site: Path, offline_page: tuple[Any, list[str]]
+) -> None:
+    page, _refused = offline_page
+    page.goto((site / "reference" / "configuration.html").as_uri())
+    widths = page.evaluate(
+        "[...document.querySelectorAll('article table')]"
+        ".map(t => [t.scrollWidth, t.parentElement.clientWidth])"
+    )
+    assert len(widths) >= 5  # a table per key group
+    assert all(table <= room for table, room in widths), widths
+    article = page.evaluate("document.querySelector('article').getBoundingClientRect().right")
+    assert article <= 1280
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "docs-configuration-1280.png"))

@@ -3,7 +3,10 @@
 - ``tutorials/notebooks/NN_*.ipynb``: the example notebooks of ``notebooks/``, each with a Binder badge
   cell after its title (the notebooks themselves are not changed; the copies are git-ignored);
 - ``reference/_generated/configuration-keys.md``: every key of ``samza_nb.config.catalogue.KEYS`` with its
-  default, kind and description (``describe_keys``), so the configuration reference cannot drift.
+  default, kind and description (``describe_keys``), one section and table per key group (``job.*``,
+  ``task.*``, ...: narrow enough to read at 1,280 px), so the configuration reference cannot drift;
+- ``reference/_generated/magics.md``: every magic's usage and options from its own argument parser
+  (:mod:`magics_reference`).
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from magics_reference import magics_reference
 from pygments.lexers.special import TextLexer
 from sphinx.application import Sphinx
 
-from samza_nb.config.catalogue import describe_keys
+from samza_nb.config.catalogue import KEYS, KeySpec, describe_keys
 
 
 def binder_badge(repository: str, branch: str, notebook: str) -> str:
@@ -50,12 +54,26 @@ def write_if_changed(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def configuration_tables(keys: tuple[KeySpec, ...] = KEYS) -> str:
+    """The configuration reference: a section per key group (a key's first segment), in catalogue order,
+    each with the table of its keys."""
+    groups: dict[str, list[KeySpec]] = {}
+    for spec in keys:
+        groups.setdefault(spec.pattern.split(".", 1)[0], []).append(spec)
+    return "\n".join(
+        f"## `{group}.*`\n\n:::{{container}} samza-config-keys\n{describe_keys(tuple(specs))}:::\n"
+        for group, specs in groups.items()
+    )
+
+
 def generate(app: Sphinx) -> None:
     """Write the generated pages into the source tree before Sphinx reads it."""
     docs = Path(app.srcdir)
     root = docs.parent
     copy_notebooks(root, docs, app.config.samza_binder_repository, app.config.samza_binder_branch)
-    write_if_changed(docs / "reference" / "_generated" / "configuration-keys.md", describe_keys())
+    generated = docs / "reference" / "_generated"
+    write_if_changed(generated / "configuration-keys.md", configuration_tables())
+    write_if_changed(generated / "magics.md", magics_reference())
 
 
 def setup(app: Sphinx) -> dict[str, Any]:

@@ -58,41 +58,84 @@ class MagicArguments(argparse.ArgumentParser):
 
 
 RUN_ARGS = MagicArguments("samza_run")
-RUN_ARGS.add_argument("--wait", action="store_true")
-RUN_ARGS.add_argument("--timeout", type=float)
-RUN_ARGS.add_argument("--max-messages", type=int)
-RUN_ARGS.add_argument("--no-dashboard", action="store_true")
-RUN_ARGS.add_argument("--trace", action="store_true")
-RUN_ARGS.add_argument("--runner", choices=("local", "spark"), default="local")
-RUN_ARGS.add_argument("--name")
-RUN_ARGS.add_argument("--record", metavar="DIR")
-RUN_ARGS.add_argument("--replay", metavar="DIR")
+RUN_ARGS.add_argument("--wait", action="store_true", help="wait until every input reached end-of-stream")
+RUN_ARGS.add_argument("--timeout", type=float, metavar="S", help="stop gracefully after S seconds")
+RUN_ARGS.add_argument("--max-messages", type=int, metavar="N", help="stop gracefully after N messages")
+RUN_ARGS.add_argument("--no-dashboard", action="store_true", help="one line of text instead of the dashboard")
+RUN_ARGS.add_argument(
+    "--trace", action="store_true", help="record every chooser decision in samza.decisions (slower)"
+)
+RUN_ARGS.add_argument(
+    "--runner",
+    choices=("local", "spark"),
+    default="local",
+    help="local: a container on a thread of the kernel; spark: the containers as the tasks of one Spark job",
+)
+RUN_ARGS.add_argument("--name", help="run it as job NAME (several named jobs may run at once)")
+RUN_ARGS.add_argument("--record", metavar="DIR", help="record the run's schedule into DIR (for a replay)")
+RUN_ARGS.add_argument(
+    "--replay", metavar="DIR", help="replay the schedule recorded in DIR (from a fresh state)"
+)
+
+JOB_NAME_HELP = "the job (default: the latest)"
 
 CHECKPOINT_ARGS = MagicArguments("samza_checkpoints")
-CHECKPOINT_ARGS.add_argument("--reset", action="store_true")
-CHECKPOINT_ARGS.add_argument("name", nargs="?")
+CHECKPOINT_ARGS.add_argument(
+    "--reset", action="store_true", help="forget the job's in-memory checkpoints (the next run starts afresh)"
+)
+CHECKPOINT_ARGS.add_argument("name", nargs="?", metavar="NAME", help=JOB_NAME_HELP)
 
 NAME_ARGS = {magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status", "samza_resume")}
-for _parser in NAME_ARGS.values():
-    _parser.add_argument("name", nargs="?")
+for _magic, _parser in NAME_ARGS.items():
+    _parser.add_argument(
+        "name",
+        nargs="?",
+        metavar="NAME",
+        help="the job (default: every running job)" if _magic == "samza_stop" else JOB_NAME_HELP,
+    )
 
 PAUSE_ARGS = MagicArguments("samza_pause")
-PAUSE_ARGS.add_argument("name", nargs="?")
-PAUSE_ARGS.add_argument("--timeout", type=float, default=steering.DEFAULT_PAUSE_TIMEOUT_S)
+PAUSE_ARGS.add_argument("name", nargs="?", metavar="NAME", help=JOB_NAME_HELP)
+PAUSE_ARGS.add_argument(
+    "--timeout",
+    type=float,
+    default=steering.DEFAULT_PAUSE_TIMEOUT_S,
+    metavar="S",
+    help="how long to wait for the job to be quiet (seconds)",
+)
 
 STEP_ARGS = MagicArguments("samza_step")
-STEP_ARGS.add_argument("n", nargs="?", type=int, default=1)
-STEP_ARGS.add_argument("--name")
-STEP_ARGS.add_argument("--timeout", type=float)
+STEP_ARGS.add_argument("n", nargs="?", type=int, default=1, metavar="N", help="how many messages (default 1)")
+STEP_ARGS.add_argument("--name", help=JOB_NAME_HELP)
+STEP_ARGS.add_argument("--timeout", type=float, metavar="S", help="how long to wait for the N messages")
 
 SET_ARGS = MagicArguments("samza_set")
-SET_ARGS.add_argument("assignments", nargs="*")
-SET_ARGS.add_argument("--name")
+SET_ARGS.add_argument("assignments", nargs="*", metavar="KEY=VALUE", help="the live knobs to change")
+SET_ARGS.add_argument("--name", help=JOB_NAME_HELP)
 
 DEFINE_ARGS = {magic: MagicArguments(magic) for magic in ("samza_task", "samza_app")}
 for _parser in DEFINE_ARGS.values():
-    _parser.add_argument("class_name", nargs="?")
-    _parser.add_argument("--swap", nargs="?", const="", metavar="NAME")
+    _parser.add_argument(
+        "class_name", nargs="?", metavar="ClassName", help="the class to use, when the cell defines several"
+    )
+    _parser.add_argument(
+        "--swap",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help="also replace the code of the running job NAME (default: the latest)",
+    )
+
+PARSERS: dict[str, MagicArguments] = {
+    "samza_run": RUN_ARGS,
+    "samza_checkpoints": CHECKPOINT_ARGS,
+    "samza_pause": PAUSE_ARGS,
+    "samza_step": STEP_ARGS,
+    "samza_set": SET_ARGS,
+    **NAME_ARGS,
+    **DEFINE_ARGS,
+}
+"""The argument parser of each magic that has one (the magics reference is generated from them)."""
 
 
 @magics_class
@@ -216,7 +259,7 @@ class SamzaMagics(Magics):
     @line_magic
     def samza_run(self, line: str) -> None:
         """``%samza_run [--wait] [--timeout S] [--max-messages N] [--name NAME] [--no-dashboard] [--trace]
-        [--runner R]``
+        [--runner R] [--record DIR | --replay DIR]``
 
         Run the job in the background on its own thread (the cell returns at once; the job keeps running
         while other cells run), or with ``--wait`` until every input reached end-of-stream (interrupt the
@@ -225,7 +268,9 @@ class SamzaMagics(Magics):
         run at once); ``--no-dashboard`` shows one line of text; ``--trace`` records every chooser
         decision in ``samza.decisions`` (it slows the job: for small demonstrations); ``--runner spark``
         runs the containers as the tasks of one Spark job on the kernel's SparkSession (or a new local
-        one), its coordinator in the kernel."""
+        one), its coordinator in the kernel. ``--record DIR`` writes down the run's schedule (dispatches,
+        async completions, timers) and ``--replay DIR`` forces a recorded schedule on a later run, to
+        reproduce a race."""
         with one_line_errors(self.shell):
             self._start(line, awaiting=False)
 
@@ -343,4 +388,4 @@ class SamzaMagics(Magics):
         return mode
 
 
-__all__ = ["SamzaMagics"]
+__all__ = ["PARSERS", "MagicArguments", "SamzaMagics"]
