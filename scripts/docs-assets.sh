@@ -12,6 +12,11 @@ if [ -f "$TARGET" ] && echo "$MERMAID_SHA256  $TARGET" | sha256sum --check --sta
     touch "$TARGET"  # (newer than this script: make is satisfied)
     exit 0
 fi
+if ! command -v npm >/dev/null && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    # As root on Debian (CI, a fresh machine): Debian's npm, as the other *-deps scripts install theirs.
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm >/dev/null
+fi
 if ! command -v npm >/dev/null; then
     echo "docs-assets: npm is needed to bring mermaid@$MERMAID_VERSION for the documentation (install Node.js)" >&2
     exit 1
