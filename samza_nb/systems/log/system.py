@@ -5,6 +5,8 @@
 this one when no factory is configured for it.
 
 - Offsets are "0", "1", ... per partition, compared as integers. Partitions are unbounded: no end-of-stream.
+  A partition whose checkpoint is past the log's end (the log was recreated shorter) is read per
+  ``samza.offset.default`` when that is set and the move is reported; unset, it is a one-line error.
 - Messages are bytes. Without a serde the producer stores bytes unchanged and str as UTF-8 (a None
   message is a tombstone, a None key no key) and refuses anything else, naming the stream; the consumer
   hands out the stored bytes as key and message, with the sent envelope's ``timestamp`` (event time, ms)
