@@ -105,8 +105,8 @@ class ResettingConsumer(SystemConsumer, Protocol):
     position is processed and the next checkpoint is written from it. A position that no policy permits
     moving is a SystemConsumersError naming the partition, the offset and the log's end."""
 
-    def take_resets(self) -> list[OffsetReset]:
-        """The resets since the last call, oldest first (usually none: cheap to call)."""
+    def take_resets(self) -> Sequence[OffsetReset]:
+        """The resets since the last call, oldest first (usually none: cheap to call, no allocation)."""
         ...
 
 

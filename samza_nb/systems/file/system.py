@@ -265,10 +265,10 @@ class FileSystemConsumer:
                     result[reader.ssp] = batch
         return result
 
-    def take_resets(self) -> list[OffsetReset]:
+    def take_resets(self) -> Sequence[OffsetReset]:
         """The partitions moved since the last call because their file is shorter than their start."""
         if not self._resets:
-            return []
+            return ()
         with self._lock:
             taken = self._resets[:]
             self._resets.clear()

@@ -182,12 +182,12 @@ class KafkaSystemConsumer:
             f"fetching from {self.settings.describe_brokers()} failed: {describe(failure)}"
         ) from failure
 
-    def take_resets(self) -> list[OffsetReset]:
+    def take_resets(self) -> Sequence[OffsetReset]:
         """The partitions moved per auto.offset.reset since the last call (their position did not exist:
         the topic was recreated or truncated), oldest first."""
         fetcher = self._fetcher
         if fetcher is None or not fetcher.resets:
-            return []
+            return ()
         taken, fetcher.resets = fetcher.resets, []
         return taken
 

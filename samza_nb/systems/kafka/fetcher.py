@@ -260,7 +260,9 @@ class Fetcher:
                             part, f"is past the partition's end (high watermark {highwater})", highwater
                         )
                     elif part.position < log_start:
-                        await self._reset(part, f"is before the partition's oldest offset {log_start}")
+                        await self._reset(
+                            part, f"is before the partition's oldest offset {log_start}", highwater
+                        )
                     elif self._parse(part, records, keep):
                         got_data = True
                 elif error is kafka_errors.OffsetOutOfRangeError:

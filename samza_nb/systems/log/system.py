@@ -140,8 +140,10 @@ class LogSystemConsumer:
                 self._resets.append(reset)
         self._watching = True
 
-    def take_resets(self) -> list[OffsetReset]:
+    def take_resets(self) -> Sequence[OffsetReset]:
         """The partitions moved at start because the log is shorter than their starting offset."""
+        if not self._resets:
+            return ()
         taken, self._resets = self._resets, []
         return taken
 

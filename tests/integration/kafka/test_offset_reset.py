@@ -134,3 +134,29 @@ def test_without_a_reset_policy_a_checkpoint_past_the_end_fails_in_one_line(
         SamzaError, match=rf"kafka\.{topic}#\d: offset 31 is out of range .*past the partition's end"
     ):
         _run(config, 20)
+
+
+def test_a_topic_recreated_while_the_job_runs_is_read_from_its_oldest_message(
+    kafka_broker: DevBroker, topic: str
+) -> None:
+    bootstrap = kafka_broker.bootstrap_servers
+    asyncio.run(create_topic(bootstrap, topic, 1))
+    asyncio.run(produce(bootstrap, topic, [b"old"] * 31))
+    config = _config(bootstrap, topic, **{"systems.kafka.samza.broker.timeout.ms": "20000"})
+    Seen.seen = []
+    runner = LocalJobRunner(config, Seen, max_messages=41)
+
+    async def scenario() -> None:
+        job = asyncio.create_task(runner.run_async(timeout=60))
+        await aeventually(lambda: len(Seen.seen) == 31 or job.done(), timeout=30, message="the old messages")
+        await recreate(bootstrap, topic, 1)
+        await produce(bootstrap, topic, [b"new"] * 10)
+        await job
+
+    asyncio.run(scenario())
+    assert Seen.seen == [(0, i) for i in range(31)] + [(0, i) for i in range(10)]
+    assert runner.container is not None
+    (reset,) = runner.container.status().resets
+    assert (reset.from_offset, reset.to_offset) == ("31", "0")
+    written = asyncio.run(read_checkpoints(config, ["Partition 0"]))["Partition 0"]
+    assert written == {SystemStreamPartition("kafka", topic, 0): "9"}
