@@ -14,7 +14,7 @@ import pytest
 
 from samza_nb import Config, OutgoingMessageEnvelope, SamzaError, SystemStream, SystemStreamPartition
 from samza_nb.runtime.local import LocalJobRunner, read_checkpoints
-from samza_nb.systems.log import LogSystemFactory
+from samza_nb.systems.log import DurableLog, LogSystemFactory
 from tests.eventually import aeventually
 
 TASK = "Partition 0"
@@ -59,6 +59,8 @@ class Source:
             (self.root / "in.txt").write_text("".join(f"m{i}\n" for i in range(count)))
             return
         shutil.rmtree(self.root / "log", ignore_errors=True)
+        with DurableLog(self.root / "log") as log:
+            log.create_stream("in", 1)
 
         async def go() -> None:
             producer = LogSystemFactory().get_producer("log", self.config())
@@ -149,3 +151,33 @@ def test_without_a_reset_policy_it_fails_in_one_line(source: Source) -> None:
     assert f"systems.{source.system}.samza.offset.default" in message
     assert Seen.seen == []
     assert source.checkpoint(config) == "30"
+
+
+def test_a_reset_to_offset_0_checkpoints_the_offset_before_it_and_a_restart_reads_from_0(
+    tmp_path: Path,
+) -> None:
+    source = Source("log", tmp_path)
+    source.write(31)
+    config = source.config(**{"systems.log.samza.offset.default": "oldest"})
+    source.run(config, 31)
+    source.write(0)  # recreated empty: the reset goes to offset 0, nothing to process yet
+    Seen.seen = []
+    runner = LocalJobRunner(config, Seen)
+
+    async def until_reset_then_stop() -> None:
+        job = asyncio.create_task(runner.run_async(timeout=30))
+
+        async def reset_seen() -> bool:
+            return runner.container is not None and bool(runner.container.status().resets)
+
+        await aeventually(reset_seen, timeout=20, message="the reset")
+        runner.stop()
+        await job
+
+    asyncio.run(until_reset_then_stop())
+    assert Seen.seen == []
+    assert source.checkpoint(config) == "-1"  # before offset 0: not the stale 30
+    source.write(5)
+    runner = source.run(config, 5)
+    assert Seen.seen == list(range(5))
+    assert runner.container is not None and runner.container.status().resets == ()
