@@ -333,9 +333,8 @@ class SamzaContainer(ContainerControls):
             self._started_tasks.append(ti)
 
     def _on_reset(self, reset: OffsetReset) -> None:
-        """A consumer moved a partition whose position did not exist: its task reads from the new offset
-        (see :meth:`TaskInstance.offsets_reset`); logged, and kept in the status."""
-        log.warning("%s", reset.describe())
+        """A consumer moved a partition whose position did not exist (and logged it): its task reads from
+        the new offset (see :meth:`TaskInstance.offsets_reset`), and the status keeps the reset."""
         for ti in self.tasks.values():
             if reset.ssp in ti.ssps:
                 ti.offsets_reset(reset)

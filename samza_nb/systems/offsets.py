@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from samza_nb.api.metadata import OffsetReset
@@ -12,6 +13,8 @@ from samza_nb.errors import SystemConsumersError
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
+
+log = logging.getLogger(__name__)
 
 _RESET_CHOICES = ("oldest", "upcoming", "newest")
 
@@ -61,7 +64,7 @@ def reset_past_end(
     """``ssp`` was to be read from ``position``, past the end of ``what`` ("the log", "the file") whose next
     offset is ``end`` (it was recreated or truncated shorter than the job's checkpoint): the reset that
     ``systems.<s>.streams.<t>.samza.offset.default`` (else ``systems.<s>.samza.offset.default``) asks for
-    when set (oldest: offset 0; upcoming: ``end``; newest: the last message), else a
+    when set (oldest: offset 0; upcoming: ``end``; newest: the last message; logged as a warning), else a
     SystemConsumersError naming the partition, the offset, the end and the keys (never a silent skip)."""
     stream_key = f"systems.{ssp.system}.streams.{ssp.stream}.samza.offset.default"
     system_key = f"systems.{ssp.system}.samza.offset.default"
@@ -75,4 +78,6 @@ def reset_past_end(
         )
     choice = parse_choice(key, config[key], _RESET_CHOICES)
     to = 0 if choice == "oldest" else end if choice == "upcoming" else max(end - 1, 0)
-    return integer_reset(ssp, position, to, reason, f"{key}={choice}")
+    reset = integer_reset(ssp, position, to, reason, f"{key}={choice}")
+    log.warning("%s", reset.describe())
+    return reset

@@ -399,8 +399,9 @@ class Fetcher:
 
     def _moved(self, part: PartitionState, offset: int, reason: str, key: str) -> None:
         """Move ``part`` to ``offset`` per auto.offset.reset and report it."""
-        log.info("%s: offset %d %s; resetting to offset %d", part.ssp, part.position, reason, offset)
-        self.resets.append(integer_reset(part.ssp, part.position, offset, reason, f"{key}={self.reset}"))
+        reset = integer_reset(part.ssp, part.position, offset, reason, f"{key}={self.reset}")
+        log.warning("%s", reset.describe())
+        self.resets.append(reset)
         part.position = offset
 
     def _fail(self, exc: BaseException) -> None:
