@@ -333,7 +333,8 @@ KEYS: tuple[KeySpec, ...] = (
         "systems.<system>.samza.offset.default",
         "upcoming",
         "choice",
-        "Where a partition without checkpoint starts: oldest, upcoming or newest.",
+        "Where a partition without checkpoint starts: oldest, upcoming or newest; on the durable log and "
+        "file systems also where one whose checkpoint is past the log's end resumes (unset: an error).",
         choices=_OFFSET_CHOICES,
     ),
     KeySpec(

@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING
 
 from samza_nb.chooser.base import as_run_chooser
 from samza_nb.errors import SamzaError, SystemConsumersError
+from samza_nb.systems.base import ResettingConsumer
 
 if TYPE_CHECKING:
+    from samza_nb.api.metadata import OffsetReset
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.systems.base import SystemConsumer
@@ -41,6 +43,7 @@ class SystemConsumers:
         consumers: Mapping[str, SystemConsumer],
         poll_interval_ms: int = 50,
         on_data: Callable[[], None] | None = None,
+        on_reset: Callable[[OffsetReset], None] | None = None,
     ) -> None:
         self.chooser = chooser
         runs = as_run_chooser(chooser)
@@ -55,6 +58,11 @@ class SystemConsumers:
         self._consumers = dict(consumers)
         self._poll_timeout = max(poll_interval_ms, 1) / 1000.0
         self._on_data = on_data or (lambda: None)
+        # Consumers that report the partitions they moved (ResettingConsumer): asked after every poll.
+        self._on_reset = on_reset
+        self._resetting = {
+            name: consumer for name, consumer in consumers.items() if isinstance(consumer, ResettingConsumer)
+        }
         self.buffers: dict[SystemStreamPartition, deque[IncomingMessageEnvelope]] = {}
         self._by_system: dict[str, list[SystemStreamPartition]] = {}
         self._outstanding: set[SystemStreamPartition] = set()
@@ -179,11 +187,17 @@ class SystemConsumers:
         self, system: str, ssps: Collection[SystemStreamPartition], timeout: float
     ) -> Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]:
         try:
-            return await self._consumers[system].poll(ssps, timeout)
+            batches = await self._consumers[system].poll(ssps, timeout)
         except SamzaError:
             raise
         except Exception as exc:
             raise SystemConsumersError(f"polling system {system!r} failed: {exc!r}") from exc
+        resetting = self._resetting.get(system)
+        if resetting is not None and self._on_reset is not None:
+            # Before the messages of this poll: they may be the first of a moved partition.
+            for reset in resetting.take_resets():
+                self._on_reset(reset)
+        return batches
 
     def _accept(self, batches: Mapping[SystemStreamPartition, Sequence[IncomingMessageEnvelope]]) -> None:
         update = self.chooser.update

@@ -46,7 +46,7 @@ from samza_nb.systems.registry import system_factory
 if TYPE_CHECKING:
     import os
 
-    from samza_nb.api.metadata import SSPMetadata
+    from samza_nb.api.metadata import OffsetReset, SSPMetadata
     from samza_nb.config import Config
     from samza_nb.coordinator.job_model import JobModel, TaskModel
     from samza_nb.storage.sql.results import QueryResult
@@ -240,7 +240,11 @@ class SamzaContainer(ContainerControls):
             name: factories[name].get_consumer(name, config) for name in {s.system for s in inputs}
         }
         consumers = SystemConsumers(
-            chooser, consumer_objects, config.value("task.poll.interval.ms"), on_data=self._on_data
+            chooser,
+            consumer_objects,
+            config.value("task.poll.interval.ms"),
+            on_data=self._on_data,
+            on_reset=self._on_reset,
         )
         self._consumers = consumers
         for ti in self.tasks.values():
@@ -327,6 +331,13 @@ class SamzaContainer(ContainerControls):
             ti.init(context)
             self._contexts[ti.name] = context  # (a swapped-in instance gets the same)
             self._started_tasks.append(ti)
+
+    def _on_reset(self, reset: OffsetReset) -> None:
+        """A consumer moved a partition whose position did not exist (and logged it): its task reads from
+        the new offset (see :meth:`TaskInstance.offsets_reset`), and the status keeps the reset."""
+        for ti in self.tasks.values():
+            if reset.ssp in ti.ssps:
+                ti.offsets_reset(reset)
 
     def _on_data(self) -> None:
         loop = self.run_loop

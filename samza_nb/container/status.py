@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from samza_nb.api.metadata import OffsetReset
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.container.loop.task_instance import TaskInstance
     from samza_nb.observe.states import ContainerState
@@ -16,7 +17,8 @@ class PartitionStatus:
     """One input partition of a task: last processed (released) and last committed offsets, and whether
     its end-of-stream was reached; the offset it started at, the messages of it processed, and the
     messages before its start that the job does not read (0 unless it started at its offset default past
-    older messages, and only for integer offsets)."""
+    older messages, and only for integer offsets); ``resets``: the times its consumer moved it because its
+    position did not exist (a checkpoint past the log's end), oldest first."""
 
     ssp: SystemStreamPartition
     processed_offset: str | None
@@ -25,6 +27,7 @@ class PartitionStatus:
     starting_offset: str | None = None
     processed: int = 0
     before_start: int = 0
+    resets: tuple[OffsetReset, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,11 @@ class ContainerStatus:
     processed: int
     tasks: tuple[TaskStatus, ...]
 
+    @property
+    def resets(self) -> tuple[OffsetReset, ...]:
+        """Every partition move of every task (see :attr:`PartitionStatus.resets`)."""
+        return tuple(r for task in self.tasks for p in task.partitions for r in p.resets)
+
 
 def task_status(ti: TaskInstance) -> TaskStatus:
     """The status of one task instance. A task that processed messages on the inline path (one at a time,
@@ -93,6 +101,7 @@ def task_status(ti: TaskInstance) -> TaskStatus:
                 ti.starting_offsets.get(ssp),
                 ti.processed_by_ssp.get(ssp, 0),
                 ti.before_start.get(ssp, 0),
+                tuple(r for r in ti.resets if r.ssp == ssp),
             )
             for ssp in sorted(ti.ssps)
         ),

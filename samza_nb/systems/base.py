@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
-    from samza_nb.api.metadata import SSPMetadata
+    from samza_nb.api.metadata import OffsetReset, SSPMetadata
     from samza_nb.api.streams import (
         IncomingMessageEnvelope,
         OutgoingMessageEnvelope,
@@ -93,6 +93,20 @@ class SystemConsumer(Protocol):
 
     async def stop(self) -> None:
         """Disconnect; called once."""
+        ...
+
+
+@runtime_checkable
+class ResettingConsumer(SystemConsumer, Protocol):
+    """A consumer that moves a partition whose position does not exist (beyond the log's end, before its
+    oldest message) to another offset by its system's reset policy, and reports each move. The container
+    checks for the capability once, takes the reports after every poll (before the messages of that poll)
+    and moves the partition's starting offset and low watermark with them, so every message from the new
+    position is processed and the next checkpoint is written from it. A position that no policy permits
+    moving is a SystemConsumersError naming the partition, the offset and the log's end."""
+
+    def take_resets(self) -> Sequence[OffsetReset]:
+        """The resets since the last call, oldest first (usually none: cheap to call, no allocation)."""
         ...
 
 

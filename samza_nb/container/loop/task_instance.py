@@ -18,6 +18,7 @@ from samza_nb.container.loop.coroutines import Suspended
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
+    from samza_nb.api.metadata import OffsetReset
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.api.task import MessageCollector
     from samza_nb.container.loop.callbacks import TaskCallbackImpl
@@ -112,6 +113,8 @@ class TaskInstance:
         # Messages of each partition before its starting offset that the job will not read (given by the
         # container for partitions started at their offset default, integer offsets only).
         self.before_start: dict[SystemStreamPartition, int] = dict(before_start or {})
+        # Partitions its consumer moved because their position did not exist (offsets_reset), oldest first.
+        self.resets: list[OffsetReset] = []
         self.need_window = False
         self.need_commit = False
         self.window_in_flight = False
@@ -175,6 +178,15 @@ class TaskInstance:
     def committed_at_stop(self, offsets: dict[SystemStreamPartition, str]) -> None:
         """The final commit at stop wrote ``offsets`` (from :meth:`uncommitted_offsets`)."""
         self._committed_offsets = offsets
+
+    def offsets_reset(self, reset: OffsetReset) -> None:
+        """The consumer moved ``reset.ssp`` to ``reset.to_offset`` (its position did not exist): its
+        messages from there are processed (not skipped as older than the old start), and until one is,
+        ``reset.last`` (the offset before) is its low watermark, so the next checkpoint is written from the
+        new position, never the stale one."""
+        self.starting_offsets[reset.ssp] = reset.to_offset
+        self._last_offsets[reset.ssp] = reset.last
+        self.resets.append(reset)
 
     # -- readiness -----------------------------------------------------------------------------------------
     def _refresh(self) -> None:

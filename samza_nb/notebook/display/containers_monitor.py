@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.coordinator.status import UNREPORTED
 from samza_nb.notebook.display.monitor import Throughput, notify
-from samza_nb.notebook.display.views import ContainerView, JobView, PartitionView, TaskView
+from samza_nb.notebook.display.views import ContainerView, JobView, PartitionView, TaskView, reset_notes
 from samza_nb.observe.states import ContainerState, RunOutcome
 
 if TYPE_CHECKING:
@@ -120,7 +120,8 @@ class ContainersMonitor:
             error=error,
             done=done,
             containers=tuple(containers),
-            notes=(f"starting: {self._job.starting_phase()}",) if starting else (),
+            notes=((f"starting: {self._job.starting_phase()}",) if starting else ())
+            + reset_notes(tuple(p for t in tasks for p in t.partitions)),
         )
 
     def _task_views(self, cid: str, model: JobModel, report: ContainerReport | None) -> list[TaskView]:
@@ -213,9 +214,17 @@ def _partitions(raw: Any, ssps: Mapping[str, SystemStreamPartition]) -> tuple[Pa
                 ended,
                 _int(p.get("processed")),
                 _offset(p.get("starting-offset")),
+                resets=_reset_lines(p.get("resets")),
             )
         )
     return tuple(views)
+
+
+def _reset_lines(raw: Any) -> tuple[str, ...]:
+    """The lines of a partition's reported offset resets (``{"from", "to", "line"}`` each)."""
+    if not isinstance(raw, list):
+        return ()
+    return tuple(str(r["line"]) for r in raw if isinstance(r, dict) and isinstance(r.get("line"), str))
 
 
 def _sorted(ssps: Mapping[str, SystemStreamPartition]) -> list[str]:

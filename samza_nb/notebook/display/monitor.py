@@ -34,6 +34,7 @@ from samza_nb.notebook.display.views import (
     before_start_notes,
     offset_lag,
     position,
+    reset_notes,
 )
 from samza_nb.observe import events as ev
 from samza_nb.observe.states import ContainerState, RunOutcome
@@ -318,7 +319,8 @@ class Monitor:
             for p in task.partitions:
                 ended = p.ended or (task.name, p.ssp) in ended_by_control
                 head = heads.get(p.ssp)
-                lag = offset_lag(head, position(p.processed_offset, p.starting_offset), ended)
+                at = position(p.processed_offset, p.starting_offset)
+                lag = offset_lag(head, at, ended, resumed=not p.processed)
                 partitions.append(
                     PartitionView(
                         p.ssp,
@@ -330,6 +332,7 @@ class Monitor:
                         p.processed,
                         p.starting_offset,
                         p.before_start,
+                        tuple(r.describe() for r in p.resets),
                     )
                 )
             progressed = task.processed > self._processed_before.get(task.name, 0)
@@ -374,7 +377,7 @@ class Monitor:
             ),
             error=self._failure,
             done=done,
-            notes=before_start_notes(all_partitions, self._offset_key),
+            notes=(*reset_notes(all_partitions), *before_start_notes(all_partitions, self._offset_key)),
             watermarks=tuple(
                 WatermarkView(task, stream, mark) for (task, stream), mark in sorted(self._watermarks.items())
             ),

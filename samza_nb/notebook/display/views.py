@@ -24,7 +24,8 @@ class PartitionView:
     newest offset (head), the lag between the head and the position (see :func:`position`), and whether
     it reached end-of-stream; ``processed`` counts its messages processed, ``starting_offset`` is where
     it started and ``before_start`` the messages before that start the job does not read (an
-    ``upcoming`` start over a backlog)."""
+    ``upcoming`` start over a backlog); ``resets`` one line per move of its consumer to another offset
+    because its position did not exist (a checkpoint past the end of a recreated log)."""
 
     ssp: SystemStreamPartition
     processed_offset: str | None
@@ -35,6 +36,7 @@ class PartitionView:
     processed: int = 0
     starting_offset: str | None = None
     before_start: int = 0
+    resets: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,17 +229,47 @@ def position(processed_offset: str | None, starting_offset: str | None) -> str |
         return None
 
 
-def offset_lag(head: str | None, processed: str | None, ended: bool) -> int | None:
+def offset_lag(head: str | None, processed: str | None, ended: bool, *, resumed: bool = False) -> int | None:
     """Messages between the position (see :func:`position`) and the head, for integer offsets (in-memory,
-    Kafka); 0 once the partition ended."""
+    Kafka); 0 once the partition ended. ``resumed``: nothing of the partition was processed since the
+    start, so the position is its checkpoint's: one past the head is not "caught up" (a head sampled
+    before the last messages) but a checkpoint beyond the end of a recreated log, and the lag is unknown
+    (None) until its consumer resets it."""
     if ended:
         return 0
     if head is None or processed is None:
         return None
     try:
-        return max(int(head) - int(processed), 0)
+        lag = int(head) - int(processed)
     except ValueError:
         return None
+    if lag < 0 and resumed:
+        return None
+    return max(lag, 0)
+
+
+def past_head(p: PartitionView) -> bool:
+    """True when ``p``'s position (its checkpoint: nothing processed yet) is beyond its head."""
+    if p.ended or p.processed or p.head is None:
+        return False
+    at = position(p.processed_offset, p.starting_offset)
+    try:
+        return at is not None and int(at) > int(p.head)
+    except ValueError:
+        return False
+
+
+def reset_notes(partitions: tuple[PartitionView, ...]) -> tuple[str, ...]:
+    """One line per offset reset of ``partitions`` (stream, partition, from, to, why, the policy), and per
+    partition whose checkpoint is beyond its head and not reset yet."""
+    notes = [f"offset reset: {line}" for p in partitions for line in p.resets]
+    notes.extend(
+        f"{p.ssp}: checkpoint {position(p.processed_offset, p.starting_offset)} is past the head {p.head} "
+        "(the log was recreated or truncated?): lag unknown until its consumer resets it"
+        for p in partitions
+        if past_head(p)
+    )
+    return tuple(notes)
 
 
 def before_start_notes(
@@ -284,7 +316,9 @@ __all__ = [
     "WatermarkView",
     "before_start_notes",
     "offset_lag",
+    "past_head",
     "plural",
     "position",
     "rate_text",
+    "reset_notes",
 ]

@@ -209,6 +209,9 @@ class ContainerProcess:
                         "ended": p.ended,
                         "processed": p.processed,
                         "starting-offset": p.starting_offset,
+                        "resets": [
+                            {"from": r.from_offset, "to": r.to_offset, "line": r.describe()} for r in p.resets
+                        ],
                     }
                     for p in task.partitions
                 ],

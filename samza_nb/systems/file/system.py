@@ -24,14 +24,19 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final
 
-from samza_nb.api.metadata import SSPMetadata
+from samza_nb.api.metadata import OffsetReset, SSPMetadata
 from samza_nb.api.streams import (
     IncomingMessageEnvelope,
     OutgoingMessageEnvelope,
     SystemStreamPartition,
 )
 from samza_nb.errors import ConfigError, SamzaError, SystemConsumersError, SystemProducerError
-from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
+from samza_nb.systems.offsets import (
+    compare_integer_offsets,
+    integer_offset_after,
+    parse_integer_offset,
+    reset_past_end,
+)
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -133,14 +138,19 @@ class FileSystemAdmin:
 
 
 class _Reader:
-    """One registered partition: its file, the next line number, whether end-of-stream was returned."""
+    """One registered partition: its file, the next line number, whether end-of-stream was returned; the
+    config (for the reset policy of a file shorter than its checkpoint) and where resets are reported."""
 
-    __slots__ = ("ended", "file", "next_line", "path", "ssp", "start")
+    __slots__ = ("config", "ended", "file", "next_line", "path", "resets", "ssp", "start")
 
-    def __init__(self, ssp: SystemStreamPartition, path: Path, start: int) -> None:
+    def __init__(
+        self, ssp: SystemStreamPartition, path: Path, start: int, config: Config, resets: list[OffsetReset]
+    ) -> None:
         self.ssp = ssp
         self.path = path
         self.start = start
+        self.config = config
+        self.resets = resets
         self.next_line = 0
         self.file: IO[bytes] | None = None
         self.ended = False
@@ -160,6 +170,7 @@ class _Reader:
             return []
         while self.next_line < self.start:  # skip what the job already processed
             if not file.readline():
+                self._past_end(file)
                 break
             self.next_line += 1
         batch: list[IncomingMessageEnvelope] = []
@@ -183,6 +194,18 @@ class _Reader:
         self.next_line = number
         return batch
 
+    def _past_end(self, file: IO[bytes]) -> None:
+        """The file has fewer lines than the start (it was replaced by a shorter one): move per the reset
+        policy (:func:`reset_past_end`) and report it, or raise."""
+        reset = reset_past_end(self.config, self.ssp, self.start, self.next_line, "the file")
+        self.start = int(reset.to_offset)
+        if self.start < self.next_line:
+            file.seek(0)
+            self.next_line = 0
+            while self.next_line < self.start and file.readline():
+                self.next_line += 1
+        self.resets.append(reset)
+
     def close(self) -> None:
         if self.file is not None:
             self.file.close()
@@ -190,13 +213,16 @@ class _Reader:
 
 
 class FileSystemConsumer:
-    """Reads registered files line by line, :data:`POLL_BATCH` lines per partition and poll at most."""
+    """Reads registered files line by line, :data:`POLL_BATCH` lines per partition and poll at most. A file
+    with fewer lines than its starting offset (replaced by a shorter one since the checkpoint) is read
+    per ``samza.offset.default`` when set and reported (:meth:`take_resets`), else refused."""
 
     def __init__(self, system: str, config: Config, batch_size: int = POLL_BATCH) -> None:
         self._system = system
         self._config = config
         self._batch_size = batch_size
         self._readers: dict[SystemStreamPartition, _Reader] = {}
+        self._resets: list[OffsetReset] = []
         self._lock = threading.Lock()  # reads run on a worker thread; stop() closes under the lock
 
     def register(self, ssp: SystemStreamPartition, offset: str) -> None:
@@ -204,7 +230,8 @@ class FileSystemConsumer:
         if ssp.partition != 0:
             raise SystemConsumersError(f"{ssp}: a file stream has only partition 0")
         path = input_path(self._config, ssp.system, ssp.stream)
-        self._readers[ssp] = _Reader(ssp, path, parse_integer_offset(ssp, offset, FILE_OFFSET))
+        start = parse_integer_offset(ssp, offset, FILE_OFFSET)
+        self._readers[ssp] = _Reader(ssp, path, start, self._config, self._resets)
 
     async def start(self) -> None:
         """Open every registered file; a missing file is a SamzaError naming its path."""
@@ -237,6 +264,15 @@ class FileSystemConsumer:
                 if batch:
                     result[reader.ssp] = batch
         return result
+
+    def take_resets(self) -> Sequence[OffsetReset]:
+        """The partitions moved since the last call because their file is shorter than their start."""
+        if not self._resets:
+            return ()
+        with self._lock:
+            taken = self._resets[:]
+            self._resets.clear()
+        return taken
 
     async def stop(self) -> None:
         """Close the files."""

@@ -1,8 +1,11 @@
 """The Kafka SystemConsumer: reads the job model's partitions from their starting offsets.
 
 - Assignment: the partitions registered by the container, fetched directly (no consumer group, no
-  rebalancing: Samza owns the assignment), each from its starting offset. A starting offset that no longer
-  exists resumes per ``systems.<s>.consumer.auto.offset.reset`` (default earliest: at-least-once).
+  rebalancing: Samza owns the assignment), each from its starting offset. A position that does not exist
+  (past the partition's end after the topic was recreated, or before its oldest message after retention),
+  at start or later, resumes per ``systems.<s>.consumer.auto.offset.reset`` (default earliest:
+  at-least-once; none: a SystemConsumersError), and the move is reported (:meth:`take_resets`) so the
+  container processes every message from the new position.
 - Fetching (:mod:`.fetcher`): Fetch requests in the background, one response ahead per partition; records
   become :class:`IncomingMessageEnvelope` objects in one tight loop (offset as a decimal string, the
   record's timestamp in ms, key and value through the stream's serdes; the default bytes serde costs
@@ -39,6 +42,7 @@ from samza_nb.systems.kafka.fetcher import Fetcher, PartitionState
 from samza_nb.systems.offsets import parse_integer_offset
 
 if TYPE_CHECKING:
+    from samza_nb.api.metadata import OffsetReset
     from samza_nb.systems.kafka.config import KafkaSystemConfig
 
 
@@ -177,6 +181,15 @@ class KafkaSystemConsumer:
         raise SystemConsumersError(
             f"fetching from {self.settings.describe_brokers()} failed: {describe(failure)}"
         ) from failure
+
+    def take_resets(self) -> Sequence[OffsetReset]:
+        """The partitions moved per auto.offset.reset since the last call (their position did not exist:
+        the topic was recreated or truncated), oldest first."""
+        fetcher = self._fetcher
+        if fetcher is None or not fetcher.resets:
+            return ()
+        taken, fetcher.resets = fetcher.resets, []
+        return taken
 
     def highwater(self, ssp: SystemStreamPartition) -> int | None:
         """The high watermark of ``ssp`` in the last fetch response (the offset the next message written

@@ -39,8 +39,10 @@ from samza_nb.systems.kafka.transactions import (
     BatchFilter,
     fetched_partition,
 )
+from samza_nb.systems.offsets import integer_reset
 
 if TYPE_CHECKING:
+    from samza_nb.api.metadata import OffsetReset
     from samza_nb.systems.kafka.config import KafkaSystemConfig
 
 log = logging.getLogger(__name__)
@@ -127,6 +129,8 @@ class Fetcher:
         )
         self.data = asyncio.Event()
         self.failure: BaseException | None = None
+        self.resets: list[OffsetReset] = []
+        """Partitions moved per auto.offset.reset since the consumer last took them, oldest first."""
         self._wake = asyncio.Event()
         self._in_flight: dict[int, asyncio.Task[None]] = {}
         self._task: asyncio.Task[None] | None = None
@@ -250,13 +254,19 @@ class Fetcher:
                     else:
                         log_start = rest[1] if version >= 5 else 0
                         records = rest[-1] or b""
-                    if part.position > highwater or part.position < log_start:
+                    if part.position > highwater:
                         # Kafka answers OFFSET_OUT_OF_RANGE here; Tansu answers with no records.
-                        await self._reset(part)
+                        await self._reset(
+                            part, f"is past the partition's end (high watermark {highwater})", highwater
+                        )
+                    elif part.position < log_start:
+                        await self._reset(
+                            part, f"is before the partition's oldest offset {log_start}", highwater
+                        )
                     elif self._parse(part, records, keep):
                         got_data = True
                 elif error is kafka_errors.OffsetOutOfRangeError:
-                    await self._reset(part)
+                    await self._reset(part, "is out of range (past the partition's end or before its oldest)")
                 elif issubclass(error, RETRIABLE):
                     part.last_error = error.__name__
                     self.client.force_metadata_update()
@@ -353,14 +363,22 @@ class Fetcher:
             )
         return envelopes
 
-    async def _reset(self, part: PartitionState) -> None:
-        """The position no longer exists: move to the oldest (or newest) offset per auto.offset.reset."""
+    async def _reset(self, part: PartitionState, reason: str, highwater: int | None = None) -> None:
+        """The position no longer exists (``reason``): move to the oldest (or newest) offset per
+        auto.offset.reset and report it in :attr:`resets`. ``highwater``: the partition's, just fetched
+        (the newest offset to move to without asking: some brokers answer ListOffsets(latest) with the
+        base offset of the last batch)."""
+        key = f"systems.{self.settings.system}.consumer.auto.offset.reset"
         if self.reset not in ("earliest", "latest"):
             raise SystemConsumersError(
                 f"{part.ssp}: offset {part.position} is out of range on {self.settings.describe_brokers()} "
-                f"and systems.{self.settings.system}.consumer.auto.offset.reset is {self.reset!r}"
+                f"({reason}; the topic was recreated or truncated?) and {key} is {self.reset!r}: set it to "
+                "earliest or latest, or reset the job's checkpoints"
             )
         timestamp = EARLIEST if self.reset == "earliest" else LATEST
+        if timestamp == LATEST and highwater is not None:
+            self._moved(part, highwater, reason, key)
+            return
         leader = self.client.cluster.leader_for_partition(part.tp)
         if leader is None or leader < 0:
             self.client.force_metadata_update()
@@ -377,14 +395,14 @@ class Fetcher:
                     part.last_error = kafka_errors.for_code(error_code).__name__
                     return
                 offset = info[1] if response.API_VERSION >= 1 else (info[0][0] if info[0] else 0)
-                log.warning(
-                    "%s: offset %d is out of range; resetting to the %s offset %d",
-                    part.ssp,
-                    part.position,
-                    "oldest" if timestamp == EARLIEST else "newest",
-                    offset,
-                )
-                part.position = int(offset)
+                self._moved(part, int(offset), reason, key)
+
+    def _moved(self, part: PartitionState, offset: int, reason: str, key: str) -> None:
+        """Move ``part`` to ``offset`` per auto.offset.reset and report it."""
+        reset = integer_reset(part.ssp, part.position, offset, reason, f"{key}={self.reset}")
+        log.warning("%s", reset.describe())
+        self.resets.append(reset)
+        part.position = offset
 
     def _fail(self, exc: BaseException) -> None:
         if self.failure is None:

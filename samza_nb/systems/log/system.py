@@ -5,6 +5,8 @@
 this one when no factory is configured for it.
 
 - Offsets are "0", "1", ... per partition, compared as integers. Partitions are unbounded: no end-of-stream.
+  A partition whose checkpoint is past the log's end (the log was recreated shorter) is read per
+  ``samza.offset.default`` when that is set and the move is reported; unset, it is a one-line error.
 - Messages are bytes. Without a serde the producer stores bytes unchanged and str as UTF-8 (a None
   message is a tombstone, a None key no key) and refuses anything else, naming the stream; the consumer
   hands out the stored bytes as key and message, with the sent envelope's ``timestamp`` (event time, ms)
@@ -27,7 +29,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import islice, repeat
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.api.metadata import SSPMetadata
+from samza_nb.api.metadata import OffsetReset, SSPMetadata
 from samza_nb.api.streams import (
     IncomingMessageEnvelope,
     SystemStreamPartition,
@@ -38,7 +40,12 @@ from samza_nb.serde.streams import StreamSerdes, is_identity
 from samza_nb.systems.log.durable_log import LOG_OFFSET, DurableLog
 from samza_nb.systems.log.producer import LogSystemProducer
 from samza_nb.systems.log.wake import FlushWaiter
-from samza_nb.systems.offsets import compare_integer_offsets, integer_offset_after, parse_integer_offset
+from samza_nb.systems.offsets import (
+    compare_integer_offsets,
+    integer_offset_after,
+    parse_integer_offset,
+    reset_past_end,
+)
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -88,14 +95,23 @@ class LogSystemAdmin:
 
 class LogSystemConsumer:
     """Reads registered partitions from their starting offsets; ``poll`` returns up to
-    :attr:`MAX_POLL_BATCH` flushed messages per partition and otherwise waits for a flush."""
+    :attr:`MAX_POLL_BATCH` flushed messages per partition and otherwise waits for a flush.
+
+    Given the job's ``config``, a partition whose starting offset is past the log's end at start (the log
+    was recreated shorter than the job's checkpoint) is read per ``samza.offset.default`` when set and
+    reported (:meth:`take_resets`), else refused (:func:`reset_past_end`); without it (a log fed while the
+    job reads it) such a partition waits for its offset to be written."""
 
     MAX_POLL_BATCH = 4096
 
-    def __init__(self, log: DurableLog, system: str, serdes: StreamSerdes) -> None:
+    def __init__(
+        self, log: DurableLog, system: str, serdes: StreamSerdes, config: Config | None = None
+    ) -> None:
         self.log = log
         self.system = system
         self._serdes = serdes
+        self._config = config
+        self._resets: list[OffsetReset] = []
         self._decoders: dict[str, tuple[Decoder | None, Decoder | None]] = {}
         self._positions: dict[SystemStreamPartition, int] = {}
         self._pending: dict[SystemStreamPartition, list[IncomingMessageEnvelope]] = {}
@@ -117,7 +133,19 @@ class LogSystemConsumer:
                 raise SystemConsumersError(f"input {ssp}: {exc}") from None
             if ssp.partition >= count:
                 raise SystemConsumersError(f"input {ssp}: stream {ssp.stream!r} has only {count} partitions")
+            end = self.log.upcoming(ssp.stream, ssp.partition)
+            if self._config is not None and self._positions[ssp] > end:
+                reset = reset_past_end(self._config, ssp, self._positions[ssp], end, "the log")
+                self._positions[ssp] = int(reset.to_offset)
+                self._resets.append(reset)
         self._watching = True
+
+    def take_resets(self) -> Sequence[OffsetReset]:
+        """The partitions moved at start because the log is shorter than their starting offset."""
+        if not self._resets:
+            return ()
+        taken, self._resets = self._resets, []
+        return taken
 
     async def poll(
         self, ssps: Collection[SystemStreamPartition], timeout: float
@@ -251,7 +279,7 @@ class LogSystemFactory:
     def get_consumer(self, system_name: str, config: Config) -> LogSystemConsumer:
         """A consumer of ``system_name``."""
         serdes = StreamSerdes(config, system_name)
-        return LogSystemConsumer(self.durable_log(system_name, config), system_name, serdes)
+        return LogSystemConsumer(self.durable_log(system_name, config), system_name, serdes, config)
 
     def get_producer(self, system_name: str, config: Config) -> LogSystemProducer:
         """A producer of ``system_name``."""
