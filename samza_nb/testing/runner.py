@@ -155,7 +155,7 @@ class TestRunner:
         else:
             partitions = {0: list(messages)}
         broker = self._broker
-        broker.create_stream(stream, max(partitions) + 1)
+        broker.ensure_stream(stream, max(partitions) + 1)
         for partition, items in partitions.items():
             for item in items:
                 if isinstance(item, Message):
@@ -178,7 +178,7 @@ class TestRunner:
     def add_output(self, stream: str, partitions: int = 1) -> TestRunner:
         """An output stream (for an application: its stream id) on the test system with ``partitions``
         partitions."""
-        self._broker.create_stream(stream, partitions)
+        self._broker.ensure_stream(stream, partitions)
         self._outputs.append(stream)
         return self
 

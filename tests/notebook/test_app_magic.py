@@ -96,3 +96,24 @@ def test_a_split_application_is_refused_in_the_notebook(
     capsys.readouterr()
     result = run(shell, "%samza_run --wait")
     assert "runs as 2 jobs (app.split.jobs)" in error_line(result, capsys)
+
+
+def test_an_app_whose_input_was_made_anew_makes_its_in_memory_streams_anew_too(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: Any
+) -> None:
+    """Run All twice: the data cell makes the input anew, and the application's intermediate and output
+    streams are made anew with it (a new generation), so the second run's outputs are the first's."""
+    run(shell, app_config(broker))
+    assert run(shell, APP).success
+    panes = []
+    for _ in range(2):
+        broker.create_stream("clicks", 2, replace=True)  # the data cell, as the README's writes it
+        fill_clicks(broker)
+        assert run(shell, "%samza_run --wait").success
+        panes.append(sorted(v for values in broker.read("counts").values() for v in values))
+    assert panes[1] == panes[0], "the second run's outputs are the first's, not added to them"
+    assert sum(n for _, _, n in panes[1]) == 20
+    assert (
+        f"its streams {broker.namespace}.clicks-1-partition_by-by-user, {broker.namespace}.counts are made "
+        "anew too" in capsys.readouterr().out
+    )

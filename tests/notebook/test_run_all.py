@@ -1,7 +1,8 @@
 """Run All as Jupyter does it (nbclient executes a notebook's cells in order in a real kernel and stops at
-the first cell that fails): the README's quickstart and notebooks/01 run twice in one kernel; a misspelt
-config key stops Run All at the config cell, naming the key and the one it resembles, while a key of the
-user's own passes; recreating an in-memory stream a running job reads fails its cell in one line."""
+the first cell that fails): the README's quickstart runs twice in one kernel (the example notebooks do in
+test_example_notebooks_twice); a misspelt config key stops Run All at the config cell, naming the key and
+the one it resembles, while a key of the user's own passes; recreating an in-memory stream a running job
+reads fails its cell in one line."""
 
 from __future__ import annotations
 
@@ -68,13 +69,6 @@ def test_the_readme_quickstart_runs_twice_in_one_kernel_and_counts_the_same() ->
         "job 'clicks': input mem.clicks was made anew since the job last ran: its checkpoints and state "
         "start afresh" in stdout(run_cells[1])
     )
-
-
-def test_notebook_01_runs_twice_in_one_kernel() -> None:
-    source = nbformat.read(REPO / "notebooks" / "01_quickstart.ipynb", as_version=4)
-    code = [cell.source for cell in source.cells if cell.cell_type == "code"]
-    nb = run_all(notebook(*code, *code))  # every assert of the notebook holds on the second pass too
-    assert not any(errors(cell) for cell in nb.cells)
 
 
 DATA = """%load_ext samza_nb

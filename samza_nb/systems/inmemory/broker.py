@@ -2,11 +2,14 @@
 storage). Offsets are "0", "1", … per partition; values pass through unchanged, as Python objects; a
 partition that was ended is bounded. Safe to write from any thread; a write wakes waiting readers.
 
-A stream can be made anew (``create_stream(name, n, replace=True)``: no messages, not ended), so a
-notebook cell that fills and ends a stream can run again; not while a running job reads it (its
-consumers say so: :meth:`InMemoryBroker.add_reader`), which is a :class:`StreamInUseError` naming the
-stream and the job. Each stream made has its own :meth:`~InMemoryBroker.incarnation`, so whoever kept
-offsets of a stream (a notebook's checkpoints) can tell they belong to one that is gone.
+``create_stream(name, n)`` on a stream that holds messages or has ended makes it anew (no messages, not
+ended) with a one-line note, so a notebook's data cell that fills and ends a stream can run again (Run All
+twice): an in-memory stream no running job reads holds nothing to lose. ``replace=True`` makes it anew
+in any case, without the note. Not while a running job reads it (its consumers say so:
+:meth:`InMemoryBroker.add_reader`): that is a :class:`StreamInUseError` naming the stream and the job.
+The system's own streams (outputs, changelogs, intermediate streams) are made with :meth:`ensure_stream`,
+which keeps an existing stream as it is. Each stream made has its own :meth:`~InMemoryBroker.incarnation`,
+so whoever kept offsets of a stream (a notebook's checkpoints) can tell they belong to one that is gone.
 """
 
 from __future__ import annotations
@@ -87,33 +90,62 @@ class InMemoryBroker:
 
     # -- streams ----------------------------------------------------------------------------------------
     def create_stream(self, stream: str, partitions: int = 1, *, replace: bool = False) -> None:
-        """Create ``stream`` with ``partitions`` partitions; an existing stream must have that many, unless
-        ``replace``: then the stream is made anew (no messages, not ended, ``partitions`` partitions). A
-        stream a running job reads cannot be replaced: a :class:`StreamInUseError` naming it and the job."""
-        if not isinstance(partitions, int) or partitions < 1:
-            raise SamzaError(f"stream {stream!r}: partitions must be an integer >= 1, got {partitions!r}")
+        """Create ``stream`` with ``partitions`` partitions, as a data cell does. An existing stream that is
+        as a new one would be (no messages, not ended, ``partitions`` partitions) is kept; any other is made
+        anew (no messages, not ended, ``partitions`` partitions) and a one-line note says what was dropped,
+        so the cell can run again; ``replace``: made anew in any case, without a note. A stream a running
+        job reads is never made anew: a :class:`StreamInUseError` naming it and the job."""
+        _check_partitions(stream, partitions)
+        note = None
         with self._lock:
             existing = self._streams.get(stream)
-            if existing is not None and replace:
+            if existing is not None:
+                pristine = len(existing) == partitions and not any(
+                    len(part) or part.ended for part in existing
+                )
                 readers = self._readers.get(stream)
-                if readers:
+                if readers and (replace or not pristine):
                     jobs = " and ".join(f"job {job!r}" for job in sorted(set(readers)))
                     raise StreamInUseError(
                         f"in-memory stream {self.system}.{stream} cannot be recreated while running {jobs} "
                         f"reads it: stop the job first"
                     )
-            elif existing is not None:
-                if len(existing) != partitions:
-                    raise SamzaError(
-                        f"stream {self.system}.{stream} exists with {len(existing)} partitions, "
-                        f"not {partitions} (create_stream(..., replace=True) makes it anew)"
-                    )
-                return
-            self._streams[stream] = [
-                InMemoryPartition(SystemStreamPartition(self.system, stream, p)) for p in range(partitions)
-            ]
-            self._incarnation[stream] = next(self._incarnations)
-            self._round_robin.pop(stream, None)
+                if pristine and not replace:
+                    return
+                if not replace:
+                    note = self._anew_note(stream, existing)
+            self._make(stream, partitions)
+        if note is not None:
+            print(note, flush=True)
+
+    def ensure_stream(self, stream: str, partitions: int = 1) -> None:
+        """Create ``stream`` with ``partitions`` partitions if missing (the system's own streams: outputs,
+        changelogs, intermediate streams); an existing stream is kept as it is and must have that many."""
+        _check_partitions(stream, partitions)
+        with self._lock:
+            existing = self._streams.get(stream)
+            if existing is None:
+                self._make(stream, partitions)
+            elif len(existing) != partitions:
+                raise SamzaError(
+                    f"stream {self.system}.{stream} exists with {len(existing)} partitions, not {partitions}"
+                )
+
+    def _make(self, stream: str, partitions: int) -> None:
+        """Make ``stream`` (anew), under the lock."""
+        self._streams[stream] = [
+            InMemoryPartition(SystemStreamPartition(self.system, stream, p)) for p in range(partitions)
+        ]
+        self._incarnation[stream] = next(self._incarnations)
+        self._round_robin.pop(stream, None)
+
+    def _anew_note(self, stream: str, existing: list[InMemoryPartition]) -> str:
+        """The line telling that ``stream`` (its partitions ``existing``) is made anew, under the lock."""
+        count = sum(map(len, existing))
+        return (
+            f"in-memory stream {self.system}.{stream} made anew (no running job reads it): "
+            f"its {count} old message{'' if count == 1 else 's'} dropped"
+        )
 
     def incarnation(self, stream: str) -> int:
         """The number of ``stream`` as it is now: a stream made anew (``replace``) has another one."""
@@ -257,7 +289,7 @@ class InMemoryBroker:
         count = len(self._streams[stream])
         return (
             f"{part.ssp} has ended; no message can follow its end-of-stream "
-            f"(create_stream({stream!r}, {count}, replace=True) makes the stream anew)"
+            f"(create_stream({stream!r}, {count}) makes the stream anew)"
         )
 
     def _checked_headers(
@@ -367,3 +399,8 @@ class InMemoryBroker:
         """Set ``event`` (on ``loop``) at the next write or end of any stream."""
         with self._lock:
             self._waiters.append((loop, event))
+
+
+def _check_partitions(stream: str, partitions: int) -> None:
+    if not isinstance(partitions, int) or partitions < 1:
+        raise SamzaError(f"stream {stream!r}: partitions must be an integer >= 1, got {partitions!r}")

@@ -59,7 +59,7 @@ class InMemorySystemAdmin:
 
     async def create_stream(self, stream: str, partitions: int) -> None:
         """Create ``stream`` if missing."""
-        self._broker.create_stream(stream, partitions)
+        self._broker.ensure_stream(stream, partitions)
 
 
 class InMemorySystemConsumer:
@@ -201,7 +201,7 @@ class InMemorySystemProducer:
 
     def _create(self, stream: str) -> None:
         key = f"systems.{self._system}.streams.{stream}.partitions"
-        self._broker.create_stream(stream, self._config.get_int(key, 1))
+        self._broker.ensure_stream(stream, self._config.get_int(key, 1))
 
     async def flush(self, source: str) -> None:
         """Every send is already visible."""

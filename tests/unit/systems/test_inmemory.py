@@ -101,7 +101,7 @@ def test_errors_name_the_stream_partition_and_offset(system: tuple[InMemoryBroke
     with pytest.raises(SystemProducerError, match="partition 5 does not exist"):
         broker.send("s", 1, partition=5)
     with pytest.raises(SamzaError, match="exists with 2 partitions"):
-        broker.create_stream("s", 3)
+        broker.ensure_stream("s", 3)  # create_stream would make it anew
     consumer = InMemorySystemFactory().get_consumer("mem", config)
     with pytest.raises(SamzaError, match="not an in-memory offset"):
         consumer.register(SystemStreamPartition("mem", "s", 0), "abc")

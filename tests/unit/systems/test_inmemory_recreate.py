@@ -1,5 +1,6 @@
-"""An in-memory stream made anew (create_stream(..., replace=True)): allowed when no running job reads it,
-refused with one line naming the stream and the job while one does."""
+"""An in-memory stream made anew (create_stream run again, or with replace=True): allowed when no running job
+reads it (with a one-line note unless replace=True), refused with one line naming the stream and the job while
+one does; the system's own streams (ensure_stream) are kept as they are."""
 
 from __future__ import annotations
 
@@ -42,15 +43,51 @@ def test_an_ended_stream_no_job_reads_is_made_anew_by_the_same_cell(namespace: s
     assert broker.partition_count("clicks") == 3
 
 
-def test_without_replace_an_ended_stream_says_how_to_make_it_anew(namespace: str) -> None:
-    broker = InMemoryBroker.named(namespace)
+def test_a_data_cell_run_again_makes_its_stream_anew_with_a_one_line_note(
+    namespace: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broker = InMemoryBroker.named(namespace, "mem")
+
+    def cell(values: list[str], end: bool) -> None:  # a teacher's data cell, without replace=True
+        broker.create_stream("clicks", 2)
+        for value in values:
+            broker.send("clicks", value, key=value)
+        if end:
+            broker.end_stream("clicks")
+
+    cell(["a", "b", "c"], end=True)
+    assert capsys.readouterr().out == ""
+    first = broker.incarnation("clicks")
+    cell(["d", "e"], end=True)  # the cell again: no "has ended" error
+    assert capsys.readouterr().out == (
+        "in-memory stream mem.clicks made anew (no running job reads it): its 3 old messages dropped\n"
+    )
+    assert sorted(v for part in broker.read("clicks").values() for v in part) == ["d", "e"]
+    assert broker.incarnation("clicks") != first
+    cell(["f"], end=False)  # a stream that holds messages is made anew too, ended or not
+    cell(["g"], end=False)
+    assert capsys.readouterr().out.count("made anew") == 2
+    assert sorted(v for part in broker.read("clicks").values() for v in part) == ["g"], "not doubled"
+    broker.create_stream("clicks", 3)  # another partition count: made anew with it
+    assert broker.partition_count("clicks") == 3
+    assert "its 1 old message dropped" in capsys.readouterr().out
+
+
+def test_a_stream_as_new_is_kept_and_the_systems_own_streams_are_never_made_anew(namespace: str) -> None:
+    broker = InMemoryBroker.named(namespace, "mem")
     broker.create_stream("clicks", 2)
+    first = broker.incarnation("clicks")
+    broker.create_stream("clicks", 2)  # empty and not ended: as a new one would be
+    assert broker.incarnation("clicks") == first
+    broker.send("clicks", "x", partition=0)
+    broker.ensure_stream("clicks", 2)  # outputs, changelogs, intermediate streams: kept as they are
+    assert broker.read("clicks") == {0: ["x"], 1: []}
+    assert broker.incarnation("clicks") == first
     broker.end_stream("clicks")
-    broker.create_stream("clicks", 2)  # an existing stream: kept as it is
-    with pytest.raises(SystemProducerError, match=r"replace=True\) makes the stream anew"):
-        broker.send("clicks", "x", partition=0)
-    with pytest.raises(SamzaError, match=r"exists with 2 partitions, not 3 .*replace=True"):
-        broker.create_stream("clicks", 3)
+    with pytest.raises(SystemProducerError, match=r"create_stream\('clicks', 2\) makes the stream anew"):
+        broker.send("clicks", "y", partition=0)
+    with pytest.raises(SamzaError, match=r"exists with 2 partitions, not 3$"):
+        broker.ensure_stream("clicks", 3)
 
 
 class Counting:
@@ -86,13 +123,13 @@ def test_a_stream_a_running_job_reads_cannot_be_made_anew_until_it_stops(
     try:
         eventually(lambda: task.seen == ["a"])
         assert broker.readers("clicks") == ["clicks-job"]
-        with pytest.raises(StreamInUseError) as caught:
-            broker.create_stream("clicks", 2, replace=True)
-        assert str(caught.value) == (
-            "in-memory stream mem.clicks cannot be recreated while running job 'clicks-job' reads it: "
-            "stop the job first"
-        )
-        assert "\n" not in str(caught.value)
+        for replace in (True, False):  # the data cell again, with or without replace=True
+            with pytest.raises(StreamInUseError) as caught:
+                broker.create_stream("clicks", 2, replace=replace)
+            assert str(caught.value) == (
+                "in-memory stream mem.clicks cannot be recreated while running job 'clicks-job' reads it: "
+                "stop the job first"
+            )
         broker.send("clicks", "b", partition=1)  # the stream is untouched and still read
         eventually(lambda: task.seen == ["a", "b"])
     finally:
