@@ -96,7 +96,7 @@ def test_in_flight_callbacks_against_max_concurrency_live(
         assert dashboard is not None
         # The monitor renders on its timer: wait until it rendered what the job shows.
         await aeventually(  # (no row before the first render: a busy machine gets there later)
-            lambda: "Partition 0" in dashboard.task_rows and dashboard.task_rows["Partition 0"].in_flight == 4,
+            lambda: (row := dashboard.task_rows.get("Partition 0")) is not None and row.in_flight == 4,
             timeout=10,
         )
         await aeventually(lambda: "4/4 in flight" in dashboard.body.value, timeout=10)
