@@ -50,12 +50,13 @@ BARE = (
     "                           checkpoint_manager=InMemoryCheckpointManager())\n"
     "gc.collect()\nt0, c0 = time.perf_counter(), time.process_time()\nawait container.run()\n"
     "wall, cpu = time.perf_counter() - t0, time.process_time() - c0\n"
+    "assert container.processed == {n}, f'processed {{container.processed}} of {n} messages'\n"
     "rates = (container.processed / cpu, container.processed / wall, 0.0)"
 )
 
 MAGIC = (
     "%samza_checkpoints --reset\ngc.collect()\nspent.clear()\n%samza_run {flags}\n{wait}"
-    "assert samza.view.processed == {n}\n"
+    "assert samza.view.processed == {n}, f'processed {{samza.view.processed}} of {n} messages'\n"
     "rates = (samza.view.processed / samza.run.run_cpu_seconds,\n"
     "         samza.view.processed / samza.run.run_seconds, sum(spent) / samza.run.run_seconds)"
 )
@@ -104,7 +105,7 @@ def measure(kernel: Kernel, messages: int, rounds: int) -> dict[str, dict[str, l
         "from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager\n" + INSTRUMENT
     )
     variants = {
-        "bare": BARE,
+        "bare": BARE.format(n=messages),
         "monitor_only": MAGIC.format(flags="--no-dashboard", wait="await samza.wait()\n", n=messages),
         "dashboard": MAGIC.format(flags="", wait="await samza.wait()\n", n=messages),
         "dashboard_wait_thread": MAGIC.format(flags="--wait", wait="", n=messages),

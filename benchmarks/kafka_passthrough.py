@@ -32,14 +32,13 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from kafka import fill  # benchmarks/kafka.py
 
+from benchmarks.kafka import broker_at, fill
+from benchmarks.output_check import same
 from samza_nb import Config, OutgoingMessageEnvelope, SystemStream
-from samza_nb.runtime.dev_broker import DevBroker
 from samza_nb.runtime.local import LocalJobRunner
 
 
@@ -52,9 +51,10 @@ async def create_topic(bootstrap: str, topic: str, partitions: int) -> None:
         await admin.close()
 
 
-async def count_messages(bootstrap: str, topic: str, partitions: int, expected: int) -> int:
-    """The messages on ``topic``, read from its start until ``expected`` were seen or none came for 10 s
-    (counted by reading: the broker's ListOffsets answers the last batch's base offset, not the end)."""
+async def read_back(bootstrap: str, topic: str, partitions: int, expected: int) -> dict[int, list[Any]]:
+    """Partition -> the (key, value) of each message on ``topic`` in order, read from its start until
+    ``expected`` were seen or none came for 10 s (read, not counted: the broker's ListOffsets answers the
+    last batch's base offset, not the end)."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     await consumer.start()
     try:
@@ -63,12 +63,15 @@ async def count_messages(bootstrap: str, topic: str, partitions: int, expected: 
         for tp in tps:
             consumer.seek(tp, 0)
         seen = 0
+        read: dict[int, list[Any]] = {p: [] for p in range(partitions)}
         while seen < expected:
             batches = await consumer.getmany(timeout_ms=10_000)
             if not batches:
                 break
-            seen += sum(len(records) for records in batches.values())
-        return seen
+            for tp, records in batches.items():
+                read[tp.partition] += [(record.key, record.value) for record in records]
+                seen += len(records)
+        return read
     finally:
         await consumer.stop()
 
@@ -221,24 +224,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated contender names (default: all)")
+    parser.add_argument("--bootstrap", help="use this running broker (default: start a local one)")
     args = parser.parse_args(argv)
     chosen = contenders()
     if args.only:
         wanted = {name.strip() for name in args.only.split(",")}
         chosen = {name: c for name, c in chosen.items() if name in wanted or name.startswith("confluent")}
     rates: dict[str, list[float]] = {name: [] for name in chosen}
-    with DevBroker() as broker:
-        bootstrap = broker.bootstrap_servers
+    with broker_at(args.bootstrap) as bootstrap:
         source = f"bench-in-{uuid.uuid4().hex[:8]}"
         asyncio.run(fill(bootstrap, source, args.messages, args.partitions))
+        # Every contender copies each message to the partition it came from: the output, partition by
+        # partition, is the input as it was written (benchmarks/kafka.py's fill), in order.
+        expected = asyncio.run(read_back(bootstrap, source, args.partitions, args.messages))
+        same("the input topic", sum(len(records) for records in expected.values()), args.messages)
         for _ in range(args.runs):  # interleaved, so all see the same machine state
             for name, (contender, codec) in chosen.items():
                 sink = f"bench-out-{uuid.uuid4().hex[:8]}"
                 asyncio.run(create_topic(bootstrap, sink, args.partitions))
                 gc.collect()
                 rates[name].append(contender(bootstrap, source, sink, args.messages, args.partitions, codec))
-                copied = asyncio.run(count_messages(bootstrap, sink, args.partitions, args.messages))
-                assert copied == args.messages, f"{name}: {copied} of {args.messages} messages copied"
+                copied = asyncio.run(read_back(bootstrap, sink, args.partitions, args.messages))
+                same(f"{name}: the output topic, partition by partition", copied, expected)
     print(f"{args.messages:,} messages of 100 B, {args.partitions} partitions, medians of {args.runs} runs")
     base = rates.get("confluent-kafka loop") or [1.0] * args.runs
     base_lz4 = rates.get("confluent-kafka loop, lz4") or base

@@ -41,6 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.output_check import same
 from samza_nb import OutgoingMessageEnvelope, SystemStream
 from samza_nb.api.task import RequestScope
 from samza_nb.operators import StreamApplication, WindowPane, Windows
@@ -145,10 +146,14 @@ class TwoHop(_Counting):
         collector.send(OutgoingMessageEnvelope(MID, None, partition=0))
 
 
-def expected_panes(messages: int) -> int:
-    """How many panes the input makes (every user of every window)."""
-    full, rest = divmod(messages, WINDOW_MS)
-    return full * min(KEYS, WINDOW_MS) + min(KEYS, rest)
+def expected_panes(messages: int) -> list[tuple[int, int, int]]:
+    """The panes the input makes, (window start, user, count) in order: message ``i`` is user ``i % KEYS``
+    at event time ``i``."""
+    counts: dict[tuple[int, int], int] = {}
+    for i in range(messages):
+        key = (i - i % WINDOW_MS, i % KEYS)
+        counts[key] = counts.get(key, 0) + 1
+    return sorted((start, user, n) for (start, user), n in counts.items())
 
 
 def runner_for(kind: str, inputs: list[Message], state: str) -> TestRunner:
@@ -184,8 +189,9 @@ def timed(kind: str, inputs: list[Message]) -> float:
             if FREEZE:
                 gc.unfreeze()
         panes = result.output("out")[0]
-    assert len(panes) == expected_panes(len(inputs)), (kind, len(panes), expected_panes(len(inputs)))
-    assert sum(p.value for p in panes) == len(inputs), kind
+    got = sorted((p.start_ms, p.key, p.value) for p in panes)
+    same(f"{kind}: the panes (window start, user, count)", got, expected_panes(len(inputs)))
+    same(f"{kind}: the panes' ends", {p.end_ms - p.start_ms for p in panes}, {WINDOW_MS})
     return len(inputs) / elapsed
 
 

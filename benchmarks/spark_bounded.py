@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.output_check import same
 from samza_nb import Config
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.systems.spark import register_dataframe
@@ -26,10 +31,13 @@ from samza_nb.systems.spark.inputs.materialize import prepare_input
 
 
 class Pass:
-    """Does nothing with each message."""
+    """Does nothing with each message but keep the last one (the output check compares it with the
+    DataFrame's last row)."""
+
+    last: Any = None
 
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
-        pass
+        Pass.last = envelope
 
 
 def baseline(df: Any) -> float:
@@ -55,11 +63,30 @@ def container(df: Any, rows: int, key: str | None, value: str | None, ts: str | 
     prepare_input(config, "spark", "rows")
     written = time.perf_counter() - start
     runner = LocalJobRunner(config, Pass)
+    Pass.last = None
     start = time.perf_counter()
     runner.run(timeout=1200)
     ran = time.perf_counter() - start
-    assert runner.processed == rows, runner.processed
+    same(f"{key or value}: messages processed", runner.processed, rows)
+    same(f"{key or value}: the last message", seen(Pass.last, value), expected_last(rows, value))
     return written, ran
+
+
+def seen(envelope: Any, value: str | None) -> tuple[Any, ...]:
+    """(id, key, timestamp) of the message the task got in ``envelope``: the value column is the id; a row
+    dict holds it, with its ``user`` as the key and its ``ts`` as the timestamp."""
+    if envelope is None:
+        return ()
+    if value:
+        return (envelope.message,)
+    return envelope.message["id"], envelope.key, envelope.timestamp
+
+
+def expected_last(rows: int, value: str | None) -> tuple[Any, ...]:
+    """``seen`` of the DataFrame's last row, from how the DataFrame is built (row ``i``: id ``i``, user
+    ``u{i % 1000}``, ts ``i + 1700000000000`` ms)."""
+    last = rows - 1
+    return (last,) if value else (last, f"u{last % 1000}", last + 1_700_000_000_000)
 
 
 def main() -> None:
@@ -76,7 +103,13 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
-    df = spark.range(args.rows, numPartitions=1).selectExpr(
+    measure(spark, args.rows, args.runs)
+    spark.stop()
+
+
+def measure(spark: Any, rows: int, runs: int) -> None:
+    """Both workloads over ``rows`` rows, ``runs`` times each, in ``spark`` (timestamps in UTC)."""
+    df = spark.range(rows, numPartitions=1).selectExpr(
         "id", "concat('u', cast(id % 1000 as string)) as user", "timestamp_millis(id + 1700000000000) as ts"
     )
     df = df.cache()
@@ -84,9 +117,9 @@ def main() -> None:
     workloads = {"row dicts (key, timestamp)": ("user", None, "ts"), "value column": (None, "id", None)}
     for label, (key, value, ts) in workloads.items():
         ratios = []
-        for _ in range(args.runs):
+        for _ in range(runs):
             base = baseline(df)
-            written, ran = container(df, args.rows, key, value, ts)
+            written, ran = container(df, rows, key, value, ts)
             ratios.append(base / ran)
             print(
                 f"  {label}: toArrow().to_pylist() {base:.2f} s, container {ran:.2f} s, "
@@ -94,7 +127,7 @@ def main() -> None:
                 flush=True,
             )
         print(f"{label}: median ratio {statistics.median(ratios):.2f} (target >= 0.8)", flush=True)
-    spark.stop()
+    df.unpersist()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@
     first message processed (the task creates a file on its first message; this script polls for it every
     5 ms), and the same for the plain ``samza-nb run`` (one container in that process).
 
+Each run of (b) is checked to have succeeded and processed every message once (the coordinator's count,
+each partition's checkpointed offset; benchmarks/output_check.py: a mismatch raises, naming it).
+
 Run: ``python benchmarks/spark_runner.py [--messages N] [--work K] [--runs R] [--only b|c]``. Needs pyspark
 and Java.
 """
@@ -19,6 +22,7 @@ and Java.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import subprocess
@@ -30,6 +34,13 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.output_check import OutputMismatch, same  # noqa: E402 (after the path is set)
+
+TASK = "spark_runner.Passthrough" if __name__ == "__main__" else f"{__name__}.Passthrough"
+"""The task's class as the containers import it (this script's directory is on their path when it runs
+as a script; the smoke tests import it as ``benchmarks.spark_runner``)."""
 
 
 class Passthrough:
@@ -64,7 +75,7 @@ def fill(base: Path, messages: int) -> None:
 def job(base: Path, name: str, containers: int, work: int, **extra: str) -> dict[str, str]:
     return {
         "job.name": name,
-        "task.class": "spark_runner.Passthrough",
+        "task.class": TASK,
         "task.inputs": "log.words",
         "systems.log.samza.offset.default": "oldest",
         "job.container.count": str(containers),
@@ -75,20 +86,35 @@ def job(base: Path, name: str, containers: int, work: int, **extra: str) -> dict
     }
 
 
-def scaling(messages: int, work: int, runs: int) -> None:
-    from pyspark.sql import SparkSession
+def check_run(runner: Any, name: str, total: int, per: int) -> None:
+    """The run of job ``name`` succeeded and processed every message exactly once: no failure, the
+    coordinator counted ``total`` messages, and every task checkpointed the last offset of each of its
+    partitions. An OutputMismatch naming what differs otherwise (a crashed run looks fast)."""
+    if runner.failure is not None:
+        raise OutputMismatch(f"{name}: the run failed: {runner.failure}")
+    same(f"{name}: messages processed", runner.processed, total)
+    checkpoints = asyncio.run(runner.read_checkpoints())
+    offsets = {ssp.partition: offset for task in checkpoints.values() for ssp, offset in task.items()}
+    same(f"{name}: the checkpointed offset of each partition", offsets, {p: str(per - 1) for p in range(4)})
 
+
+def scaling(messages: int, work: int, runs: int, spark: Any = None) -> None:
+    """(b), in ``spark`` (a ``local[2,2]`` session) or in a session made here (stopped at the end)."""
     from samza_nb import Config
     from samza_nb.runtime.spark.runner import SparkJobRunner
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    spark = (
-        SparkSession.builder.master("local[2,2]")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    spark.sparkContext.setLogLevel("FATAL")
+    own = spark is None
+    if own:
+        from pyspark.sql import SparkSession
+
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+        spark = (
+            SparkSession.builder.master("local[2,2]")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .getOrCreate()
+        )
+        spark.sparkContext.setLogLevel("FATAL")
     times: dict[int, list[float]] = {1: [], 2: []}
     steady: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,7 +123,8 @@ def scaling(messages: int, work: int, runs: int) -> None:
         total = messages // 4 * 4
         for run in range(runs):
             for containers in (1, 2):
-                config = Config(job(base, f"scale-{run}-{containers}", containers, work))
+                name = f"scale-{run}-{containers}"
+                config = Config(job(base, name, containers, work))
                 runner = SparkJobRunner(config, spark)
                 started = time.perf_counter()
                 runner.start()
@@ -114,6 +141,7 @@ def scaling(messages: int, work: int, runs: int) -> None:
                 steady[containers].append(rate)
                 runner.stop()
                 runner.join()
+                check_run(runner, name, total, total // 4)
                 print(
                     f"run {run}: {containers} container(s): {times[containers][-1]:.2f} s from start, "
                     f"{rate:,.0f} msg/s between 10% and 90% of the input",
@@ -127,7 +155,8 @@ def scaling(messages: int, work: int, runs: int) -> None:
         "(b) throughput 2 containers / 1 container between 10% and 90%: "
         f"median {statistics.median(ratios):.2f} (runs: {', '.join(f'{r:.2f}' for r in ratios)})"
     )
-    spark.stop()
+    if own:
+        spark.stop()
 
 
 def first_message(runner: str) -> float:

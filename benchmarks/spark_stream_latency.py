@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.output_check import OutputMismatch, same
 from samza_nb.api.streams import IncomingMessageEnvelope
 from samza_nb.config import Config
 from samza_nb.runtime.local import LocalJobRunner
@@ -58,7 +61,6 @@ def main() -> None:
     args = parser.parse_args()
 
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
 
     spark = (
         SparkSession.builder.master("local[2]")
@@ -68,15 +70,25 @@ def main() -> None:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    measure(spark, args.rows, args.batches, args.warmup, args.partitions)
+    spark.stop()
+
+
+def measure(spark: Any, rows: int, batches: int, warmup: int, partitions: int) -> None:
+    """Run the measurement in ``spark`` and print it; the run checked to have ended cleanly, processed
+    ``rows * batches`` messages at least and none twice."""
+    from pyspark.sql import functions as F
+
+    LatencyTask.seen, LatencyTask.event_ms = [], []
     df = (
         spark.readStream.format("rate-micro-batch")
-        .option("rowsPerBatch", args.rows)
+        .option("rowsPerBatch", rows)
         .option("numPartitions", 1)
         .load()
         .select("value", (F.col("value") % 16).cast("string").alias("key"), F.current_timestamp().alias("ts"))
     )
     with tempfile.TemporaryDirectory() as base:
-        register_dataframe("rates", df, key="key", timestamp="ts", partitions=args.partitions)
+        register_dataframe("rates", df, key="key", timestamp="ts", partitions=partitions)
         config = Config(
             {
                 "job.name": "latency",
@@ -86,30 +98,43 @@ def main() -> None:
             }
         )
         runner = LocalJobRunner(config, LatencyTask)
-        thread = threading.Thread(target=runner.run, daemon=True)
+        failures: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                runner.run()
+            except BaseException as exc:  # reported by the output check below
+                failures.append(exc)
+
+        thread = threading.Thread(target=run, daemon=True)
         thread.start()
-        wanted = args.rows * args.batches
+        wanted = rows * batches
         started = time.monotonic()
         while len(LatencyTask.seen) < wanted and thread.is_alive() and time.monotonic() - started < 600:
             time.sleep(0.2)  # a benchmark's progress check, not synchronisation of a test
         timings = [t for feed in running_feeds() for t in feed.timings]
         runner.stop()
         thread.join()
-    spark.stop()
-    skip = args.rows * args.warmup
+    if failures:
+        raise OutputMismatch(f"the job failed: {failures[0]!r}")
+    if len(LatencyTask.seen) < wanted:
+        raise OutputMismatch(f"the job processed {len(LatencyTask.seen)} of {wanted} messages in 600 s")
+    values = [value for value, _ in LatencyTask.seen]
+    same("messages processed once each", len(set(values)), len(values))
+    skip = rows * warmup
     latencies = [ms for value, ms in LatencyTask.seen if value >= skip]
     # The feed's share: batch timestamp (its first message's event time) -> its rows flushed to the log.
-    batch_ts = {value // args.rows: seen for value, seen in LatencyTask.event_ms}
+    batch_ts = {value // rows: seen for value, seen in LatencyTask.event_ms}
     feed_share = [
         t.flushed_ms - batch_ts[t.batch_id]
         for t in timings
-        if t.batch_id in batch_ts and t.batch_id >= args.warmup
+        if t.batch_id in batch_ts and t.batch_id >= warmup
     ]
     if not latencies:
-        sys.exit("no message processed after the warm-up")
+        raise OutputMismatch("no message processed after the warm-up")
     print(
-        f"rate-micro-batch, {args.rows} rows/batch, {args.partitions} partitions, "
-        f"{len(latencies)} messages after {args.warmup} warm-up batches: "
+        f"rate-micro-batch, {rows} rows/batch, {partitions} partitions, "
+        f"{len(latencies)} messages after {warmup} warm-up batches: "
         f"batch timestamp -> processed: median {statistics.median(latencies):.0f} ms, "
         f"p99 {percentile(latencies, 0.99):.0f} ms, max {max(latencies)} ms"
     )

@@ -5,6 +5,9 @@ As in ``core.py``, the input is built before the clock starts and then frozen ou
 collector (``gc.freeze``): a job reading from a real system does not hold a million input objects, so its
 collections do not walk them (``--no-freeze`` measures without).
 
+Every run checks its final counts, key by key, against ``collections.Counter`` over the same words
+(benchmarks/output_check.py: a mismatch raises, naming the first key that differs).
+
 Run: ``python benchmarks/state.py [--messages N] [--keys K] [--runs R]``; prints medians of R runs.
 """
 
@@ -17,15 +20,20 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.output_check import same
 from samza_nb.testing import TestRunner
 
 
 class DictCount:
+    final: dict[str, int] = {}
+    """The counts of the last run that ended (its end of stream; read by the output check)."""
+
     def init(self, context: Any) -> None:
         self.counts: dict[str, int] = {}
 
@@ -33,8 +41,14 @@ class DictCount:
         counts, key = self.counts, envelope.message
         counts[key] = counts.get(key, 0) + 1
 
+    def on_end_of_stream(self, collector: Any, coordinator: Any) -> None:
+        type(self).final = dict(self.counts)
+
 
 class StoreCount:
+    final: dict[str, int] = {}
+    """The store's contents at the end of the last run (read once, after its last message)."""
+
     def init(self, context: Any) -> None:
         self.counts = context.get_store("counts")
 
@@ -42,11 +56,16 @@ class StoreCount:
         counts, key = self.counts, envelope.message
         counts.put(key, (counts.get(key) or 0) + 1)
 
+    def on_end_of_stream(self, collector: Any, coordinator: Any) -> None:
+        type(self).final = dict(self.counts.all())
+
 
 FREEZE = True
 
 
 def rate(task: Any, words: list[str], config: dict[str, str]) -> float:
+    """Messages per second of ``task`` counting ``words``; its final counts checked against a Counter."""
+    task.final = {}
     runner = TestRunner.of(task).add_input("in", words).add_config(config)
     gc.collect()
     if FREEZE:
@@ -58,7 +77,8 @@ def rate(task: Any, words: list[str], config: dict[str, str]) -> float:
     finally:
         if FREEZE:
             gc.unfreeze()
-    assert result.processed == len(words)
+    same(f"{task.__name__}: messages processed", result.processed, len(words))
+    same(f"{task.__name__}: the final count of every key", task.final, dict(Counter(words)))
     return len(words) / elapsed
 
 

@@ -1,7 +1,12 @@
 """The store layers without a container: a per-key count (get + put per message) through the full layered
 store as a ratio to a plain dict measured in the same run, plus what the DuckDB engine costs per row.
 
-Run: ``python benchmarks/state_layers.py [--messages N] [--keys K] [--runs R] [--rows N]``; prints medians.
+Each run checks what it computed (benchmarks/output_check.py): every key's final count (and its last
+changelog value) against ``collections.Counter``, the engine's rows after the upserts and deletes as DuckDB
+reads them, the reads' values.
+
+Run: ``python benchmarks/state_layers.py [--messages N] [--keys K] [--runs R] [--rows N] [--operations N]``;
+prints medians.
 """
 
 from __future__ import annotations
@@ -9,9 +14,11 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import struct
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import duckdb
 
+from benchmarks.output_check import same
 from samza_nb.checkpoint.duckdb import ensure_schema
 from samza_nb.config import Config
 from samza_nb.storage import DuckDBStoreFactory
@@ -50,7 +58,9 @@ def count_dict(words: list[str]) -> float:
     start = time.perf_counter()
     for key in words:
         counts[key] = counts.get(key, 0) + 1
-    return time.perf_counter() - start
+    elapsed = time.perf_counter() - start
+    same("plain dict: the final count of every key", counts, dict(Counter(words)))
+    return elapsed
 
 
 def count_store(words: list[str], settings: dict[str, str], changelog: bool) -> tuple[float, float]:
@@ -77,7 +87,14 @@ def count_store(words: list[str], settings: dict[str, str], changelog: bool) -> 
         store.flush()
         commit_seconds = commit(conn, engine)
         elapsed = time.perf_counter() - start
-        assert store.get(words[0]) is not None
+        what = f"store {settings or 'defaults'}{' + changelog' if changelog else ''}"
+        expected = Counter(words)
+        same(f"{what}: the final count of every key", store.get_all(list(expected)), dict(expected))
+        if changelog:  # the last change of each key on the changelog is its final count (string, long)
+            last = {
+                key.decode(): struct.unpack(">q", value)[0] for key, value in records if value is not None
+            }
+            same(f"{what}: the changelog's last value of every key", last, dict(expected))
         engine.close()
         conn.close()
     return elapsed, commit_seconds
@@ -100,9 +117,18 @@ def write_rates(rows: int) -> dict[str, float]:
         rates["upsert, new keys"] = rows / commit(conn, engine)
         engine.put_all([(b"key-%d" % i, b"x%d" % i) for i in range(rows)])
         rates["upsert, existing keys"] = rows / commit(conn, engine)
-        engine.delete_all([b"key-%d" % i for i in range(0, rows, 2)])
-        rates["delete"] = (rows // 2) / commit(conn, engine)
+        deleted = range(0, rows, 2)
+        engine.delete_all([b"key-%d" % i for i in deleted])
+        rates["delete"] = len(deleted) / commit(conn, engine)
         engine.close()
+        # What the table holds now, read by DuckDB itself: every odd key with its upserted value.
+        table = conn.execute(f'SELECT k, v FROM "{engine.table}"').fetchall()
+        expected = {b"key-%d" % i: b"x%d" % i for i in range(1, rows, 2)}
+        same(
+            "write_pending: the rows after upserts and deletes",
+            {bytes(k): bytes(v) for k, v in table},
+            expected,
+        )
         small = DuckDBEngine(conn, "store__w__p1")
         small.put_all([(b"key-%d" % i, b"v") for i in range(rows)])
         commit(conn, small)
@@ -116,15 +142,17 @@ def write_rates(rows: int) -> dict[str, float]:
         start = time.perf_counter()
         reopened = DuckDBEngine(conn, "store__w__p0")
         rates["open + preload (rows/s)"] = reopened.row_count() / (time.perf_counter() - start)
+        same("open + preload: the rows", reopened.row_count(), len(expected))
         unmirrored = DuckDBEngine(conn, "store__w__p0", preload_max_rows=0, read_cache_size=0)
         keys = [b"key-%d" % i for i in range(1, 2001, 2)]
         start = time.perf_counter()
-        for key in keys[:200]:
-            unmirrored.get(key)
+        read = [unmirrored.get(key) for key in keys[:200]]
         rates["point reads without mirror (reads/s)"] = 200 / (time.perf_counter() - start)
+        same("point reads without mirror", read, [expected.get(key) for key in keys[:200]])
         start = time.perf_counter()
-        unmirrored.get_all(keys)
+        found = unmirrored.get_all(keys)
         rates["get_all 1,000 keys without mirror (keys/s)"] = len(keys) / (time.perf_counter() - start)
+        same("get_all without mirror", dict(found), {k: expected[k] for k in keys if k in expected})
         reopened.close()
         unmirrored.close()
         conn.close()
@@ -159,6 +187,7 @@ def hit_costs(operations: int = 1_000_000) -> dict[str, float]:
         for key in sequence:
             put(key, 2)
         put_ns = (time.perf_counter() - start) / len(sequence) * 1e9
+        same("cache hits: every key after the puts", store.get_all(keys), dict.fromkeys(keys, 2))
         plain: dict[str, int] = dict.fromkeys(keys, 1)
         start = time.perf_counter()
         for key in sequence:
@@ -175,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keys", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--rows", type=int, default=1_000_000, help="rows for the write_pending figures")
+    parser.add_argument("--operations", type=int, default=1_000_000, help="gets and puts of the cache hits")
     args = parser.parse_args(argv)
     rng = random.Random(1)
     vocabulary = [f"key-{i}" for i in range(args.keys)]
@@ -206,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         final = statistics.median(c for _, c, _ in runs) * 1000
         print(f"{name:40} {rate:14,.0f} msgs/s  ratio {ratio:.3f}  (final commit {final:,.0f} ms)")
     print()
-    for name, value in hit_costs().items():
+    for name, value in hit_costs(args.operations).items():
         print(f"{name:40} {value:14,.0f} ns/op")
     print()
     print(f"DuckDB engine, {args.rows:,} rows, one transaction each (write_pending + commit):")

@@ -4,6 +4,9 @@
 derandomized set of examples, so the whole directory takes seconds and a failure reproduces on every run;
 ``nightly`` (``make fuzz-nightly``) runs many more random examples per property, with hypothesis' example
 database keeping what it finds. ``SAMZA_NB_FUZZ_EXAMPLES`` overrides the number of examples of either.
+
+``parses`` accepts a SamzaError for any input, so every "never crashes" property has a partner run with
+``valid_inputs``: values built from the format (tests/fuzz/valid.py) must parse and round-trip.
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ fuzz: Final = settings(
 )
 """The settings of every fuzz property (see the module docstring)."""
 
+valid_inputs: Final = settings(fuzz, max_examples=EXAMPLES if NIGHTLY else max(1, EXAMPLES // 4))
+"""The settings of the valid-input properties (inputs built from the format, which must parse and round
+trip): a quarter of the examples in CI, each example being a whole document rather than a few bytes."""
+
 
 def parses(parse: Callable[..., _T], *args: Any, **kwargs: Any) -> _T | None:
     """``parse(*args, **kwargs)``: its value, or None when it raised a SamzaError with a message. Any other
@@ -42,4 +49,4 @@ def parses(parse: Callable[..., _T], *args: Any, **kwargs: Any) -> _T | None:
         return None
 
 
-__all__ = ["EXAMPLES", "NIGHTLY", "fuzz", "parses"]
+__all__ = ["EXAMPLES", "NIGHTLY", "fuzz", "parses", "valid_inputs"]

@@ -1,6 +1,6 @@
 """Kafka checkpoint topic messages (Samza's key and v1/v2 values) as the checkpoint table reads them: a key
 that is not a checkpoint key is skipped, a value that is not a checkpoint is a CheckpointError naming the
-stream and offset; nothing else escapes."""
+stream and offset; nothing else escapes. What the format writes (any task, inputs, stores) reads back."""
 
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from samza_nb.api.streams import SystemStream, SystemStreamPartition
 from samza_nb.checkpoint.samza_serdes import CHECKPOINT_V1_TYPE, CHECKPOINT_V2_TYPE, CheckpointKey
 from samza_nb.checkpoint.stream_format import CheckpointFormat, CheckpointTable
 from samza_nb.errors import CheckpointError
-from tests.fuzz.budget import fuzz, parses
+from tests.fuzz.budget import fuzz, parses, valid_inputs
 from tests.fuzz.strategies import DEEP_LIST, DEEP_OBJECT, any_bytes, json_values
+from tests.fuzz.valid import checkpoints
 
 FORMAT = CheckpointFormat(
     read_versions=(2, 1), changelogs={"counts": SystemStream("kafka", "counts-changelog")}
@@ -92,3 +93,32 @@ def test_checkpoint_v2_fields(inputs: object, markers: object, checkpoint_id: ob
         table().apply(key_of(CHECKPOINT_V2_TYPE), json.dumps(value).encode(), offset=7)
     except CheckpointError as exc:
         assert "offset 7" in str(exc)
+
+
+# -- valid inputs: what the format writes reads back -------------------------------------------------
+
+
+@valid_inputs
+@given(key=st.builds(CheckpointKey, st.text(max_size=20), st.text(max_size=20), st.text(max_size=40)))
+def test_valid_checkpoint_keys_round_trip(key: CheckpointKey) -> None:
+    assert CheckpointKey.decode(key.encode()) == key
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@valid_inputs
+@given(task=st.text(max_size=20), written=checkpoints())
+def test_valid_checkpoints_round_trip(
+    version: int, task: str, written: tuple[Checkpoint, dict[str, SystemStream]]
+) -> None:
+    """A checkpoint written in version 1 or 2 (inputs, stores' changelog partitions and offsets) is read
+    back by the checkpoint table as the same checkpoint."""
+    checkpoint, changelogs = written
+    versions = (version,)
+    checkpoint_format = CheckpointFormat(
+        write_versions=versions, read_versions=versions, changelogs=changelogs
+    )
+    read = CheckpointTable("__samza_checkpoint_ver_1_for_j_1", checkpoint_format)
+    for offset, (key, value) in enumerate(checkpoint_format.encode(task, checkpoint)):
+        read.apply(key, value, offset=offset)
+    assert read.checkpoints == {task: checkpoint}
+    assert dict(read.checkpoints[task].changelog_ssps) == dict(checkpoint.changelog_ssps)

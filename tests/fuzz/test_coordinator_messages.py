@@ -1,4 +1,5 @@
-"""Coordinator stream messages and the job model JSON: a value, or a SamzaError naming what is wrong."""
+"""Coordinator stream messages and the job model JSON: a value, or a SamzaError naming what is wrong; what a
+job writes (messages, whole streams, job models) reads back the same."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from samza_nb.coordinator.messages import (
     SET_TASK_CONTAINER,
     CoordinatorStreamMessage,
 )
-from tests.fuzz.budget import fuzz, parses
+from tests.fuzz.budget import fuzz, parses, valid_inputs
 from tests.fuzz.strategies import DEEP_LIST, DEEP_OBJECT, any_bytes, argv_text, json_values
+from tests.fuzz.valid import coordinator_messages, job_models
 
 TYPES = st.sampled_from([SET_CONFIG, SET_CHANGELOG, SET_CONTAINER_HOST, SET_TASK_CONTAINER, "other"])
 
@@ -122,3 +124,56 @@ def test_written_messages_read_back(type_: str, key: str, values: dict[str, obje
     encoded = parses(message.encode)
     if encoded is not None:
         assert CoordinatorStreamMessage.decode(*encoded, "offset 0") == message
+
+
+# -- valid inputs: what a job writes reads back ------------------------------------------------------
+
+
+@valid_inputs
+@given(message=coordinator_messages)
+def test_valid_messages_round_trip(message: CoordinatorStreamMessage) -> None:
+    """Any message (any text, any JSON values, a delete) decodes from its bytes as the same message, with
+    the same stamp (host, user, source, time) unless it is a delete (a tombstone carries none)."""
+    decoded = CoordinatorStreamMessage.decode(*message.encode(), "offset 0")
+    assert decoded == message
+    assert decoded.values == message.values
+    if not message.is_delete:
+        stamp = (message.host, message.username, message.source, message.timestamp)
+        assert (decoded.host, decoded.username, decoded.source, decoded.timestamp) == stamp
+
+
+@valid_inputs
+@given(
+    config=st.dictionaries(st.text(max_size=12), st.text(max_size=12), max_size=5),
+    changelogs=st.dictionaries(st.text(max_size=12), st.integers(min_value=0, max_value=2**31), max_size=5),
+    hosts=st.dictionaries(st.text(max_size=4), st.text(max_size=12), max_size=3),
+    tasks=st.dictionaries(st.text(max_size=12), st.text(max_size=4), max_size=5),
+)
+def test_valid_streams_bootstrap(
+    config: dict[str, str], changelogs: dict[str, int], hosts: dict[str, str], tasks: dict[str, str]
+) -> None:
+    """A coordinator stream as a job writes it (config, changelog partitions, hosts, task assignments),
+    read back from its bytes, bootstraps to the same views."""
+    written = [CoordinatorStreamMessage.set_config(k, v, "fuzz") for k, v in config.items()]
+    written += [CoordinatorStreamMessage.set_changelog(k, v, "fuzz") for k, v in changelogs.items()]
+    written += [CoordinatorStreamMessage.set_container_host(k, v, "fuzz") for k, v in hosts.items()]
+    written += [CoordinatorStreamMessage.set_task_container(k, v, "fuzz") for k, v in tasks.items()]
+    view = Bootstrapped()
+    for offset, message in enumerate(written):
+        view.apply(CoordinatorStreamMessage.decode(*message.encode(), f"offset {offset}"))
+    assert config_of(view) == config
+    assert changelog_mapping_of(view) == changelogs
+    assert container_hosts_of(view) == hosts
+    assert task_containers_of(view) == tasks
+
+
+@valid_inputs
+@given(model=job_models())
+def test_valid_job_models_round_trip(model: JobModel) -> None:
+    """A job model (containers, tasks, partitions, changelog partitions, modes, config) read back from the
+    JSON it writes (as text and as bytes) is the same model, and writes the same JSON again."""
+    text = model.to_json()
+    assert JobModel.from_json(text) == model
+    read = JobModel.from_json(text.encode("utf-8"))
+    assert read == model
+    assert read.to_json() == text
