@@ -151,6 +151,7 @@ def test_the_config_summary_counts_one_key_in_the_singular(
             "stores.s.factory = samza_nb.storage.duckdb.DuckDBStoreFactori",
             "did you mean samza_nb.storage.duckdb.DuckDBStoreFactory?",
         ),
+        ("task.class = no.such.Task", "samza_config: task.class='no.such.Task' cannot be imported"),
         (
             "stores.s.key.serde = strng",
             "samza_config: stores.s.key.serde='strng' is not a serde: no serde has that name; did you mean "
