@@ -1,16 +1,17 @@
 """The digests of a recording's input messages (``digests.bin``, recording format version 3), so that a
 replay stops at the first input message that is not the one the recorded run read.
 
-A message's digest is CRC-32 of the UTF-8 ``repr`` of its value, continued over the ``repr`` of its key
-when it has one (:func:`digest`): 32 bits, computed for a whole batch in C-level maps (:func:`digests`) as
-the container buffers what it polled, so recording costs no per-message Python call. ``repr`` stands
-for the value's bytes because in-memory streams carry Python objects; a value whose ``repr`` is not
-stable across runs (an object's default ``repr``, with its address) is not checked at replay.
+A message's digest is 64 bits from its value, XOR its key's mixed when it has a key (:func:`digest`): an
+``int`` of 64 bits itself (a larger one its ``hash``, the same in every process), CRC-32 of a ``str``'s
+UTF-8 or of ``bytes``, 0 for None, CRC-32 of the ``repr`` of anything else (in-memory streams carry Python
+objects). A batch is digested as the container buffers what it polled (a batch of ``int`` values without
+keys in one C-level conversion). A value whose ``repr`` is not stable across runs (an object's default
+``repr``, with its address) is not checked at replay.
 
 ``digests.bin`` is a run of batch records: varint partition index (the header's table), varint count,
 varint 0 and the first offset (varint length, UTF-8) when the batch's offsets are consecutive integers,
-else varint 1 and each offset; then ``count`` little-endian 32-bit digests. A file cut short reads as its
-whole records.
+else varint 1 and each offset; then ``count`` little-endian signed 64-bit digests. A file cut short reads
+as its whole records.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import sys
 import zlib
 from array import array
 from collections.abc import Sequence
-from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -32,34 +32,56 @@ if TYPE_CHECKING:
 DIGESTS = "digests.bin"
 """The file of a recording that holds its input messages' digests (version 3 on)."""
 
-_MESSAGE = attrgetter("message")
-_KEY = attrgetter("key")
 _crc32 = zlib.crc32
-_encode = str.encode
 UNSTABLE = " at 0x"
 """What a ``repr`` holding an object's address contains (not checked: another run has another address)."""
 
 
 def digest(envelope: IncomingMessageEnvelope) -> int:
     """The digest of one message (what :func:`digests` computes for each of a batch)."""
-    value = _crc32(repr(envelope.message).encode())
-    return value if envelope.key is None else _crc32(repr(envelope.key).encode(), value)
+    value = _one(envelope.message)
+    return value if envelope.key is None else value ^ _key(envelope.key)
 
 
 def digests(envelopes: Sequence[IncomingMessageEnvelope]) -> array[int]:
-    """The digest of each of ``envelopes``, in order (C-level maps: no Python call per message; a batch
-    without keys digests its values only)."""
-    values = map(_crc32, map(_encode, map(repr, map(_MESSAGE, envelopes))))
-    keys = list(map(_KEY, envelopes))
-    if keys.count(None) == len(keys):
-        return array("I", values)
-    return array(
-        "I",
-        [
-            value if key is None else _crc32(repr(key).encode(), value)
-            for key, value in zip(keys, values, strict=True)
-        ],
-    )
+    """The digest of each of ``envelopes``, in order. A batch of ``int`` values without keys is one C-level
+    conversion (its digests are the values); others take a comprehension."""
+    values = [e.message for e in envelopes]
+    keys = [e.key for e in envelopes]
+    if keys.count(None) != len(keys):
+        pairs = zip(keys, values, strict=True)
+        return array("q", [_one(v) if k is None else _one(v) ^ _key(k) for k, v in pairs])
+    try:
+        return array("q", values)  # ints (bools too) of 64 bits: the digest is the value
+    except (TypeError, OverflowError):
+        return array("q", [_crc32(v.encode()) if type(v) is str and v.isascii() else _one(v) for v in values])
+
+
+_LOW, _HIGH = -(1 << 63), (1 << 63) - 1
+_MIX = 0x9E3779B97F4A7C15
+
+
+def _one(item: Any) -> int:
+    """One key's or value's digest (a signed 64-bit value): an ``int`` of 64 bits itself (else its
+    ``hash``, the same in every process), CRC-32 of a ``str``'s UTF-8 or of ``bytes``, 0 for None, else
+    CRC-32 of its ``repr``."""
+    if isinstance(item, int):
+        return int(item) if _LOW <= item <= _HIGH else hash(item)
+    kind = type(item)
+    if kind is str:
+        return _crc32(item.encode("utf-8", "surrogatepass"))
+    if kind is bytes:
+        return _crc32(item)
+    if item is None:
+        return 0
+    return _crc32(repr(item).encode())
+
+
+def _key(key: Any) -> int:
+    """What a key adds (XOR) to its value's digest: its digest mixed (so a key and a value swapped
+    differ), as a signed 64-bit value."""
+    mixed = (_one(key) * _MIX + 1) & 0xFFFFFFFFFFFFFFFF
+    return mixed - (1 << 64) if mixed > _HIGH else mixed
 
 
 def describe(envelope: IncomingMessageEnvelope) -> str:
@@ -139,10 +161,10 @@ class _Reader(ByteReader):
             offsets = [str(first + i) for i in range(count)]
         else:
             offsets = [self.text(self.varint()) for _ in range(count)]
-        end = self.position + 4 * count
+        end = self.position + 8 * count
         if end > len(self.data):
             raise EOFError
-        values = array("I")
+        values = array("q")
         values.frombytes(self.data[self.position : end])
         if sys.byteorder == "big":
             values.byteswap()

@@ -279,8 +279,8 @@ class ScheduleReplayer(Schedule):
             state.failure = ReplayDivergedError(
                 f"replay of {self.recording.directory}: the input differs from the recording at stream "
                 f"{ssp.system}.{ssp.stream} partition {ssp.partition} offset {envelope.offset}: the "
-                f"recording read another message there (digest {recorded:#010x}), this run reads "
-                f"{describe(envelope)} (digest {digest(envelope):#010x}); a replay needs the same input"
+                f"recording read another message there (digest {recorded:#x}), this run reads "
+                f"{describe(envelope)} (digest {digest(envelope):#x}); a replay needs the same input"
             )
             state.wakeup.set()
         return False

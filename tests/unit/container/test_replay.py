@@ -137,8 +137,8 @@ def test_an_input_of_the_same_count_with_a_changed_value_stops_the_replay_at_tha
     message = str(failure.value)
     assert message.startswith(
         f"replay of {recording}: the input differs from the recording at stream test.in partition 0 offset "
-        f"25: the recording read another message there (digest {digest_of(None, 25):#010x}), this run "
-        f"reads key None, value 1025 (digest {digest_of(None, 1025):#010x})"
+        f"25: the recording read another message there (digest {digest_of(None, 25):#x}), this run "
+        f"reads key None, value 1025 (digest {digest_of(None, 1025):#x})"
     )
     assert "\n" not in message
     assert Run(tmp_path, task, 60, replay=recording, **concurrency).output == recorded.output
