@@ -71,6 +71,8 @@ class SystemConsumers:
         self._fetchers: list[asyncio.Task[None]] = []
         self.failure: BaseException | None = None
         self._stopping = False
+        self.intake: Callable[[SystemStreamPartition, Sequence[IncomingMessageEnvelope]], None] | None = None
+        """Told of each batch as it is buffered (a recording's digests); None: nobody."""
 
     # -- setup ------------------------------------------------------------------------------------------
     def register(self, ssp: SystemStreamPartition, offset: str) -> None:
@@ -208,6 +210,8 @@ class SystemConsumers:
             if buffer is None:
                 raise SystemConsumersError(f"a consumer returned messages of unregistered partition {ssp}")
             buffer.extend(envelopes)
+            if self.intake is not None:
+                self.intake(ssp, envelopes)
             if envelopes[-1].is_end_of_stream:
                 self._ended.add(ssp)
             if ssp not in self._outstanding:

@@ -26,6 +26,7 @@ from samza_nb.chooser.round_robin import RoundRobinChooser
 from samza_nb.chooser.tiered_priority import TieredPriorityChooser
 from samza_nb.chooser.trace import TracingChooser
 from samza_nb.config.catalogue import spec_for
+from samza_nb.config.key_check import suggestion_for
 from samza_nb.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -56,9 +57,7 @@ def live_changes(changes: Mapping[str, Any] | None, keywords: Mapping[str, Any])
     parsed: dict[str, int] = {}
     for key, raw in merged.items():
         if key not in LIVE_KEYS and not _PRIORITY.match(key):
-            raise ConfigError(
-                f"{key} cannot change while the job runs; the live keys are {', '.join(LIVE_KEYS)}", key=key
-            )
+            raise ConfigError(not_live(key), key=key)
         spec = spec_for(key)
         assert spec is not None, key
         value = spec.parse(key, str(raw).strip())
@@ -72,6 +71,21 @@ def live_changes(changes: Mapping[str, Any] | None, keywords: Mapping[str, Any])
             )
         parsed[key] = value
     return parsed
+
+
+def not_live(key: str) -> str:
+    """Why ``key`` cannot be ``set``, in one line: a misspelt key names the key it most likely meant
+    (``unknown key task.max.concurency: did you mean task.max.concurrency?``), a known key that is not live
+    says so, an unknown one says that; each lists the live keys."""
+    live = f"the live keys are {', '.join(LIVE_KEYS)}"
+    dotted = key.replace("_", ".")  # a keyword's name (task_max_concurency)
+    suggestion = suggestion_for(key) or (suggestion_for(dotted) if dotted != key else None)
+    if suggestion is not None:
+        fixed = "" if suggestion in LIVE_KEYS or _PRIORITY.match(suggestion) else " (it cannot change live)"
+        return f"unknown key {key}: did you mean {suggestion}?{fixed} ({live})"
+    if spec_for(key) is not None:
+        return f"{key} cannot change while the job runs; {live}"
+    return f"unknown key {key}: no config key has that name ({live})"
 
 
 def layers(chooser: MessageChooser) -> tuple[BatchingChooser | None, TieredPriorityChooser | None]:

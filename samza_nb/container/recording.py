@@ -1,10 +1,12 @@
 """The files of a recorded schedule (``job.record.path``, ``samza-nb run --record DIR``).
 
-A recording is a directory of two files:
+A recording is a directory of three files:
 
 - ``header.json``: the format and its version, the job (name, id), the task table, the partition table
   (each partition's task, its starting offset and the checkpointed offset before it: the starting
   checkpoint) and the config keys the schedule depends on.
+- ``digests.bin`` (version 3 on): a digest of each input message the run polled, by partition and offset
+  (:mod:`samza_nb.container.message_digests`): a replay stops at the first message that differs.
 - ``schedule.bin``: the schedule, in order, as varint-coded records. A record starts with a tag
   ``kind | id << 4`` (``id``: a partition's or task's index in the tables, or a round's width); most are
   that one byte:
@@ -37,7 +39,8 @@ first and last are the partition's next ones (read back with their offsets when 
 
 Records are appended when the recording is flushed (at every commit, at stop, and when the buffer grows);
 every record's length follows from its bytes, so a file cut short by a crash reads as its complete
-records (a readable prefix). Version 1 (3-bit kinds, no RUN, ROUND or TASK_EOS) is read too.
+records (a readable prefix). Version 1 (3-bit kinds, no RUN, ROUND or TASK_EOS) and version 2 (the same
+schedule as version 3, no ``digests.bin``: its messages are not checked) are read too.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import SamzaError
 
 FORMAT = "samza-nb schedule"
-VERSION = 2
-READS = (1, 2)
+VERSION = 3
+READS = (1, 2, 3)
 """The versions this reads."""
 HEADER = "header.json"
 SCHEDULE = "schedule.bin"
@@ -150,6 +153,28 @@ class Header:
             raise SamzaError(f"{where}: malformed recording header ({exc!r})") from exc
 
 
+def write_varint(out: bytearray, value: int) -> None:
+    """Append ``value`` (>= 0) as a varint: 7 bits a byte, low first, the high bit set on all but the last."""
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def read_varint(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at ``position`` of ``data`` and the position after it; EOFError when it is cut short."""
+    value = shift = 0
+    while True:
+        if position >= len(data):
+            raise EOFError
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
+
+
 def int_offset(offset: str) -> int | None:
     """``offset`` as an integer when it is one in canonical form, else None."""
     if offset.isdigit() and (offset == "0" or offset[0] != "0"):
@@ -209,14 +234,35 @@ class Recording:
         return len(self._data)
 
 
-class _Decoder:
+class ByteReader:
+    """Reads varints and UTF-8 text from ``data`` at ``position`` (EOFError where it is cut short)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.position = 0
+
+    def varint(self) -> int:
+        """The next varint."""
+        value, self.position = read_varint(self.data, self.position)
+        return value
+
+    def text(self, length: int) -> str:
+        """The next ``length`` bytes, as UTF-8 text."""
+        end = self.position + length
+        if end > len(self.data):
+            raise EOFError
+        value = self.data[self.position : end].decode()
+        self.position = end
+        return value
+
+
+class _Decoder(ByteReader):
     """Reads ``schedule.bin`` record by record, keeping what the compact records are relative to."""
 
     def __init__(self, recording: Recording) -> None:
+        super().__init__(recording._data)
         header = recording.header
         self.where = recording.directory / SCHEDULE
-        self.data = recording._data
-        self.position = 0
         self.shift = 3 if header.version == 1 else SHIFT
         self.task_of = [p.task for p in header.partitions]
         self.previous: list[int | None] = []
@@ -233,28 +279,6 @@ class _Decoder:
             except EOFError:
                 return
             yield from record
-
-    def varint(self) -> int:
-        data, position = self.data, self.position
-        value = shift = 0
-        while True:
-            if position >= len(data):
-                raise EOFError
-            byte = data[position]
-            position += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                self.position = position
-                return value
-            shift += 7
-
-    def text(self, length: int) -> str:
-        end = self.position + length
-        if end > len(self.data):
-            raise EOFError
-        value = self.data[self.position : end].decode()
-        self.position = end
-        return value
 
     def partition(self, index: int) -> int:
         if index >= len(self.previous):
@@ -346,4 +370,13 @@ class _Decoder:
         return entries
 
 
-__all__ = ["Entry", "Header", "PartitionEntry", "Recording", "int_offset"]
+__all__ = [
+    "ByteReader",
+    "Entry",
+    "Header",
+    "PartitionEntry",
+    "Recording",
+    "int_offset",
+    "read_varint",
+    "write_varint",
+]

@@ -8,6 +8,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from samza_nb.container.message_digests import DigestWriter
 from samza_nb.container.recording import (
     COMMIT,
     COMPLETE,
@@ -27,16 +28,12 @@ from samza_nb.container.recording import (
     Header,
     int_offset,
 )
+from samza_nb.container.recording import write_varint as _varint
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-
-def _varint(out: bytearray, value: int) -> None:
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+    from samza_nb.api.streams import IncomingMessageEnvelope
 
 
 class ScheduleWriter:
@@ -48,6 +45,8 @@ class ScheduleWriter:
 
     def __init__(self, directory: Path, header: Header) -> None:
         directory.mkdir(parents=True, exist_ok=True)
+        self.digests = DigestWriter(directory)
+        """The digests of the input messages (``digests.bin``), written with the schedule's flushes."""
         self.directory = directory
         self._task_of = [p.task for p in header.partitions]
         self._previous: list[int | None] = []
@@ -156,8 +155,15 @@ class ScheduleWriter:
         """The loop ended (:data:`STOPPED` or :data:`ENDED`)."""
         _varint(self._buffer, END | how << SHIFT)
 
+    def polled(self, ssp: int, envelopes: Sequence[IncomingMessageEnvelope]) -> None:
+        """A batch of partition ``ssp`` was polled: its messages' digests are recorded."""
+        self.digests.batch(ssp, envelopes)
+        if len(self.digests.buffer) >= FLUSH_BYTES:
+            self.digests.flush()
+
     def flush(self) -> None:
-        """Append the buffered records to ``schedule.bin``."""
+        """Append the buffered records to ``schedule.bin`` and ``digests.bin``."""
+        self.digests.flush()
         if self._buffer and not self._file.closed:
             self._file.write(self._buffer)
             self._file.flush()
@@ -168,6 +174,7 @@ class ScheduleWriter:
         """Flush and close the file."""
         self.flush()
         self._file.close()
+        self.digests.close()
 
 
 def _offset_code(out: bytearray, offset: str, expected: int | None) -> int | None:

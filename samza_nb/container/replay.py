@@ -9,7 +9,8 @@ record (:meth:`ScheduleReplayer.step`), and window and commit fire when their re
 timers are off). So outputs come out in the recorded order and stores end the same.
 
 Where the run and the recording part (an input message with another offset, an end-of-stream where the
-recording has a message, ...) the run fails with a :class:`ReplayDivergedError` naming the position. At a
+recording has a message, a message whose digest is not the recorded one: same offset, another key or
+value, ...) the run fails with a :class:`ReplayDivergedError` naming the position. At a
 requested stop's record the run stops (committing), as it did; at the end of a recording without one (a
 crash, or a failure) it stops there too, committing. A recording whose job ended by itself ends so again.
 
@@ -31,6 +32,7 @@ from samza_nb.container.loop.schedule import (
     Schedule,
     ScheduleRecorder,
 )
+from samza_nb.container.message_digests import describe, digest, read_digests, stable
 from samza_nb.container.recording import (
     COMMIT,
     COMPLETE,
@@ -102,6 +104,8 @@ class ScheduleReplayer(Schedule):
         self._held: dict[tuple[int, int], Completion] = {}
         self._waiting: dict[tuple[int, int], asyncio.Future[None]] = {}
         self._unchecked: set[int] = set()  # partitions whose messages may be older than their start
+        self._digests = read_digests(recording.directory, len(recording.header.partitions))
+        """Each partition's recorded message digests by offset (None: a recording before version 3)."""
 
     # -- the container's hooks --------------------------------------------------------------------------
     def job_config(self, config: Config) -> Config:
@@ -253,11 +257,33 @@ class ScheduleReplayer(Schedule):
         if (entry.kind == EOS and end) or (
             entry.kind == DISPATCH and not end and entry.offset in ("", envelope.offset)
         ):
+            if not end and self._digests is not None and not self._same_message(entry.ssp, envelope):
+                return None
             del held[ssp]
             self._awaiting = True
             return envelope
         self._diverged(self._found(ssp, None if end else envelope.offset))
         return None
+
+    def _same_message(self, index: int, envelope: IncomingMessageEnvelope) -> bool:
+        """True unless the recording has another message at ``envelope``'s offset (then the run fails,
+        naming stream, partition, offset and what each has)."""
+        assert self._digests is not None
+        recorded = self._digests[index].get(envelope.offset)
+        if recorded is None or digest(envelope) == recorded or not stable(envelope):
+            return True
+        state = self.state
+        assert state is not None
+        if state.failure is None:
+            ssp = envelope.ssp
+            state.failure = ReplayDivergedError(
+                f"replay of {self.recording.directory}: the input differs from the recording at stream "
+                f"{ssp.system}.{ssp.stream} partition {ssp.partition} offset {envelope.offset}: the "
+                f"recording read another message there (digest {recorded:#x}), this run reads "
+                f"{describe(envelope)} (digest {digest(envelope):#x}); a replay needs the same input"
+            )
+            state.wakeup.set()
+        return False
 
     def _older_than_start(
         self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]

@@ -43,6 +43,7 @@ from samza_nb.notebook.display.updater import DashboardUpdater
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config, checkpoints
 from samza_nb.notebook.magics.task_cell import TaskDefinition, define_task, defined_line
+from samza_nb.notebook.runs.applications import ignored_class_note
 from samza_nb.notebook.runs.cell_output import CellOutput
 from samza_nb.notebook.runs.failures import failure_line
 from samza_nb.notebook.runs.fresh_inputs import FreshInputs
@@ -181,6 +182,9 @@ class NotebookSession:
             replay=replay,
             fresh_inputs=self._fresh_inputs,
         )
+        note = ignored_class_note(values, self.task)
+        if note is not None:
+            self._show(note)
         dashboard = None
         dashboard_output: DashboardOutput | None = None
         if ui == "widgets":

@@ -6,7 +6,6 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.base import load_checkpoint_manager
-from samza_nb.config.key_check import check_key_spelling
 from samza_nb.container.container import SamzaContainer
 from samza_nb.container.knobs import config_values, live_changes
 from samza_nb.coordinator.planning import plan_job_model
@@ -18,6 +17,7 @@ from samza_nb.runtime.applications import (
     load_task_factory,
     what_job_runs,
 )
+from samza_nb.runtime.config_check import check_job_config
 
 if TYPE_CHECKING:
     import os
@@ -83,7 +83,7 @@ class LocalJobRunner:
         job_model: JobModel | None = None,
         replay: str | os.PathLike[str] | None = None,
     ) -> None:
-        check_key_spelling(config)  # a misspelt key is an error before anything runs
+        check_job_config(config)  # a misspelt key, class path or serde name: an error before anything runs
         if config.get_int("job.container.count", 1) != 1:
             raise ConfigError(
                 "job.container.count must be 1 for a run in this process (it runs one container with every "

@@ -10,12 +10,14 @@ path of a serde class or factory. A registered class is likewise a serde class, 
 
 from __future__ import annotations
 
+import difflib
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from samza_nb.config import Config
-from samza_nb.config.plugins import import_dotted
+from samza_nb.config.catalogue import spec_for
+from samza_nb.config.plugins import FOREIGN_PREFIXES, check_class_path, import_dotted
 from samza_nb.errors import ConfigError
 from samza_nb.serde.base import Serde, SerdeFactory
 from samza_nb.serde.builtin import (
@@ -44,6 +46,9 @@ BUILTIN_SERDES: Final[Mapping[str, Callable[[], Serde]]] = {
 }
 """The serdes every registry knows, by name (``pickle``: trusted data only). ``integer``, ``byte`` and
 ``bytebuffer`` are accepted as Samza's aliases."""
+
+_SERDE_KEY_ENDS: Final = (".key.serde", ".msg.serde")
+"""How the keys that name a serde end."""
 
 _ALIASES: Final[Mapping[str, str]] = {"integer": "int", "byte": "bytes", "bytebuffer": "bytes"}
 
@@ -136,12 +141,37 @@ class SerdeRegistry:
         where = key or class_key(text)
         if "." in text:  # a serde class (or factory) named by its dotted path
             return self._load(text, text, where)
-        raise ConfigError(
-            f"{where}={name!r} is not a serde: no serde has that name (known: {', '.join(self.names())}). "
+        raise self.unknown(where, name)
+
+    def unknown(self, key: str, name: str) -> ConfigError:
+        """The error of serde ``name`` (given by ``key``) that no serde has: the closest known name, the
+        known names, and how to register one."""
+        text = name.strip()
+        close = difflib.get_close_matches(text.lower(), [*self.names(), *_ALIASES], n=1, cutoff=0.6)
+        meant = f"did you mean {close[0]}? " if close else ""
+        known = ", ".join(self.names())
+        return ConfigError(
+            f"{key}={name!r} is not a serde: no serde has that name; {meant}(known: {known}). "
             f"Register one with {class_key(text)} = package.module.SerdeClass, or give the dotted path "
             "of a class with to_bytes/from_bytes",
-            key=where,
+            key=key,
         )
+
+    def check_names(self) -> None:
+        """Nothing when every serde name the config gives (``stores.<n>.key.serde``, ``...msg.serde``,
+        ``systems.<s>[.streams.<t>].samza.{key,msg}.serde``) is a registered, built-in or Samza name or a
+        dotted path that resolves; else a :class:`ConfigError` naming the first key, its value and the
+        name it most likely meant. Nothing is created or loaded (a lazy export stays unloaded)."""
+        for key, value in self._config.items():
+            if not key.endswith(_SERDE_KEY_ENDS) or (spec := spec_for(key)) is None or spec.kind != "str":
+                continue
+            text = value.strip()
+            if not text or text in self._paths or builtin_name(text) is not None:
+                continue
+            if "." not in text:
+                raise self.unknown(key, value)
+            if not text.startswith(FOREIGN_PREFIXES):
+                check_class_path(key, text)
 
     def _load(self, name: str, path: str, key: str) -> Serde:
         builtin = _SAMZA_FACTORIES.get(path)
@@ -159,6 +189,11 @@ class SerdeRegistry:
         _check_serde(made, f"{key}={path!r}", key)
         serde: Serde = made
         return serde
+
+
+def check_serde_names(config: Config) -> None:
+    """:meth:`SerdeRegistry.check_names` of ``config``'s registry: every serde name it gives is one."""
+    SerdeRegistry(config).check_names()
 
 
 def serde_for(name: str, key: str) -> Serde:
@@ -181,6 +216,7 @@ __all__ = [
     "REGISTRY_PREFIX",
     "SerdeRegistry",
     "builtin_name",
+    "check_serde_names",
     "class_key",
     "serde_for",
 ]

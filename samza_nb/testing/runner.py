@@ -26,6 +26,7 @@ from samza_nb.observe.bus import EventBus, Subscriber
 from samza_nb.observe.events import Event, WatermarkAdvanced
 from samza_nb.operators.application import is_application
 from samza_nb.operators.prepare import prepare_application
+from samza_nb.runtime.config_check import check_job_config
 from samza_nb.systems.inmemory.system import InMemoryBroker
 from samza_nb.testing.modes import LoopMode, loop_mode
 
@@ -235,6 +236,7 @@ class TestRunner:
         """Run on the current event loop until every input ended and tasks finished, or the tasks asked
         to stop; raises SamzaError on task failure and JobTimeoutError after ``timeout`` seconds."""
         config = self.config()
+        check_job_config(config)  # a misspelt key, class path or serde name: before anything runs
         InMemoryBroker.register(self._broker)
         try:
             if self._app is not None:

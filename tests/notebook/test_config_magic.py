@@ -136,3 +136,38 @@ def test_the_config_summary_counts_one_key_in_the_singular(
 ) -> None:
     run(shell, "%%samza_config\njob.name = one")
     assert capsys.readouterr().out.startswith("job 'one': 1 key; inputs")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            "systems.mem.samza.factory = samza_nb.systems.inmemory.InMemorySystemFactor",
+            "samza_config: systems.mem.samza.factory='samza_nb.systems.inmemory.InMemorySystemFactor' cannot "
+            "be imported: module 'samza_nb.systems.inmemory' has no attribute 'InMemorySystemFactor'; did "
+            "you mean samza_nb.systems.inmemory.InMemorySystemFactory?",
+        ),
+        (
+            "stores.s.factory = samza_nb.storage.duckdb.DuckDBStoreFactori",
+            "did you mean samza_nb.storage.duckdb.DuckDBStoreFactory?",
+        ),
+        ("task.class = no.such.Task", "samza_config: task.class='no.such.Task' cannot be imported"),
+        (
+            "stores.s.key.serde = strng",
+            "samza_config: stores.s.key.serde='strng' is not a serde: no serde has that name; did you mean "
+            "string?",
+        ),
+    ],
+)
+def test_a_misspelt_class_path_or_serde_name_fails_in_the_config_cell(
+    shell: InteractiveShell,
+    magics: SamzaMagics,
+    capsys: pytest.CaptureFixture[str],
+    line: str,
+    message: str,
+) -> None:
+    run(shell, "%%samza_config\njob.name = before\n")
+    capsys.readouterr()
+    error = error_line(run(shell, f"%%samza_config\njob.name = j\n{line}\n"), capsys)
+    assert message in error and "\n" not in error
+    assert magics.session.config == {"job.name": "before"}, "the misspelt config is not taken"

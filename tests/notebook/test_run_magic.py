@@ -74,7 +74,6 @@ def test_wait_runs_to_end_of_stream_on_its_own_thread(
         (["%samza_config job.name=x task.inputs=nb.in"], "no task: define one in a %%samza_task cell"),
         (["%samza_config job.name=x", COLLECT], "missing required config task.inputs"),
         (["%samza_config task.inputs=ghost.in", COLLECT], "systems.ghost.samza.factory"),
-        (["%samza_config task.inputs=nb.in task.class=no.such.Task"], "task.class='no.such.Task'"),
     ],
 )
 def test_mistakes_before_running_are_one_line(
@@ -104,6 +103,23 @@ def test_task_class_from_config(shell: InteractiveShell, magics: SamzaMagics, br
     run(shell, config_cell(broker, "in", task_class="tests.notebook.sample_tasks.Collect"))
     assert run(shell, "%samza_run --wait --no-dashboard").success
     assert sample_tasks.SEEN == [0, 1, 2, 3, 4]
+
+
+def test_a_task_class_the_task_cell_overrides_is_said_at_run(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fill(broker, "in", 1, 5)
+    sample_tasks.SEEN.clear()
+    run(shell, config_cell(broker, "in", task_class="tests.notebook.sample_tasks.Collect"))
+    run(shell, COLLECT)
+    capsys.readouterr()
+    assert run(shell, "%samza_run --wait --no-dashboard").success
+    assert sorted(shell.user_ns["Collect"].seen) == [0, 1, 2, 3, 4] and sample_tasks.SEEN == []
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "note: task.class = tests.notebook.sample_tasks.Collect is not run: the %%samza_task cell's "
+        "Collect runs in its place"
+    )
 
 
 def test_background_job_already_running_then_stop_waits_and_commits(

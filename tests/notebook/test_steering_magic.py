@@ -85,8 +85,15 @@ def test_set_shows_the_values_in_force_and_a_bad_key_is_one_line(
     out = capsys.readouterr().out
     assert "task.max.concurrency = 4  (changed)" in out and "task.commit.ms = " in out
     line = error_line(run(shell, "%samza_set task.bogus=1"), capsys)
-    assert line.startswith("NotebookError: samza_set: task.bogus cannot change while the job runs")
+    assert line.startswith("NotebookError: samza_set: unknown key task.bogus: no config key has that name")
     assert "task.max.concurrency" in line
+    line = error_line(run(shell, "%samza_set task.max.concurency=2"), capsys)
+    assert line.startswith(
+        "NotebookError: samza_set: unknown key task.max.concurency: did you mean task.max.concurrency?"
+    )
+    assert "cannot change while the job runs" not in line
+    line = error_line(run(shell, "%samza_set job.name=other"), capsys)
+    assert line.startswith("NotebookError: samza_set: job.name cannot change while the job runs")
     assert "is not key=value" in error_line(run(shell, "%samza_set task.max.concurrency"), capsys)
 
 

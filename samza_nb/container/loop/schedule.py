@@ -271,8 +271,10 @@ class ScheduleRecorder(Schedule):
             for ssp in sorted(ti.ssps)
         ]
         header = Header(self._job, tuple(ti.name for ti in state.tasks), tuple(partitions), self._config)
-        self.writer = ScheduleWriter(self.directory, header)
+        self.writer = writer = ScheduleWriter(self.directory, header)
         self.observe(state, header)
+        index = self.ssp_index
+        state.consumers.intake = lambda ssp, envelopes: writer.polled(index[ssp], envelopes)
 
     def dispatched(
         self, ti: TaskInstance, ssp: SystemStreamPartition, offset: str, callback: TaskCallbackImpl | None

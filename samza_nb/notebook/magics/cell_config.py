@@ -13,11 +13,12 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 
-from samza_nb.config import Config, check_key_spelling, job_name
+from samza_nb.config import Config, job_name
 from samza_nb.config.loaders import parse_properties
 from samza_nb.errors import ConfigError
 from samza_nb.notebook.display.views import plural
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.runtime.config_check import check_job_config
 
 CHECKPOINT_FACTORY_KEY = "task.checkpoint.factory"
 STATE_DIR_KEY = "job.logged.store.base.dir"
@@ -61,7 +62,7 @@ def check_values(values: Mapping[str, str], *, systems: bool = True) -> Config:
     (only a whole config can tell: ``False`` for keys that will join others)."""
     try:
         config = Config(values).validate()
-        check_key_spelling(config, systems=systems)
+        check_job_config(config, whole=systems)
         return config
     except ConfigError as exc:
         raise NotebookError(f"samza_config: {exc}") from None

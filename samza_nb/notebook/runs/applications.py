@@ -4,12 +4,20 @@ before the container starts."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from samza_nb.config.app_keys import APP_CLASS_KEY
 from samza_nb.container import event_loop
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.errors import NotebookError
-from samza_nb.runtime.applications import JobProgram, NoJobProgramError, TaskFactory, what_job_runs
+from samza_nb.runtime.applications import (
+    TASK_CLASS_KEY,
+    JobProgram,
+    NoJobProgramError,
+    TaskFactory,
+    what_job_runs,
+)
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -31,6 +39,20 @@ def run_program(config: Config, task: TaskDefinition | None) -> JobProgram:
         raise NotebookError(f"samza_run: {exc}") from None
 
 
+def ignored_class_note(config: Mapping[str, str], task: TaskDefinition | None) -> str | None:
+    """The line saying that the ``%%samza_task`` / ``%%samza_app`` cell's class runs in place of the
+    ``task.class`` / ``app.class`` the config names (None when the config names none, or no cell
+    defined one)."""
+    if task is None:
+        return None
+    for key in (TASK_CLASS_KEY, APP_CLASS_KEY):
+        value = config.get(key, "").strip()
+        if value:
+            cell = "%%samza_app" if task.application else "%%samza_task"
+            return f"note: {key} = {value} is not run: the {cell} cell's {task.name} runs in its place"
+    return None
+
+
 def planned_application(config: Config, program: JobProgram) -> tuple[Config, TaskFactory | None]:
     """For a StreamApplication not planned yet: the planned job config (its intermediate streams created)
     and the operator task's factory; otherwise ``config`` and None. A split application is refused: the
@@ -49,4 +71,4 @@ def planned_application(config: Config, program: JobProgram) -> tuple[Config, Ta
     return prepared.jobs[0], prepared.task_factory
 
 
-__all__ = ["planned_application", "run_program"]
+__all__ = ["ignored_class_note", "planned_application", "run_program"]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.config import Config, check_key_spelling, load_config
+from samza_nb.config import Config, load_config
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
 from samza_nb.runtime.applications import JobProgram, what_job_runs
@@ -31,6 +31,7 @@ from samza_nb.runtime.cli.control import add_control_command
 from samza_nb.runtime.cli.coordinator_stream_writer import add_coordinator_stream_writer_command
 from samza_nb.runtime.cli.dev_broker import add_dev_broker_command
 from samza_nb.runtime.cli.log_dump import add_log_dump_command
+from samza_nb.runtime.config_check import check_job_config
 from samza_nb.runtime.console import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -186,7 +187,7 @@ def load_job_config(path: str, overrides: Sequence[str], strict: bool = False) -
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
         values[key.strip()] = value.strip()
     config = load_config(Path(path), validate=False).with_overrides(values).validate()
-    check_key_spelling(config)
+    check_job_config(config)
     return config
 
 

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import BAD_MESSAGE_MARK, ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.applications import JobProgram, what_job_runs
+from samza_nb.runtime.config_check import check_job_config
 from samza_nb.runtime.local import read_checkpoints
 from samza_nb.runtime.spark.cluster import (
     container_url,
@@ -103,6 +104,7 @@ class SparkJobRunner(CoordinatorSteering):
         jvm_log: str | os.PathLike[str] | None = None,
         program: JobProgram | None = None,
     ) -> None:
+        check_job_config(config, python_path=python_path)  # misspelt key, class or serde: before a start
         self.config = with_absolute_base_dir(config.validate())
         self._program = program
         self.spark = spark

@@ -260,6 +260,14 @@ def test_timeout_is_a_run_limit_not_an_error(tmp_path: Path) -> None:
         ("task.max.concurrency=abc", ["task.max.concurrency", "'abc'"]),
         ("task.class=no_such_module.Task", ["task.class", "no_such_module.Task"]),
         ("systems.file.samza.factory=samza_nb.systems.nope.Factory", ["systems.file.samza.factory", "nope"]),
+        (
+            "stores.s.factory=samza_nb.storage.duckdb.DuckDBStoreFactori",
+            [
+                "stores.s.factory='samza_nb.storage.duckdb.DuckDBStoreFactori'",
+                "did you mean samza_nb.storage.duckdb.DuckDBStoreFactory?",
+            ],
+        ),
+        ("stores.s.key.serde=strng", ["stores.s.key.serde='strng' is not a serde", "did you mean string?"]),
     ],
 )
 def test_config_errors_are_one_line_and_exit_2(tmp_path: Path, override: str, named: list[str]) -> None:

@@ -6,6 +6,7 @@ inputs, so the recorded run, its replays and unreplayed reruns can be compared."
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import time
 import uuid
@@ -15,7 +16,9 @@ from typing import Any
 import pytest
 
 from samza_nb import ConfigError, OutgoingMessageEnvelope
-from samza_nb.container.recording import DISPATCH, SCHEDULE, Recording
+from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+from samza_nb.container.message_digests import DIGESTS, digest
+from samza_nb.container.recording import DISPATCH, HEADER, SCHEDULE, Recording
 from samza_nb.container.replay import ReplayDivergedError
 from tests.unit.container.harness import OUT, Job
 
@@ -72,6 +75,7 @@ class Run:
         record: Path | None = None,
         replay: Path | None = None,
         end: bool = True,
+        changed: dict[int, Any] | None = None,
         **config: Any,
     ) -> None:
         values = {"task.max.concurrency": "8", **STORE, **config}
@@ -80,7 +84,7 @@ class Run:
             values["job.record.path"] = str(record)
         job = Job(**{key.replace(".", "__"): value for key, value in values.items()})
         job.broker.create_stream("out", 1)
-        job.send("in", list(range(n)))
+        job.send("in", [(changed or {}).get(i, i) for i in range(n)])
         if end:
             job.end()
         self.job = job
@@ -118,6 +122,41 @@ def test_a_shorter_input_fails_the_replay_naming_the_position(tmp_path: Path) ->
         Run(tmp_path, Jittery, 40, replay=recording)
     assert "position 41" in str(failure.value)
     assert "expected task 'Partition 0' test.in#0@40, found test.in#0 end-of-stream" in str(failure.value)
+
+
+@pytest.mark.parametrize("task", [Sends, Jittery])
+def test_an_input_of_the_same_count_with_a_changed_value_stops_the_replay_at_that_message(
+    tmp_path: Path, task: type
+) -> None:
+    recording = tmp_path / "recording"
+    concurrency = {"task.max.concurrency": "1" if task is Sends else "8"}
+    recorded = Run(tmp_path, task, 60, record=recording, **concurrency)
+    assert (recording / DIGESTS).stat().st_size > 60 * 4
+    with pytest.raises(ReplayDivergedError) as failure:
+        Run(tmp_path, task, 60, replay=recording, changed={25: 1025}, **concurrency)
+    message = str(failure.value)
+    assert message.startswith(
+        f"replay of {recording}: the input differs from the recording at stream test.in partition 0 offset "
+        f"25: the recording read another message there (digest {digest_of(None, 25):#x}), this run "
+        f"reads key None, value 1025 (digest {digest_of(None, 1025):#x})"
+    )
+    assert "\n" not in message
+    assert Run(tmp_path, task, 60, replay=recording, **concurrency).output == recorded.output
+
+
+def test_a_recording_of_version_2_has_no_digests_and_replays_unchecked(tmp_path: Path) -> None:
+    recording = tmp_path / "recording"
+    recorded = Run(tmp_path, Sends, 30, record=recording, **{"task.max.concurrency": "1"})
+    header = json.loads((recording / HEADER).read_text())
+    assert header["version"] == 3
+    (recording / HEADER).write_text(json.dumps({**header, "version": 2}))
+    (recording / DIGESTS).unlink()
+    replayed = Run(tmp_path, Sends, 30, replay=recording, changed={3: "x"}, **{"task.max.concurrency": "1"})
+    assert len(replayed.output) == len(recorded.output) and replayed.output[3] == "x"
+
+
+def digest_of(key: Any, value: Any) -> int:
+    return int(digest(IncomingMessageEnvelope(SystemStreamPartition("test", "in", 0), "0", key, value)))
 
 
 def test_a_longer_input_fails_the_replay_where_the_recording_ended(tmp_path: Path) -> None:

@@ -58,6 +58,10 @@ def test_a_key_that_cannot_change_live_is_refused_at_the_coordinator_listing_the
         ConfigError, match=r"job\.name cannot change while the job runs.*task\.max\.concurrency"
     ):
         control.set({"job.name": "x"}, {})
+    with pytest.raises(
+        ConfigError, match=r"^unknown key task\.max\.concurency: did you mean task\.max\.concurrency\?"
+    ):
+        control.set({"task.max.concurency": "2"}, {})
     with pytest.raises(ConfigError, match="task.max.concurrency"):
         control.set({"task.max.concurrency": "many"}, {})
     assert control.state.seq == 0
@@ -98,6 +102,12 @@ def test_reports_get_the_control_state_and_post_control_steers_it(namespace: str
                 call, url + "/control", "POST", json.dumps({"set": {"job.name": "x"}}).encode()
             )
             assert status == 400 and "the live keys are" in reply["error"]
+            status, reply = await asyncio.to_thread(  # what samza-nb control set sends
+                call, url + "/control", "POST", json.dumps({"set": {"task.max.concurency": "2"}}).encode()
+            )
+            assert status == 400 and reply["error"].startswith(
+                "unknown key task.max.concurency: did you mean task.max.concurrency?"
+            )
             status, reply = await asyncio.to_thread(call, url + "/control", "POST", b'{"stop": true}')
             assert status == 400 and "unknown stop" in reply["error"]
 

@@ -149,6 +149,10 @@ def test_step_before_the_start_and_set_with_bad_keys_are_refused(tmp_path: Path)
         ConfigError, match=r"job\.name cannot change.*task\.max\.concurrency, task\.commit\.ms"
     ):
         runner.set({"job.name": "other"})
+    with pytest.raises(
+        ConfigError, match=r"^unknown key task_max_concurency: did you mean task\.max\.concurrency\?"
+    ):
+        runner.set(task_max_concurency=2)
     with pytest.raises(ConfigError, match=r"task\.window\.ms.*'soon'"):
         runner.set({"task.window.ms": "soon"})
 

@@ -1,0 +1,182 @@
+"""The digests of a recording's input messages (``digests.bin``, recording format version 3), so that a
+replay stops at the first input message that is not the one the recorded run read.
+
+A message's digest is 64 bits from its value, XOR its key's mixed when it has a key (:func:`digest`): an
+``int`` of 64 bits itself (a larger one its ``hash``, the same in every process), CRC-32 of a ``str``'s
+UTF-8 or of ``bytes``, 0 for None, CRC-32 of the ``repr`` of anything else (in-memory streams carry Python
+objects). A batch is digested as the container buffers what it polled (a batch of ``int`` values without
+keys in one C-level conversion). A value whose ``repr`` is not stable across runs (an object's default
+``repr``, with its address) is not checked at replay.
+
+``digests.bin`` is a run of batch records: varint partition index (the header's table), varint count,
+varint 0 and the first offset (varint length, UTF-8) when the batch's offsets are consecutive integers,
+else varint 1 and each offset; then ``count`` little-endian signed 64-bit digests. A file cut short reads
+as its whole records.
+"""
+
+from __future__ import annotations
+
+import sys
+import zlib
+from array import array
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from samza_nb.container.recording import ByteReader, int_offset
+from samza_nb.container.recording import write_varint as _varint
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import IncomingMessageEnvelope
+
+DIGESTS = "digests.bin"
+"""The file of a recording that holds its input messages' digests (version 3 on)."""
+
+_crc32 = zlib.crc32
+UNSTABLE = " at 0x"
+"""What a ``repr`` holding an object's address contains (not checked: another run has another address)."""
+
+
+def digest(envelope: IncomingMessageEnvelope) -> int:
+    """The digest of one message (what :func:`digests` computes for each of a batch)."""
+    value = _one(envelope.message)
+    return value if envelope.key is None else value ^ _key(envelope.key)
+
+
+def digests(envelopes: Sequence[IncomingMessageEnvelope]) -> array[int]:
+    """The digest of each of ``envelopes``, in order. A batch of ``int`` values without keys is one C-level
+    conversion (its digests are the values); others take a comprehension."""
+    values = [e.message for e in envelopes]
+    keys = [e.key for e in envelopes]
+    if keys.count(None) != len(keys):
+        pairs = zip(keys, values, strict=True)
+        return array("q", [_one(v) if k is None else _one(v) ^ _key(k) for k, v in pairs])
+    try:
+        return array("q", values)  # ints (bools too) of 64 bits: the digest is the value
+    except (TypeError, OverflowError):
+        return array("q", [_crc32(v.encode()) if type(v) is str and v.isascii() else _one(v) for v in values])
+
+
+_LOW, _HIGH = -(1 << 63), (1 << 63) - 1
+_MIX = 0x9E3779B97F4A7C15
+
+
+def _one(item: Any) -> int:
+    """One key's or value's digest (a signed 64-bit value): an ``int`` of 64 bits itself (else its
+    ``hash``, the same in every process), CRC-32 of a ``str``'s UTF-8 or of ``bytes``, 0 for None, else
+    CRC-32 of its ``repr``."""
+    if isinstance(item, int):
+        return int(item) if _LOW <= item <= _HIGH else hash(item)
+    kind = type(item)
+    if kind is str:
+        return _crc32(item.encode("utf-8", "surrogatepass"))
+    if kind is bytes:
+        return _crc32(item)
+    if item is None:
+        return 0
+    return _crc32(repr(item).encode())
+
+
+def _key(key: Any) -> int:
+    """What a key adds (XOR) to its value's digest: its digest mixed (so a key and a value swapped
+    differ), as a signed 64-bit value."""
+    mixed = (_one(key) * _MIX + 1) & 0xFFFFFFFFFFFFFFFF
+    return mixed - (1 << 64) if mixed > _HIGH else mixed
+
+
+def describe(envelope: IncomingMessageEnvelope) -> str:
+    """The message's key and value as a replay error shows them (shortened)."""
+    text = f"key {envelope.key!r}, value {envelope.message!r}"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _text(out: bytearray, text: str) -> None:
+    data = text.encode()
+    _varint(out, len(data))
+    out += data
+
+
+class DigestWriter:
+    """Appends batch records to ``digests.bin`` (buffered: written with the schedule's flushes)."""
+
+    def __init__(self, directory: Path) -> None:
+        self._file: BinaryIO = open(directory / DIGESTS, "wb")  # noqa: SIM115 (closed by close())
+        self.buffer = bytearray()
+
+    def batch(self, ssp: int, envelopes: Sequence[IncomingMessageEnvelope]) -> None:
+        """Record the digests of a batch of partition ``ssp`` (end-of-stream included: never checked)."""
+        out = self.buffer
+        count = len(envelopes)
+        _varint(out, ssp)
+        _varint(out, count)
+        first, last = int_offset(envelopes[0].offset), int_offset(envelopes[-1].offset)
+        if first is not None and last == first + count - 1:
+            out.append(0)
+            _text(out, envelopes[0].offset)
+        else:
+            out.append(1)
+            for envelope in envelopes:
+                _text(out, envelope.offset)
+        values = digests(envelopes)
+        if sys.byteorder == "big":
+            values.byteswap()
+        out += values.tobytes()
+
+    def flush(self) -> None:
+        """Append the buffered records to the file."""
+        if self.buffer and not self._file.closed:
+            self._file.write(self.buffer)
+            self._file.flush()
+            self.buffer.clear()
+
+    def close(self) -> None:
+        """Flush and close the file."""
+        self.flush()
+        self._file.close()
+
+
+def read_digests(directory: Path, partitions: int) -> list[dict[str, int]] | None:
+    """Each partition's recorded digests by offset (None: the recording has no ``digests.bin``)."""
+    try:
+        data = (directory / DIGESTS).read_bytes()
+    except FileNotFoundError:
+        return None
+    tables: list[dict[str, int]] = [{} for _ in range(partitions)]
+    reader = _Reader(data)
+    while reader.position < len(data):
+        try:
+            ssp, offsets, values = reader.batch()
+        except EOFError:  # a record cut short (a crash while writing): the whole ones before it count
+            break
+        if ssp < partitions:
+            tables[ssp].update(zip(offsets, values, strict=True))
+    return tables
+
+
+class _Reader(ByteReader):
+    def batch(self) -> tuple[int, list[str], array[int]]:
+        ssp, count = self.varint(), self.varint()
+        if self.varint() == 0:
+            first = int(self.text(self.varint()))
+            offsets = [str(first + i) for i in range(count)]
+        else:
+            offsets = [self.text(self.varint()) for _ in range(count)]
+        end = self.position + 8 * count
+        if end > len(self.data):
+            raise EOFError
+        values = array("q")
+        values.frombytes(self.data[self.position : end])
+        if sys.byteorder == "big":
+            values.byteswap()
+        self.position = end
+        return ssp, offsets, values
+
+
+def stable(envelope: IncomingMessageEnvelope) -> bool:
+    """True when the message's ``repr`` names no object address (so its digest means the same in any
+    run)."""
+    texts: Any = (repr(envelope.message), repr(envelope.key))
+    return not any(UNSTABLE in text for text in texts)
+
+
+__all__ = ["DIGESTS", "DigestWriter", "describe", "digest", "digests", "read_digests", "stable"]

@@ -1,0 +1,61 @@
+"""A recording's message digests (samza_nb.container.message_digests): a batch's digests are each
+message's own, whatever its kinds of key and value, and they are the same in another process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
+from samza_nb.container.message_digests import digest, digests
+
+SSP = SystemStreamPartition("s", "in", 0)
+REPO = Path(__file__).resolve().parents[3]
+
+BATCHES: list[list[tuple[Any, Any]]] = [
+    [(None, i) for i in range(-3, 50)],
+    [(None, f"line {i} é") for i in range(20)],
+    [(None, b"\x00\xff" * i) for i in range(5)],
+    [(None, None), (None, None)],
+    [(None, {"user": i, "page": "/x"}) for i in range(5)],
+    [(f"k{i}", i) for i in range(10)],
+    [(None, 1), ("k", "v"), (3, b"b"), (None, 2.5), (None, True), (None, "\udc80 lone surrogate")],
+    [(None, "ok"), (None, "\udc80")],
+]
+
+
+def envelopes(batch: list[tuple[Any, Any]]) -> list[IncomingMessageEnvelope]:
+    return [IncomingMessageEnvelope(SSP, str(i), key, value) for i, (key, value) in enumerate(batch)]
+
+
+@pytest.mark.parametrize("batch", BATCHES)
+def test_a_batch_digests_each_message_as_alone(batch: list[tuple[Any, Any]]) -> None:
+    made = envelopes(batch)
+    assert list(digests(made)) == [digest(e) for e in made]
+
+
+def test_a_changed_key_or_value_changes_the_digest() -> None:
+    base = IncomingMessageEnvelope(SSP, "0", "k", {"n": 1})
+    for key, value in [("k", {"n": 2}), ("j", {"n": 1}), (None, {"n": 1}), ("k", "{'n': 1}x")]:
+        assert digest(IncomingMessageEnvelope(SSP, "0", key, value)) != digest(base)
+
+
+def test_digests_are_the_same_in_another_process() -> None:
+    code = (
+        "import json\nfrom samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition\n"
+        "from samza_nb.container.message_digests import digest\n"
+        "ssp = SystemStreamPartition('s', 'in', 0)\n"
+        "items = [(None, 'a string'), ('key', b'bytes'), (None, 12345), (None, {'n': [1, 'x']})]\n"
+        "print(json.dumps([digest(IncomingMessageEnvelope(ssp, '0', k, v)) for k, v in items]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONHASHSEED": "random"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    items = [(None, "a string"), ("key", b"bytes"), (None, 12345), (None, {"n": [1, "x"]})]
+    assert json.loads(done.stdout) == [digest(IncomingMessageEnvelope(SSP, "0", k, v)) for k, v in items]
