@@ -21,7 +21,7 @@ _DEFAULT_CHOICES = ("oldest", "upcoming", "newest")
 class OffsetSetting:
     """The offset rules of one input stream: its default for partitions without checkpoint, whether its
     checkpoint is ignored (``reset.offset``), and whether it is a bootstrap stream (``samza.bootstrap``:
-    a reset of it re-reads it into the state kept, DESIGN §10.3)."""
+    a reset of it re-reads it into the state kept, the reset table of docs/how-to/operating.md)."""
 
     __slots__ = ("bootstrap", "default", "reset")
 
@@ -82,7 +82,8 @@ class OffsetManager:
     def starts_over(self, ssps: Iterable[SystemStreamPartition]) -> bool:
         """True when any of ``ssps`` ignores its checkpoint (``reset.offset``) and is not a bootstrap
         stream: the task starts over (all its offsets, its stores and changelogs dropped, its outputs in a
-        new generation; DESIGN §10.3). A reset bootstrap stream alone is re-read into the state kept."""
+        new generation; the reset table of docs/how-to/operating.md). A reset bootstrap stream alone is
+        re-read into the state kept."""
         return any(
             (setting := self._settings.get(ssp.system_stream)) is not None
             and setting.reset

@@ -1,5 +1,5 @@
-"""Resetting a job: it starts over (DESIGN §10.3), the one implementation behind ``samza-nb reset`` and
-``%samza_checkpoints --reset``.
+"""Resetting a job: it starts over (the reset table of docs/how-to/operating.md), the one implementation
+behind ``samza-nb reset`` and ``%samza_checkpoints --reset``.
 
 A reset drops, together: the job's checkpoints wherever they live (the checkpoint manager's store: the
 DuckDB checkpoint file, a Kafka checkpoint topic or a durable log stream, tombstoned; or the notebook's

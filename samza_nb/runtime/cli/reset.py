@@ -1,8 +1,9 @@
-"""``samza-nb reset --config-path FILE [--set KEY=VALUE ...]``: the job starts over (DESIGN §10.3).
+"""``samza-nb reset --config-path FILE [--set KEY=VALUE ...]``: the job starts over (the reset table of
+docs/how-to/operating.md).
 
 Its checkpoints (wherever ``task.checkpoint.factory`` keeps them), its state files and, for Spark outputs,
 their generation are dropped together; its changelogs start anew at the next run
-(:mod:`samza_nb.runtime.reset`). One line says what was dropped. Refused, changing nothing, while the job
+(samza_nb.runtime.reset). One line says what was dropped. Refused, changing nothing, while the job
 runs (another process holds its files). Exit status: 0 reset, 1 refused or failed, 2 bad config or usage.
 """
 
