@@ -1,7 +1,7 @@
 """Resets keep outputs and state in agreement (the reset table of docs/how-to/operating.md):
 ``reset.offset`` on an input that is not a bootstrap stream starts over (running totals from zero,
-outputs in a new generation); on a bootstrap stream it re-reads that table into the state kept, outputs in the current generation;
-``samza-nb reset``'s ``reset_job`` starts over too."""
+outputs in a new generation); on a bootstrap stream it re-reads that table into the state kept,
+outputs in the current generation; ``samza-nb reset``'s ``reset_job`` starts over too."""
 
 from __future__ import annotations
 
