@@ -14,7 +14,6 @@ import pytest
 
 from samza_nb.config import Config
 from samza_nb.runtime import LocalJobRunner
-from samza_nb.runtime.reset import reset_job
 from samza_nb.systems.spark import read_output
 from tests.integration.spark.runner_tasks import RunningTotal
 
@@ -126,6 +125,8 @@ def test_reset_offset_of_a_bootstrap_stream_keeps_state_and_the_generation(
 def test_reset_job_starts_over_state_and_outputs(spark: Any, tmp_path: Path) -> None:
     lines = orders(0, 45)
     write(tmp_path, list(CUSTOMERS), lines)
+    from samza_nb.runtime.reset import reset_job
+
     config = job(tmp_path, f"cli-{uuid.uuid4().hex[:6]}")
     run_here(config)
     line = reset_job(config)
