@@ -57,6 +57,17 @@ class CheckpointManager(Protocol):
 
 
 @runtime_checkable
+class ForgettingCheckpointManager(CheckpointManager, Protocol):
+    """A checkpoint manager that can delete every task's checkpoint it holds: what a reset of the job
+    (``samza-nb reset``, ``%samza_checkpoints --reset``) needs of it."""
+
+    async def forget_all(self) -> list[str]:
+        """Delete the checkpoint of every task the backing store holds (registered or not), durably, by the
+        time this returns; the names of the tasks that had one. Between ``start`` and ``stop``."""
+        ...
+
+
+@runtime_checkable
 class CheckpointManagerFactory(Protocol):
     """Builds the job's :class:`CheckpointManager` from its config; instantiated with no arguments."""
 
@@ -129,6 +140,7 @@ __all__ = [
     "MULTI_CONTAINER_CHECKPOINT_FACTORY",
     "CheckpointManager",
     "CheckpointManagerFactory",
+    "ForgettingCheckpointManager",
     "checkpoint_factory_path",
     "load_checkpoint_manager",
 ]

@@ -193,6 +193,15 @@ class DuckDBCheckpointManager:
             with self._open_file().transaction() as tx:
                 tx.write_offsets(task_name, checkpoint.offsets, checkpoint.changelog_offsets)
 
+    async def forget_all(self) -> list[str]:
+        """Delete every task's checkpoint in one committed transaction (a reset); the tasks that had one."""
+        with self._lock:
+            self._require_started("forget_all")
+            if self._file is None and not os.path.exists(self._path):
+                return []
+            with self._open_file().transaction() as tx:
+                return tx.forget_offsets()
+
     def write_checkpoint_in(
         self, conn: duckdb.DuckDBPyConnection, task_name: str, checkpoint: Checkpoint
     ) -> None:

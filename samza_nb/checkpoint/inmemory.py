@@ -44,6 +44,14 @@ class InMemoryCheckpointManager:
         self.checkpoints[task_name] = checkpoint
         self.writes += 1
 
+    async def forget_all(self) -> list[str]:
+        """Forget every task's checkpoint (of the namespace); the tasks that had one."""
+        if not self._started:
+            raise CheckpointError("the in-memory checkpoint manager is not started")
+        tasks = sorted(self.checkpoints)
+        self.checkpoints.clear()
+        return tasks
+
     async def stop(self) -> None:
         """No more reads or writes."""
         self._started = False

@@ -122,8 +122,12 @@ class KafkaCheckpointManager(StreamCheckpointManager):
     async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
         """Write ``checkpoint`` as the task's latest (one message per write version, in order); returns
         once all are acknowledged."""
+        self._require_started("write_checkpoint")
+        await self._append(f"the checkpoint of task {task_name!r}", self._messages(task_name, checkpoint))
+        self._table.wrote(task_name, checkpoint)
+
+    async def _append(self, what: str, messages: list[tuple[bytes, bytes | None]]) -> None:
         producer = self._require_started("write_checkpoint")
-        messages = self._messages(task_name, checkpoint)
 
         async def deliver() -> None:
             futures = [
@@ -132,13 +136,7 @@ class KafkaCheckpointManager(StreamCheckpointManager):
             for future in futures:
                 await future
 
-        await bounded(
-            deliver(),
-            self.settings,
-            f"writing the checkpoint of task {task_name!r} to topic {self.topic!r}",
-            CheckpointError,
-        )
-        self._table.wrote(task_name, checkpoint)
+        await bounded(deliver(), self.settings, f"writing {what} to topic {self.topic!r}", CheckpointError)
 
     async def stop(self) -> None:
         """Disconnect. Idempotent."""

@@ -70,8 +70,12 @@ class LogCheckpointManager(StreamCheckpointManager):
     async def write_checkpoint(self, task_name: str, checkpoint: Checkpoint) -> None:
         """Append ``checkpoint`` as the task's latest (one message per write version, in order); durable
         (fsync) when this returns."""
+        self._require_started("write_checkpoint")
+        await self._append(f"the checkpoint of task {task_name!r}", self._messages(task_name, checkpoint))
+        self._table.wrote(task_name, checkpoint)
+
+    async def _append(self, what: str, messages: list[tuple[bytes, bytes | None]]) -> None:
         log = self._require_started("write_checkpoint")
-        messages = self._messages(task_name, checkpoint)
 
         def write() -> None:
             log.append(self.stream, 0, [value for _, value in messages], [key for key, _ in messages])
@@ -80,10 +84,7 @@ class LogCheckpointManager(StreamCheckpointManager):
         try:
             await asyncio.to_thread(write)
         except SamzaError as exc:
-            raise CheckpointError(
-                f"writing the checkpoint of task {task_name!r} to {self.stream!r} in {self.directory}: {exc}"
-            ) from exc
-        self._table.wrote(task_name, checkpoint)
+            raise CheckpointError(f"writing {what} to {self.stream!r} in {self.directory}: {exc}") from exc
 
     async def stop(self) -> None:
         """Close the log. Idempotent."""

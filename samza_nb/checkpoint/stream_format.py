@@ -286,6 +286,11 @@ class CheckpointTable:
                 ) from None
         self._held[task] = _Held(checkpoint, version, timestamp)
 
+    def forgot(self, task_name: str) -> None:
+        """Record that the task's checkpoints (every version, every spelling) were just deleted."""
+        self._held[task_name] = _Held(None, self.format.read_versions[0], None)
+        self.stale_keys.pop(task_name, None)
+
     def _overrides(self, task: str, version: int, timestamp: int | None) -> bool:
         held = self._held.get(task)
         if held is None:
@@ -343,6 +348,29 @@ class StreamCheckpointManager:
                 ",".join(map(str, self.format.read_versions)),
             )
         return found
+
+    async def forget_all(self) -> list[str]:
+        """Delete every task's checkpoint from the stream (a tombstone for each of its keys, as Samza's
+        compaction understands); the tasks that had one, durably forgotten when this returns."""
+        self._require_started("forget_all")
+        tasks = sorted(self._table.checkpoints)
+        versions = sorted(set(self.format.read_versions) | set(self.format.write_versions))
+        messages: list[tuple[bytes, bytes | None]] = []
+        for task in tasks:
+            messages += [
+                (CheckpointKey(VERSION_KEY_TYPES[v], task, self.grouper).encode(), None) for v in versions
+            ]
+            messages += [(key, None) for key in sorted(self._table.stale_keys.get(task, ()))]
+        if messages:
+            await self._append(f"the checkpoints of {len(tasks)} tasks", messages)
+        for task in tasks:
+            self._table.forgot(task)
+        return tasks
+
+    async def _append(self, what: str, messages: list[tuple[bytes, bytes | None]]) -> None:
+        """Write ``messages`` (key, value; None deletes) to the stream, durably; a CheckpointError naming
+        ``what`` when that fails."""
+        raise NotImplementedError
 
     def _messages(self, task_name: str, checkpoint: Checkpoint) -> list[tuple[bytes, bytes | None]]:
         """The keys and values of a write of ``checkpoint``, then a tombstone (None) for each stale key of

@@ -279,17 +279,22 @@ class SamzaContainer(ContainerControls):
         """Restore the stores from the last checkpoints, then build and initialise every task."""
         assert self._checkpoints is not None
         config = self.config
-        remote = {name: await self._checkpoints.read_last_checkpoint(name) for name in tasks}
+        # A task whose non-bootstrap input is reset starts over: no checkpoint, state or output of before.
+        over = frozenset(name for name, model in tasks.items() if offsets.starts_over(model.ssps))
+        remote = {
+            name: None if name in over else await self._checkpoints.read_last_checkpoint(name)
+            for name in tasks
+        }
         # Changelogs have a partition per task of the whole job, not only of this container's.
         partitions = self.job_model.max_changelog_partitions if self.job_model is not None else None
         storage = StorageManager(
             config, tasks, self._producers, admins, factories, self.bus, self.clock, partitions
         )
         self._storage = storage
-        resume_from = await storage.start(remote)
+        resume_from = await storage.start(remote, fresh=over)
         for producer in self._committing():
-            for name, task_model in tasks.items():
-                await producer.recover(name, remote[name], reset=offsets.resets(task_model.ssps))
+            for name in tasks:
+                await producer.recover(name, resume_from.get(name), reset=name in over)
         outputs = self._outputs = OutputBuffer(self._producers)
         inline = self._executor is None
         for name, task_model in tasks.items():

@@ -19,14 +19,16 @@ _DEFAULT_CHOICES = ("oldest", "upcoming", "newest")
 
 
 class OffsetSetting:
-    """The offset rules of one input stream: its default for partitions without checkpoint, and whether
-    its checkpoint is ignored (``reset.offset``)."""
+    """The offset rules of one input stream: its default for partitions without checkpoint, whether its
+    checkpoint is ignored (``reset.offset``), and whether it is a bootstrap stream (``samza.bootstrap``:
+    a reset of it re-reads it into the state kept, the reset table of docs/how-to/operating.md)."""
 
-    __slots__ = ("default", "reset")
+    __slots__ = ("bootstrap", "default", "reset")
 
-    def __init__(self, default: str, reset: bool) -> None:
+    def __init__(self, default: str, reset: bool, bootstrap: bool = False) -> None:
         self.default = default
         self.reset = reset
+        self.bootstrap = bootstrap
 
     @classmethod
     def from_config(cls, config: Config, stream: SystemStream) -> OffsetSetting:
@@ -42,7 +44,9 @@ class OffsetSetting:
             default = "upcoming"
         reset_key = f"systems.{stream.system}.streams.{stream.stream}.samza.reset.offset"
         reset = parse_bool(reset_key, config[reset_key]) if reset_key in config else False
-        return cls(default, reset)
+        bootstrap_key = f"systems.{stream.system}.streams.{stream.stream}.samza.bootstrap"
+        bootstrap = parse_bool(bootstrap_key, config[bootstrap_key]) if bootstrap_key in config else False
+        return cls(default, reset, bootstrap)
 
 
 class OffsetManager:
@@ -75,10 +79,16 @@ class OffsetManager:
                 result[ssp] = offset
         return result
 
-    def resets(self, ssps: Iterable[SystemStreamPartition]) -> bool:
-        """True when any of ``ssps`` ignores its checkpoint (``reset.offset``): the task starts over."""
+    def starts_over(self, ssps: Iterable[SystemStreamPartition]) -> bool:
+        """True when any of ``ssps`` ignores its checkpoint (``reset.offset``) and is not a bootstrap
+        stream: the task starts over (all its offsets, its stores and changelogs dropped, its outputs in a
+        new generation; the reset table of docs/how-to/operating.md). A reset bootstrap stream alone is
+        re-read into the state kept."""
         return any(
-            (setting := self._settings.get(ssp.system_stream)) is not None and setting.reset for ssp in ssps
+            (setting := self._settings.get(ssp.system_stream)) is not None
+            and setting.reset
+            and not setting.bootstrap
+            for ssp in ssps
         )
 
     def starting_offsets(

@@ -33,7 +33,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.config import Config, job_name
+from samza_nb.config import job_name
 from samza_nb.container.container import SamzaContainer
 from samza_nb.notebook.display.dashboard import Dashboard
 from samza_nb.notebook.display.dashboard_output import DashboardOutput
@@ -403,7 +403,10 @@ class NotebookSession:
     def checkpoints(self, reset: bool = False, name: str | None = None) -> checkpoints.CheckpointReport | str:
         """``%samza_checkpoints [NAME]``: the last checkpoint of every task, and the run's history."""
         run = self._named(name, "samza_checkpoints")
-        config = run.job.config if run is not None else Config(self.config)
+        if run is not None:
+            config = run.job.config
+        else:
+            config = cell_config.effective_config(self.config, self._state_directory())
         if reset:
             return checkpoints.reset(run, config, self._stores)
         return checkpoints.report(run, config, self._stores)

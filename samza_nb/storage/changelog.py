@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from samza_nb.errors import SamzaError
+from samza_nb.storage.generation import MARKER_KEY, GenerationMarker
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
@@ -28,8 +29,9 @@ class ChangelogReader:
 
     async def read(
         self, start: str, target: str, poll_timeout: float = 1.0
-    ) -> AsyncIterator[list[tuple[bytes, bytes | None]]]:
-        """Batches of ``(key, value)`` records (value None = delete) from ``start`` through ``target``.
+    ) -> AsyncIterator[list[tuple[bytes, bytes | None]] | GenerationMarker]:
+        """Batches of ``(key, value)`` records (value None = delete) from ``start`` through ``target``, and
+        in their place in the order each generation marker met (:mod:`.generation`), never in a batch.
 
         A changelog that ends (or stops delivering) before ``target`` is an error naming it: restoring
         less than the checkpoint covers would silently lose state.
@@ -58,7 +60,13 @@ class ChangelogReader:
                         raise SamzaError(
                             f"changelog {ssp} ended before offset {target}, which the checkpoint covers"
                         )
-                    batch.append((envelope.key, envelope.message))
+                    if envelope.key == MARKER_KEY:
+                        if batch:
+                            yield batch
+                            batch = []
+                        yield GenerationMarker.decode(ssp, envelope.offset, envelope.message)
+                    else:
+                        batch.append((envelope.key, envelope.message))
                     if compare(envelope.offset, target) >= 0:
                         yield batch
                         return

@@ -52,6 +52,11 @@ class StorageEngine(Protocol):
         first bad record, when one is not a pair of bytes."""
         ...
 
+    def truncate(self) -> None:
+        """Drop every entry, committed and pending: the next :meth:`write_pending` empties the store first
+        (a restore that meets a new generation of its changelog). Not allowed while a commit is under way."""
+        ...
+
     def close(self) -> None:
         """Release what the engine holds; idempotent. Uncommitted writes are dropped."""
         ...

@@ -14,17 +14,18 @@ import asyncio
 import logging
 import shutil
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samza_nb import crash_points
 from samza_nb.api.checkpoint import Checkpoint
-from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStreamPartition
+from samza_nb.api.streams import OutgoingMessageEnvelope, SystemStream, SystemStreamPartition
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.storage.duckdb.paths import job_identity, partition_state_path
 from samza_nb.storage.duckdb.paths import state_directory as state_directory
+from samza_nb.storage.generation import MARKER_KEY, GenerationMarker
 from samza_nb.storage.restore import Restorer, TimeSource
 from samza_nb.storage.settings import changelog_stream, configured_store_names
 from samza_nb.systems.base import ChangelogStreamAdmin
@@ -111,10 +112,16 @@ class StorageManager:
         return dict(storage.stores) if storage is not None else {}
 
     # -- start ------------------------------------------------------------------------------------------
-    async def start(self, checkpoints: Mapping[str, Checkpoint | None]) -> dict[str, Checkpoint | None]:
+    async def start(
+        self, checkpoints: Mapping[str, Checkpoint | None], fresh: Collection[str] = ()
+    ) -> dict[str, Checkpoint | None]:
         """Open every task's stores, restoring them from changelogs where the local state is missing or
         behind. Returns the checkpoint each task must resume from: its state file's when that is the newer
-        one (a crash between the state commit and the checkpoint write), else the given one."""
+        one (a crash between the state commit and the checkpoint write), else the given one.
+
+        The tasks in ``fresh`` start over (a reset): their local state and its offsets are dropped. A task
+        that resumes from nothing begins a new generation of its changelogs (:mod:`.generation`), so no
+        restore replays what was written before."""
         effective = dict(checkpoints)
         if not self.names:
             return effective
@@ -142,7 +149,8 @@ class StorageManager:
             self._storage[task_name] = storage
             if existed:
                 _refuse_another_tasks_state(file, task_name, model.changelog_partition)
-            local = _as_checkpoint(file.read_offsets(task_name)) if existed else None
+            starts_over = task_name in fresh
+            local = _as_checkpoint(file.read_offsets(task_name)) if existed and not starts_over else None
             for name in self.names:
                 send = self._changelog_sender(task_name, name, model.changelog_partition)
                 store, engine = factories[name].get_store(
@@ -155,15 +163,37 @@ class StorageManager:
                     storage.changelogs[name] = SystemStreamPartition(
                         stream.system, stream.stream, model.changelog_partition
                     )
+            remote = None if starts_over else checkpoints.get(task_name)
+            if starts_over:
+                for engine in storage.engines.values():
+                    engine.truncate()
             resume = await self._restorer.reconcile(
-                task_name, self.names, storage.changelogs, storage.engines, local, checkpoints.get(task_name)
+                task_name, self.names, storage.changelogs, storage.engines, local, remote
             )
-            if resume.commit:
+            if resume.checkpoint is None:
+                await self._begin_generation(task_name, storage)
+            if resume.commit or starts_over:
                 self._commit_state(storage, resume.checkpoint or Checkpoint())
             if crash_points.ARMED:
                 crash_points.reached("restore.done")
             effective[task_name] = storage.checkpoint = resume.checkpoint
         return effective
+
+    async def _begin_generation(self, task_name: str, storage: TaskStorage) -> None:
+        """Send a generation marker to each changelog partition of the task's stores, durably, before the
+        task writes (see :mod:`.generation`)."""
+        if not storage.changelogs:
+            return
+        job_name, job_id = job_identity(self._config)
+        marker = GenerationMarker.new(job_name, job_id, task_name).encode()
+        systems = set()
+        for ssp in set(storage.changelogs.values()):
+            stream = SystemStream(ssp.system, ssp.stream)
+            envelope = OutgoingMessageEnvelope(stream, marker, key=MARKER_KEY, partition=ssp.partition)
+            self._producers[ssp.system].send(task_name, envelope)
+            systems.add(ssp.system)
+        for system in sorted(systems):
+            await self._producers[system].flush(task_name)
 
     def _changelog_sender(
         self, task_name: str, store: str, partition: int

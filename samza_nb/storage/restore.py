@@ -20,7 +20,9 @@ from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.errors import SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.storage.changelog import ChangelogReader
+from samza_nb.storage.duckdb.paths import job_identity
 from samza_nb.storage.engine import StorageEngine
+from samza_nb.storage.generation import GenerationMarker
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
@@ -112,7 +114,9 @@ class Restorer:
         target: str,
     ) -> int:
         """Apply the changelog records of ``ssp`` after offset ``after`` (from its oldest when None) up to
-        ``target`` to ``engine``; the number applied. SamzaError when the changelog is empty."""
+        ``target`` to ``engine``; the number applied. SamzaError when the changelog is empty. Records
+        before a generation marker are dropped (the engine is truncated there: see :mod:`.generation`);
+        a ForeignChangelogError when the last marker read is another job's."""
         admin = self.admins[ssp.system]
         metadata = (await admin.get_metadata([ssp.stream])).get(ssp.stream, {}).get(ssp.partition)
         if metadata is None or metadata.newest is None:
@@ -123,13 +127,24 @@ class Restorer:
         start = admin.offset_after(after) if after is not None else (metadata.oldest or "0")
         total = distance(start, target)
         reader = ChangelogReader(self.factories[ssp.system], ssp, self.config, admin)
+        job_name, job_id = job_identity(self.config)
         restored = 0
+        last_marker: GenerationMarker | None = None
         async for batch in reader.read(start, target):
+            if isinstance(batch, GenerationMarker):
+                # A generation begins: what came before it (an older generation, or another job's use
+                # of the topic) is not this state.
+                last_marker = batch
+                engine.truncate()
+                restored = 0
+                continue
             engine.restore_batch(batch)
             restored += len(batch)
             if crash_points.ARMED:
                 crash_points.reached("restore.mid")
             self._progress(task_name, store, restored, total, done=False)
+        if last_marker is not None and not last_marker.is_of(job_name, job_id):
+            raise last_marker.refuse(ssp, store, job_name, job_id)
         self._progress(task_name, store, restored, total, done=True)
         log.info("restored store %s of task %s: %d changelog records", store, task_name, restored)
         return restored

@@ -289,3 +289,29 @@ def test_wait_blocks_the_cell_and_updates_the_widgets(kernel: Kernel) -> None:
     assert any("<span class='samza-processed'><b>1,000</b> processed</span>" in value for value in values)
     detail = "<span class='samza-task-detail'>0/1 in flight · 500 processed · peak 1/1 · done</span>"
     assert detail in kernel.value("samza.dashboard.body.value")
+
+
+def test_checkpoints_reset_starts_a_job_with_a_store_over(kernel: Kernel) -> None:
+    """The checkpoints of a job with a store live in its state file too: a reset drops them with the store,
+    says so in one line, and the next run processes every message again from empty state."""
+    kernel.run("broker.create_stream('tally', 1)\nfor i in range(20): broker.send('tally', i % 4)\n"
+               "broker.end_stream('tally')")  # fmt: skip
+    kernel.run(
+        CONFIG.format(job="tally", stream="tally")
+        + "stores.counts.factory = samza_nb.storage.duckdb.DuckDBStoreFactory\n"
+        "stores.counts.key.serde = string\nstores.counts.msg.serde = int\n"
+    )
+    kernel.run(
+        "%%samza_task\nclass Tally:\n    def init(self, context):\n"
+        "        self.counts = context.get_store('counts')\n"
+        "    def process(self, envelope, collector, coordinator):\n"
+        "        key = str(envelope.message)\n"
+        "        self.counts.put(key, (self.counts.get(key) or 0) + 1)\n"
+    )
+    kernel.run("%samza_run --wait --no-dashboard")
+    assert kernel.value("samza.run.view.processed") == 20
+    lines = kernel.run("%samza_checkpoints --reset").stdout.strip().splitlines()
+    assert len(lines) == 1 and "reset" in lines[0] and "state files of 1 partition" in lines[0], lines
+    kernel.run("%samza_run --wait --no-dashboard --timeout 20")
+    assert kernel.value("samza.run.view.processed") == 20, "the reset job processes every message again"
+    assert kernel.value("str(samza.run.outcome)") == "finished"

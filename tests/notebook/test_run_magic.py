@@ -183,7 +183,7 @@ def test_rerun_resumes_after_the_checkpoint_and_reset_starts_over(
     assert magics.session.view is not None and magics.session.view.processed == 20
     capsys.readouterr()
     run(shell, "%samza_checkpoints --reset")
-    assert "checkpoints of job 'nbjob' forgotten" in capsys.readouterr().out
+    assert "job 'nbjob' (job.id '1') reset, dropped: checkpoints of 1 task(s)" in capsys.readouterr().out
     run(shell, "%samza_run --wait")
     assert magics.session.view is not None and magics.session.view.processed == 30
 

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.checkpoint.base import checkpoint_factory_path, load_checkpoint_manager
 from samza_nb.container.event_loop import run_blocking
+from samza_nb.errors import SamzaError
 from samza_nb.notebook.display.text_status import html_table, text_table
 from samza_nb.notebook.display.view_rows import COMMIT_HEADERS, checkpoint_rows
 from samza_nb.notebook.display.views import CommitView, JobView
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics import cell_config
+from samza_nb.runtime.reset import reset_job
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
@@ -151,14 +153,22 @@ def report(
 
 
 def reset(run: JobRun | None, config: Config, stores: dict[tuple[str, str], dict[str, Checkpoint]]) -> str:
-    """``%samza_checkpoints --reset``: forget the in-memory checkpoints of job ``config`` (``run``: its
-    latest run, which must have ended); the line that says so."""
+    """``%samza_checkpoints --reset``: job ``config`` starts over (``run``: its latest run, which must have
+    ended): its checkpoints (in memory in ``stores``, per job.name and job.id, or in its checkpoint
+    factory's store), its state files and, for Spark outputs, their generation
+    (:func:`samza_nb.runtime.reset.reset_job`); the line that says what was dropped."""
     job = config.job_name()
     if run is not None and not run.done:
         raise NotebookError(f"samza_checkpoints: job {job!r} is running: %samza_stop {job} before --reset")
-    stores.pop((job, config.job_id()), None)
-    default = "systems.<system>.samza.offset.default"
-    return f"checkpoints of job {job!r} forgotten: the next run starts from {default}"
+    in_memory = (
+        stores.setdefault((job, config.job_id()), {})
+        if cell_config.uses_notebook_checkpoints(config)
+        else None
+    )
+    try:
+        return reset_job(config, checkpoints=in_memory)
+    except SamzaError as exc:
+        raise NotebookError(f"samza_checkpoints --reset: {exc}") from None
 
 
 __all__ = ["CheckpointReport", "from_factory", "from_store", "from_view", "report", "reset"]

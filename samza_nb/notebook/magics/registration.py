@@ -358,8 +358,9 @@ class SamzaMagics(Magics):
     @line_magic
     def samza_checkpoints(self, line: str) -> CheckpointReport | None:
         """``%samza_checkpoints [--reset] [NAME]``: the last checkpoint of every task, and the checkpoints
-        the latest run (or job NAME) wrote. ``--reset`` forgets the job's in-memory checkpoints (the next
-        run starts from the offset default)."""
+        the latest run (or job NAME) wrote. ``--reset`` starts the job over, as ``samza-nb reset`` does: its
+        checkpoints, its state files and its Spark output generation are dropped, its changelogs start anew,
+        and one line says so; refused while it runs (the next run starts from the offset default)."""
         with one_line_errors(self.shell):
             args = CHECKPOINT_ARGS.parse(line)
             report = self.session.checkpoints(reset=args.reset, name=args.name)

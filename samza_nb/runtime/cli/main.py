@@ -31,6 +31,7 @@ from samza_nb.runtime.cli.control import add_control_command
 from samza_nb.runtime.cli.coordinator_stream_writer import add_coordinator_stream_writer_command
 from samza_nb.runtime.cli.dev_broker import add_dev_broker_command
 from samza_nb.runtime.cli.log_dump import add_log_dump_command
+from samza_nb.runtime.cli.reset import add_reset_command
 from samza_nb.runtime.config_check import check_job_config
 from samza_nb.runtime.console import (
     EXIT_CONFIG,
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_log_dump_command(commands)
     add_container_command(commands)
     add_control_command(commands)
+    add_reset_command(commands)
     return parser
 
 

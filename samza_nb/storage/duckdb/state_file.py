@@ -262,6 +262,16 @@ class StateTransaction:
         """Replace the offsets recorded for ``task_name`` with these."""
         write_offsets(self._conn, self._file.path, task_name, offsets, changelog_offsets)
 
+    def forget_offsets(self) -> list[str]:
+        """Delete the offsets of every task (a reset); the tasks that had some."""
+        try:
+            rows = self._conn.execute(f"SELECT task_name FROM {TASKS_TABLE} ORDER BY task_name").fetchall()
+            for table in (OFFSETS_TABLE, CHANGELOG_TABLE, TASKS_TABLE):
+                self._conn.execute(f"DELETE FROM {table}")
+        except duckdb.Error as exc:
+            raise use_error(self._file.path, exc, "deleting the offsets of its tasks") from exc
+        return [str(row[0]) for row in rows]
+
 
 def write_offsets(
     conn: duckdb.DuckDBPyConnection,

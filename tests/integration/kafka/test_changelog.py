@@ -81,3 +81,51 @@ def test_a_deleted_store_is_restored_from_its_kafka_changelog(
 
     asyncio.run(asyncio.wait_for(scenario(), 120))
     assert counts_in(config) == dict(collections.Counter(first + second))
+
+
+@pytest.mark.faults
+def test_a_kafka_changelog_another_job_wrote_is_refused_at_restore(
+    kafka_broker: DevBroker, topic: str, tmp_path: Path
+) -> None:
+    from samza_nb.storage.generation import ForeignChangelogError
+
+    bootstrap = kafka_broker.bootstrap_servers
+    changelog = f"{topic}-shared-changelog"
+
+    def job(name: str) -> Config:
+        return Config(
+            kafka_config(
+                bootstrap,
+                **{
+                    "job.name": f"{name}-{topic}",
+                    "task.inputs": f"kafka.{topic}-{name}",
+                    "systems.kafka.samza.msg.serde": "string",
+                    "systems.kafka.samza.offset.default": "oldest",
+                    "stores.counts.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+                    "stores.counts.key.serde": "string",
+                    "stores.counts.msg.serde": "int",
+                    "stores.counts.changelog": f"kafka.{changelog}",
+                    "job.logged.store.base.dir": str(tmp_path / "state"),
+                },
+            )
+        )
+
+    first, second = job("first"), job("second")
+
+    async def run(config: Config, name: str, words: list[str]) -> None:
+        await produce(bootstrap, f"{topic}-{name}", [w.encode() for w in words])
+        await LocalJobRunner(config, CountWords, max_messages=len(words)).run_async(timeout=60)
+
+    async def scenario() -> None:
+        for name in ("first", "second"):
+            await create_topic(bootstrap, f"{topic}-{name}", 1)
+        await run(first, "first", ["a", "b"])
+        await run(second, "second", ["x", "y", "z"])
+        await run(first, "first", ["c"])
+        shutil.rmtree(state_directory(first))
+        await LocalJobRunner(first, CountWords).run_async(timeout=60)
+
+    with pytest.raises(ForeignChangelogError) as refused:
+        asyncio.run(asyncio.wait_for(scenario(), 120))
+    assert "\n" not in str(refused.value)
+    assert changelog in str(refused.value) and f"job 'second-{topic}'" in str(refused.value)

@@ -102,3 +102,29 @@ class ForwardRows:
         from samza_nb import OutgoingMessageEnvelope, SystemStream
 
         collector.send(OutgoingMessageEnvelope(SystemStream("spark", "out"), {"id": envelope.message["id"]}))
+
+
+class RunningTotal:
+    """Per customer, a running total in the store ``totals``; each order ``<customer> <amount>`` of the
+    stream ``orders`` is sent to the Spark output ``out`` as ``{"order": n, "customer", "total"}`` (its
+    customer's total after it). A line ``<customer>`` of the stream ``customers`` (a table) marks the
+    customer known in the store ``known``; an order of an unknown customer has total -1."""
+
+    def init(self, context: Any) -> None:
+        self.totals = context.get_store("totals")
+        self.known = context.get_store("known")
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        from samza_nb import OutgoingMessageEnvelope, SystemStream
+
+        text = envelope.message.decode() if isinstance(envelope.message, bytes) else envelope.message
+        if envelope.ssp.stream == "customers":
+            self.known.put(text, 1)
+            return
+        customer, amount = text.split()
+        total = -1
+        if self.known.get(customer) is not None:
+            total = (self.totals.get(customer) or 0) + int(amount)
+            self.totals.put(customer, total)
+        out = {"order": int(envelope.offset), "customer": customer, "total": total}
+        collector.send(OutgoingMessageEnvelope(SystemStream("spark", "out"), out))

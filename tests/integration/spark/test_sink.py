@@ -91,10 +91,11 @@ def test_read_output_of_a_stream_without_files_names_its_directory(spark: Any, t
         read_output(spark, "nothing", job_config(tmp_path))
 
 
-async def recover(producer: SparkSinkProducer, *tasks: str) -> None:
-    """What a container does before its tasks process: settle each task's commits (none yet here)."""
+async def recover(producer: SparkSinkProducer, *tasks: str, resumed: Checkpoint | None = None) -> None:
+    """What a container does before its tasks process: settle each task's commits (``resumed``: the
+    checkpoint the tasks resume from; None: they start from nothing, in a new generation)."""
     for task in tasks:
-        await producer.recover(task, None, reset=False)
+        await producer.recover(task, resumed, reset=False)
 
 
 async def commit(producer: SparkSinkProducer, task: str, checkpoint: Checkpoint) -> None:
@@ -104,10 +105,12 @@ async def commit(producer: SparkSinkProducer, task: str, checkpoint: Checkpoint)
     await producer.commit_done(task, checkpoint)
 
 
-def _write_commits(producer: SparkSinkProducer, commits: list[tuple[str, list[Any]]]) -> None:
+def _write_commits(
+    producer: SparkSinkProducer, commits: list[tuple[str, list[Any]]], resumed: Checkpoint | None = None
+) -> None:
     async def scenario() -> None:
         await producer.start()
-        await recover(producer, *sorted({task for task, _ in commits}))
+        await recover(producer, *sorted({task for task, _ in commits}), resumed=resumed)
         for number, (task, messages) in enumerate(commits):
             for message in messages:
                 producer.send(task, OutgoingMessageEnvelope(OUT, message))
@@ -130,7 +133,8 @@ def test_a_field_always_none_in_a_commit_takes_the_known_type_or_is_left_out(
         ],
     )
     # a restarted producer knows the types from the files already there
-    _write_commits(SparkSinkProducer("spark", config), [("Partition 1", [{"n": 5, "note": None}])])
+    last = Checkpoint(changelog_offsets={"s": "2"})  # Partition 1's last commit above
+    _write_commits(SparkSinkProducer("spark", config), [("Partition 1", [{"n": 5, "note": None}])], last)
     directory = tmp_path / JOB / "spark-output" / "out"
     schemas = [pq.read_schema(f) for f in sorted(directory.iterdir())]
     assert [s.names for s in schemas] == [["n"], ["n", "note"], ["n", "note"], ["n", "note"]]

@@ -202,3 +202,26 @@ def test_a_task_with_only_unread_versions_says_so(tmp_path: Path, caplog: pytest
     asyncio.run(scenario())
     assert "task 'Partition 0' has checkpoints of version 2 only" in caplog.text
     assert "task.checkpoint.read.versions = 1" in caplog.text
+
+
+def test_forget_all_tombstones_every_tasks_checkpoint_durably(tmp_path: Path) -> None:
+    """A reset (samza-nb reset) forgets the checkpoints of every task on the stream, registered or not."""
+
+    async def scenario() -> list[str]:
+        m = manager(tmp_path, "Partition 0", "Partition 1")
+        await m.start()
+        await m.write_checkpoint("Partition 0", checkpoint("4"))
+        await m.write_checkpoint("Partition 1", checkpoint("9", "3"))
+        await m.stop()
+        unregistered = manager(tmp_path)
+        await unregistered.start()
+        forgotten = await unregistered.forget_all()
+        await unregistered.stop()
+        again = manager(tmp_path, "Partition 0", "Partition 1")
+        await again.start()
+        assert await again.read_last_checkpoint("Partition 0") is None
+        assert await again.read_last_checkpoint("Partition 1") is None
+        await again.stop()
+        return forgotten
+
+    assert asyncio.run(scenario()) == ["Partition 0", "Partition 1"]

@@ -114,6 +114,9 @@ class CountingEngine:
     def restore_batch(self, pairs: Iterable[tuple[bytes, bytes | None]]) -> None:
         self.pending.update(pairs)
 
+    def truncate(self) -> None:
+        self.pending.clear()
+
     def close(self) -> None:
         self.pending.clear()
 

@@ -83,12 +83,13 @@ class OutputCommits:
         self._tasks: dict[str, _TaskCommits] = {}
 
     def recover(self, task: str, checkpoint: Checkpoint | None, *, reset: bool) -> None:
-        """Settle ``task``'s pending record against its last written ``checkpoint`` and choose the generation
-        it writes (a new one with ``reset``); before the task's first commit."""
+        """Settle ``task``'s pending record against the ``checkpoint`` it resumes from and choose the
+        generation it writes: a new one when it starts over (``reset``) or resumes from no checkpoint (its
+        state starts empty, so output of before would not agree with it); before the task's first commit."""
         task_directory = self.job_directory / safe_name(task)
         current = _newest_generation(task_directory)
         restored = checkpoint_json(checkpoint)
-        if current is not None and not reset:
+        if current is not None and not reset and checkpoint is not None:
             directory = _generation_directory(task_directory, current)
             self._settle(directory, restored)
             records = _records(directory)
@@ -174,6 +175,24 @@ def committed_files(root: Path, job: str, stream: str) -> list[Path]:
     return found
 
 
+def start_new_generations(root: Path, job: str) -> int:
+    """Begin a new generation for every task that wrote output under ``root`` for ``job`` (a reset of the
+    job: :func:`committed_files` reads nothing of before); the number of tasks."""
+    job_directory = root / COMMITS_DIR / safe_name(job)
+    if not job_directory.is_dir():
+        return 0
+    count = 0
+    for task_directory in sorted(p for p in job_directory.iterdir() if p.is_dir()):
+        current = _newest_generation(task_directory)
+        if current is None:
+            continue
+        directory = _generation_directory(task_directory, current + 1)
+        started = {"version": VERSION, "task": task_directory.name, "reset": True}
+        write_json_durably(directory / STARTED, started)
+        count += 1
+    return count
+
+
 def _newest_generation(task_directory: Path) -> int | None:
     if not task_directory.is_dir():
         return None
@@ -201,4 +220,11 @@ def _read_json(path: Path) -> Mapping[str, Any] | None:
     return data
 
 
-__all__ = ["COMMITS_DIR", "OutputCommits", "checkpoint_json", "committed_files", "safe_name"]
+__all__ = [
+    "COMMITS_DIR",
+    "OutputCommits",
+    "checkpoint_json",
+    "committed_files",
+    "safe_name",
+    "start_new_generations",
+]

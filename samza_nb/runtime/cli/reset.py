@@ -1,0 +1,56 @@
+"""``samza-nb reset --config-path FILE [--set KEY=VALUE ...]``: the job starts over (the reset table of
+docs/how-to/operating.md).
+
+Its checkpoints (wherever ``task.checkpoint.factory`` keeps them), its state files and, for Spark outputs,
+their generation are dropped together; its changelogs start anew at the next run
+(samza_nb.runtime.reset). One line says what was dropped. Refused, changing nothing, while the job
+runs (another process holds its files). Exit status: 0 reset, 1 refused or failed, 2 bad config or usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from samza_nb.runtime.console import EXIT_OK, report_error, setup_logging
+from samza_nb.runtime.reset import reset_job
+
+
+def add_reset_command(commands: Any) -> None:
+    """``samza-nb reset``."""
+    parser = commands.add_parser(
+        "reset",
+        help="make a job start over: drop its checkpoints, state and output generation",
+        description=(__doc__ or "").replace("``", ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--config-path", required=True, metavar="FILE", help="job config (.properties or .toml)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable), as for run",
+    )
+    parser.add_argument("--verbose", "-v", action="store_true", help="show tracebacks of errors")
+    parser.set_defaults(handler=reset_command)
+
+
+def reset_command(args: argparse.Namespace) -> int:
+    """Reset the job; print the line saying what was dropped."""
+    from samza_nb.runtime.cli.main import load_job_config  # (main adds this command)
+
+    setup_logging(args.verbose)
+    try:
+        line = reset_job(load_job_config(args.config_path, args.overrides))
+    except Exception as exc:
+        return report_error(exc, args.verbose)
+    print(line, flush=True)
+    return EXIT_OK
+
+
+__all__ = ["add_reset_command", "reset_command"]
