@@ -119,6 +119,13 @@ _BOOLS = [("true", True), ("false", False), ("yes", True), ("no", False), ("1", 
 _BOOLS += [("on", True), ("off", False), ("TRUE", True), ("Off", False)]
 
 
+REAL_CLASSES = [
+    "samza_nb.systems.inmemory.InMemorySystemFactory",
+    "samza_nb.storage.duckdb.DuckDBStoreFactory",
+    "samza_nb.chooser.round_robin.RoundRobinChooser",
+]
+
+
 def _value_of(spec: KeySpec) -> st.SearchStrategy[tuple[str, Any]]:
     """(the value as config text holds it, the typed value it stands for: computed here, not by the
     catalogue)."""
@@ -132,9 +139,10 @@ def _value_of(spec: KeySpec) -> st.SearchStrategy[tuple[str, Any]]:
         return st.lists(segments, max_size=3).map(lambda items: (",".join(items), items))
     if kind == "choice":
         return st.sampled_from(spec.choices).map(lambda choice: (choice, choice))
-    identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,6}", fullmatch=True)
-    if kind == "class":
-        return st.lists(identifiers, min_size=2, max_size=3).map(".".join).map(lambda path: (path, path))
+    if spec.pattern.endswith(".serde"):  # serde names are checked when the config is: registered ones
+        return st.sampled_from(["string", "json", "bytes", "int", "long"]).map(lambda name: (name, name))
+    if kind == "class":  # importable (class paths are checked when the config is): real classes
+        return st.sampled_from(REAL_CLASSES).map(lambda path: (path, path))
     return property_values.filter(bool).map(lambda text: (text, text))
 
 
