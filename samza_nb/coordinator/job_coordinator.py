@@ -357,6 +357,8 @@ class JobCoordinator:
             try:
                 if lease is not None:
                     await lease.release()
+            except SamzaError as exc:  # the claim then ends with this process or its lease
+                log.warning("job coordinator: releasing the driver's claim failed: %s", exc)
             finally:
                 await self._store.stop()
         if feed_error is not None:

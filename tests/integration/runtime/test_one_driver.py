@@ -76,6 +76,7 @@ def test_a_second_driver_is_refused_and_a_killed_one_is_taken_over(tmp_path: Pat
     prepare(tmp_path)
     first_port, second_port, third_port = free_port(), free_port(), free_port()
     first = start(tmp_path, first_port)
+    second: subprocess.Popen[str] | None = None
     third: subprocess.Popen[str] | None = None
     try:
         eventually(lambda: len(container_pids(first_port)) == 2 and processed(tmp_path), timeout=60)
@@ -104,7 +105,7 @@ def test_a_second_driver_is_refused_and_a_killed_one_is_taken_over(tmp_path: Pat
         assert f"taking over from the driver process {first.pid} on host {socket.gethostname()}" in err
         assert f"its process {first.pid} is gone from this host" in err
     finally:
-        for process in (first, third):
+        for process in (first, second, third):
             if process is not None and process.poll() is None:
                 process.kill()
                 process.communicate()
