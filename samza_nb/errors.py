@@ -87,12 +87,18 @@ class StreamInUseError(SamzaError):
     job. A mistake of the caller, told in one line (a notebook shows it without a traceback)."""
 
 
+class JobRunningError(SamzaError):
+    """The job (its ``job.name`` and ``job.id``) already runs from another driver: a job runs once. The
+    message names the running driver (host, pid, since)."""
+
+
 __all__ = [
     "BadMessageError",
     "CallbackError",
     "CheckpointError",
     "ConfigError",
     "ContainerStateError",
+    "JobRunningError",
     "JobTimeoutError",
     "SamzaError",
     "StreamInUseError",

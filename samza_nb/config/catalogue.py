@@ -183,6 +183,13 @@ KEYS: tuple[KeySpec, ...] = (
         "How often the job coordinator reads new coordinator stream messages; <= 0 never.",
     ),
     KeySpec(
+        "job.driver.lease.ms",
+        "30000",
+        "int>=1",
+        "A running driver renews its claim on the job every third of this; a claim not renewed for this long "
+        "(a driver on another host that died) is taken over by the next driver.",
+    ),
+    KeySpec(
         "systems.<system>.streams.<stream>.path",
         None,
         "str",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from samza_nb.coordinator.driver_claim import DRIVER_CLAIM, DriverClaims
 from samza_nb.coordinator.messages import (
     CHANGELOG_PARTITION,
     CONFIG_VALUE,
@@ -31,9 +32,14 @@ class Bootstrapped:
     def __init__(self) -> None:
         self._messages: dict[CoordinatorStreamMessage, None] = {}  # an ordered set
         self._by_key: dict[tuple[str, str], set[CoordinatorStreamMessage]] = {}
+        self.driver = DriverClaims()
+        """The driver's claim on the job (its messages are folded there, not kept here)."""
 
     def apply(self, message: CoordinatorStreamMessage) -> None:
         """Take ``message``, the next one read from the stream."""
+        if message.type == DRIVER_CLAIM:
+            self.driver.apply(message)
+            return
         ident = (message.type, message.key)
         if message.is_delete:
             for old in self._by_key.pop(ident, ()):

@@ -63,10 +63,12 @@ def fetch_job_model(url: str, timeout_s: float) -> JobModel:
 @dataclass(frozen=True)
 class ReportAnswer:
     """The coordinator's answer to a report: ``stop`` gracefully, and the ``control`` state the container
-    should be in (None from a coordinator that sends none)."""
+    should be in (None from a coordinator that sends none); ``fenced``: why the container must stop at once
+    without committing (a newer driver took the job over)."""
 
     stop: bool
     control: ControlState | None = None
+    fenced: str | None = None
 
 
 def exchange_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> ReportAnswer:
@@ -81,7 +83,12 @@ def exchange_report(url: str, report: ContainerReport, timeout_s: float = REQUES
         return ReportAnswer(False)
     if not isinstance(answer, dict):
         return ReportAnswer(False)
-    return ReportAnswer(answer.get("stop") is True, ControlState.from_dict(answer.get("control")))
+    fenced = answer.get("fenced")
+    return ReportAnswer(
+        answer.get("stop") is True,
+        ControlState.from_dict(answer.get("control")),
+        str(fenced) if fenced else None,
+    )
 
 
 def send_report(url: str, report: ContainerReport, timeout_s: float = REQUEST_TIMEOUT_S) -> bool:

@@ -3,7 +3,8 @@
 ``GET /`` the job model JSON, ``GET /locality`` container id -> host, ``GET /status`` every container's
 last report, ``PUT`` (or ``POST``) ``/containers/<id>/status`` a container's report (answered
 ``{"ok": true, "control": {...}}``, the control state every container should be in, plus ``"stop": true``
-once the coordinator asks its containers to stop), ``GET /control`` that control state, ``POST /control`` a
+once the coordinator asks its containers to stop, and ``"fenced": "<why>"`` once a newer driver took the job
+over: stop without committing), ``GET /control`` that control state, ``POST /control`` a
 control command (``{"pause": true|false, "set": {key: value}, "timeout": s}``, see
 :func:`samza_nb.coordinator.control.run_command`). Every answer is JSON; errors are ``{"error": "..."}``
 with 400, 404, 405, 411, 413 or 504 (a pause not confirmed in time), and an unexpected failure is a 500
@@ -65,6 +66,10 @@ class CoordinatorEndpoints(Protocol):
     def report(self, report: ContainerReport) -> bool | None:
         """Take a container's report (raises SamzaError when it cannot be accepted); True when the
         container should stop gracefully (the answer then carries ``"stop": true``)."""
+        ...
+
+    def fenced(self) -> str | None:
+        """Why the containers must stop without committing (a newer driver took the job over), else None."""
         ...
 
     def control(self) -> Mapping[str, Any]:
@@ -223,8 +228,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(HTTPStatus.CONFLICT, {"error": str(exc)})
             return
         answer: dict[str, Any] = {"ok": True, "control": dict(self.server.endpoints.control())}
-        if stop:
+        fenced = self.server.endpoints.fenced()
+        if stop or fenced:
             answer["stop"] = True
+        if fenced:
+            answer["fenced"] = fenced
         self._json(HTTPStatus.OK, answer)
 
     def _discard_body(self) -> None:

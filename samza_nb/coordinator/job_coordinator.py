@@ -17,6 +17,7 @@ from samza_nb.config import Config
 from samza_nb.container.inputs import input_metadata, input_streams, start_feeding, stop_feeding
 from samza_nb.coordinator.changes import refuse_incompatible_change
 from samza_nb.coordinator.control import ControlState, JobControl, run_command
+from samza_nb.coordinator.driver_claim import DriverClaim, DriverLease
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
 from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
@@ -61,6 +62,10 @@ class CoordinatorStore(Protocol):
 
     def task_containers(self) -> dict[str, str]:
         """Task -> container id."""
+        ...
+
+    def driver(self) -> DriverClaim | None:
+        """The driver's claim on the job in force (:mod:`samza_nb.coordinator.driver_claim`)."""
         ...
 
     async def send(self, messages: Sequence[CoordinatorStreamMessage]) -> None:
@@ -113,6 +118,8 @@ class JobCoordinator:
         self._stop_requested = False
         self._completed: dict[str, int | None] = {}  # container id -> the pid that completed its work
         self._control = JobControl(self._confirmations)
+        self._lease: DriverLease | None = None
+        self._renewing: asyncio.Task[None] | None = None
 
     @property
     def job_model(self) -> JobModel:
@@ -142,6 +149,9 @@ class JobCoordinator:
         store, config = self._store, self.config
         await store.start()
         self._started_store = True
+        lease = DriverLease(store, config)
+        await lease.claim()
+        self._lease = lease
         previous_config = store.config()
         previous_changelog = store.changelog_mapping()
         inputs = input_streams(config)
@@ -183,6 +193,7 @@ class JobCoordinator:
         interval = config.value("job.coordinator.catchup.ms")
         if interval > 0:
             self._catch_up = asyncio.create_task(self._keep_catching_up(interval / 1000))
+        self._renewing = asyncio.create_task(lease.keep())
         log.info("job coordinator of %s serves %s", config.job_name(), self._server.url)
 
     def job_status(self) -> JobStatus:
@@ -191,6 +202,11 @@ class JobCoordinator:
             if self._status is None:
                 raise SamzaError("the job coordinator has not started: no status yet")
             return self._status.copy()
+
+    @property
+    def fenced(self) -> str | None:
+        """One line saying that a newer driver took the job over (None while this one holds it)."""
+        return self._lease.fenced if self._lease is not None else None
 
     @property
     def stop_requested(self) -> bool:
@@ -323,11 +339,12 @@ class JobCoordinator:
                 await stop_feeding(self._admins, feeding)
             except Exception as exc:  # raised once the rest has stopped
                 feed_error = exc
-        if self._catch_up is not None:
-            self._catch_up.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._catch_up
-            self._catch_up = None
+        for task in (self._catch_up, self._renewing):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._catch_up = self._renewing = None
         if self._server is not None:
             self._server.stop()
         with self._lock:
@@ -336,7 +353,14 @@ class JobCoordinator:
             await asyncio.wait([asyncio.wrap_future(f) for f in writes])
         if self._started_store:
             self._started_store = False
-            await self._store.stop()
+            lease, self._lease = self._lease, None
+            try:
+                if lease is not None:
+                    await lease.release()
+            except SamzaError as exc:  # the claim then ends with this process or its lease
+                log.warning("job coordinator: releasing the driver's claim failed: %s", exc)
+            finally:
+                await self._store.stop()
         if feed_error is not None:
             raise feed_error
 
@@ -369,6 +393,9 @@ class _Endpoints:
 
     def report(self, report: ContainerReport) -> bool:
         return self._coordinator.report(report)
+
+    def fenced(self) -> str | None:
+        return self._coordinator.fenced
 
     def control(self) -> Mapping[str, Any]:
         return self._coordinator.control_state().to_dict()

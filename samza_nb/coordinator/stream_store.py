@@ -27,6 +27,7 @@ from samza_nb.coordinator.bootstrap import (
     container_hosts_of,
     task_containers_of,
 )
+from samza_nb.coordinator.driver_claim import DriverClaim
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
 from samza_nb.errors import SamzaError
 from samza_nb.systems.base import (
@@ -86,6 +87,7 @@ class CoordinatorStreamStore:
         self._view = Bootstrapped()
         self._position: str | None = None  # the next offset to read; None: from the oldest
         self._state = "new"
+        self._reading = asyncio.Lock()  # catch-ups of the coordinator and of the driver's claim take turns
 
     def __str__(self) -> str:
         return f"coordinator stream {self.system}.{self.stream}"
@@ -111,7 +113,8 @@ class CoordinatorStreamStore:
     async def catch_up(self) -> None:
         """Read what was written to the stream since the last read, up to its newest offset now."""
         self._require_started("catch_up")
-        await self._read_to_newest()
+        async with self._reading:
+            await self._read_to_newest()
 
     async def send(self, messages: Sequence[CoordinatorStreamMessage]) -> None:
         """Write ``messages`` in order; they are durable (flushed) when this returns, and already part of
@@ -148,6 +151,10 @@ class CoordinatorStreamStore:
     def container_hosts(self) -> dict[str, str]:
         """Container id → host it last ran on (``set-container-host-assignment``)."""
         return container_hosts_of(self._view)
+
+    def driver(self) -> DriverClaim | None:
+        """The driver's claim on the job in force (``set-job-driver``; :mod:`.driver_claim`)."""
+        return self._view.driver.current
 
     def task_containers(self) -> dict[str, str]:
         """Task name → container id (``set-task-container-assignment``)."""

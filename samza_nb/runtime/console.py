@@ -21,6 +21,8 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_CONFIG = 2
 EXIT_BAD_MESSAGE = 3
+EXIT_FENCED = 4
+"""A container stopped without committing: a newer driver of its job took the job over (fenced)."""
 """A bad message failed it (BadMessageError): a restart would fail on the same message."""
 PROGRESS_INTERVAL_S = 0.2
 SUMMARY_TASKS = 8
@@ -135,6 +137,7 @@ __all__ = [
     "EXIT_BAD_MESSAGE",
     "EXIT_CONFIG",
     "EXIT_FAILED",
+    "EXIT_FENCED",
     "EXIT_OK",
     "PROG",
     "PROGRESS_INTERVAL_S",

@@ -9,7 +9,8 @@ task commits) when the coordinator's answer asks it to, or on SIGTERM or SIGINT;
 without committing. The answer also carries the job's control state (pause, live knobs: see
 ``samza-nb control``): the container applies a change and reports again at once.
 Exit status: 0 done or stopped, 1 failed, 2 bad config or usage, 3 failed by a bad message (a message an
-output cannot store: runners do not restart it), 128 + signal when forced.
+output cannot store: runners do not restart it), 4 fenced (a newer driver took the job over: it stopped at
+once without committing), 128 + signal when forced.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.applications import load_task_factory
 from samza_nb.runtime.console import (
+    EXIT_FENCED,
     EXIT_OK,
     install_signal_handlers,
     report_error,
@@ -248,6 +250,9 @@ class ContainerProcess:
                 )
                 stop = answer.stop
                 last_ok = time.monotonic()
+                if answer.fenced is not None:
+                    self._fence(answer.fenced)
+                    return
                 if answer.control is not None and answer.control.seq != self._control_seq and not stop:
                     self._steer(answer.control)
                 if stop and not self._asked:
@@ -266,6 +271,12 @@ class ContainerProcess:
             with contextlib.suppress(TimeoutError):  # the next report is due, or a change was applied
                 await asyncio.wait_for(self._wake.wait(), interval_s)
             self._wake.clear()
+
+    def _fence(self, why: str) -> None:
+        """A newer driver took the job over: stop at once, without committing (exit status 4)."""
+        log.error("container %s stops without committing: %s", self.container_id, why)
+        if self._job is not None and self._job.cancel():
+            self.forced = EXIT_FENCED
 
     def _steer(self, control: ControlState) -> None:
         """Apply the coordinator's control state (on the loop's thread): the knobs that changed, then pause

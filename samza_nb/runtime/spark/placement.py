@@ -7,7 +7,8 @@ Executors do not share the driver's disk. So under a cluster master:
 - a job with a Spark system (written inputs, fed streams, the sink's outputs) needs ``job.shared.dir``, a
   directory every executor reaches at the same path;
 - checkpoints, changelogs, the coordinator stream and every stream the containers read or write must not
-  be on the embedded durable log or in DuckDB checkpoint files (single-machine defaults): Kafka holds them.
+  be on the embedded durable log or in DuckDB checkpoint files (single-machine defaults): Kafka holds them;
+- every store has a changelog (a store kept only on a worker's disk is lost with the worker).
 """
 
 from __future__ import annotations
@@ -60,7 +61,15 @@ def check_cluster_placement(config: Config, master: str) -> None:
     logs = _log_systems(config)
     for store in configured_store_names(config):
         changelog = changelog_stream(config, store)
-        if changelog is not None and changelog.system in logs:
+        if changelog is None:
+            key = store_key(store, "changelog")
+            raise ConfigError(
+                f"store {store} has no changelog: {where}, and a container may be restarted on another "
+                f"one, where a store kept only on a worker's disk starts empty; set {key} = <Kafka system>."
+                "<topic>",
+                key=key,
+            )
+        if changelog.system in logs:
             key = store_key(store, "changelog")
             raise ConfigError(
                 f"{key}: the changelog {changelog.system}.{changelog.stream} is on the embedded durable log; "

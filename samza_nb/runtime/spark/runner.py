@@ -317,10 +317,13 @@ class SparkJobRunner(CoordinatorSteering):
         asked: float | None = None
         while not job.done():
             await asyncio.wait({job}, timeout=WATCH_INTERVAL_S)
-            failed = self._failed_feed() or _bad_message(coordinator)
+            failed = self._failed_feed() or _bad_message(coordinator) or coordinator.fenced
             if failed is not None and self.failure is None:
                 self.failure = failed  # a feed: containers would wait for rows that never come
                 self._stop_requested.set()
+            if coordinator.fenced is not None and not self.cancelled:  # its containers stop uncommitted
+                self.cancelled = True
+                await asyncio.to_thread(self._cancel, context)
             if self._stop_requested.is_set() and not job.done():
                 if asked is None:
                     asked = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from samza_nb.coordinator.driver_claim import DRIVER_CLAIM, DriverClaim, DriverClaims
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
 
 
@@ -43,6 +44,13 @@ class MemoryStore:
 
     def task_containers(self) -> dict[str, str]:
         return {k: v["containerId"] for k, v in self._view("set-task-container-assignment").items()}
+
+    def driver(self) -> DriverClaim | None:
+        claims = DriverClaims()
+        for message in self.messages:
+            if message.type == DRIVER_CLAIM:
+                claims.apply(message)
+        return claims.current
 
     async def send(self, messages: Sequence[CoordinatorStreamMessage]) -> None:
         self.messages.extend(messages)

@@ -38,6 +38,9 @@ class Endpoints:
         self.reports.append(report)
         return None
 
+    def fenced(self) -> str | None:
+        return None
+
     def control(self) -> Mapping[str, Any]:
         return {"seq": 0, "paused": False, "knobs": {}}
 

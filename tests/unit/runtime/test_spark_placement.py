@@ -80,3 +80,18 @@ def test_a_waiter_for_writers_on_other_machines_looks_again_long_before_its_time
         assert time.monotonic() - began < timeout / 2
     finally:
         waiter.close()
+
+
+def test_a_store_without_a_changelog_is_refused_on_a_cluster_before_a_session_starts() -> None:
+    assert refused(stores__counts__changelog=None) == "stores.counts.changelog"
+    values = {k: v for k, v in KAFKA_JOB.items() if k != "stores.counts.changelog"}
+    check_cluster_placement(Config(values), "local[2,2]")  # one machine: the local disk stays
+    from samza_nb.runtime.spark.runner import SparkJobRunner
+
+    runner = SparkJobRunner(Config({**values, "spark.master": CLUSTER}))
+    with pytest.raises(ConfigError) as raised:
+        runner.start()
+    line = str(raised.value)
+    assert line.startswith("store counts has no changelog: under the cluster master spark://10.1.2.3:7077")
+    assert line.endswith("set stores.counts.changelog = <Kafka system>.<topic>")
+    assert runner.spark is None, "refused before a SparkSession started"
