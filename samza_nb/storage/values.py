@@ -32,6 +32,11 @@ def copy_value(value: Any) -> Any:
     containing itself, is copied with :func:`copy.deepcopy`."""
     if type(value) in PLAIN:
         return value
+    if type(value) is dict:  # the common case first
+        try:
+            return _copy_dict(value)
+        except RecursionError:
+            return copy.deepcopy(value)
     copier = _COPIERS.get(type(value))
     if copier is not None:
         try:
@@ -43,10 +48,13 @@ def copy_value(value: Any) -> Any:
 
 def _copy_dict(value: dict[Any, Any]) -> dict[Any, Any]:
     plain = PLAIN
-    return {
-        (k if type(k) in plain else copy_value(k)): (v if type(v) in plain else copy_value(v))
-        for k, v in value.items()
-    }
+    new = value.copy()  # in C; then the values that can change are replaced by copies (a loop, not a
+    for k, v in value.items():  # comprehension: no frame of its own, which a small dict would notice)
+        if type(v) not in plain:
+            new[k] = copy_value(v)
+        if type(k) not in plain:
+            return {copy_value(k): copy_value(v) for k, v in value.items()}
+    return new
 
 
 def _copy_list(value: list[Any]) -> list[Any]:

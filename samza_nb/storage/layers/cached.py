@@ -228,7 +228,7 @@ class CachedStore:
         dirty = self._dirty
         try:
             # A plain value of a key changed since the last write below (never None): no bound to check.
-            if type(value) in STORABLE_PLAIN and key in dirty:
+            if key in dirty and type(value) in STORABLE_PLAIN:
                 dirty[key] = value
                 return
         except TypeError as exc:
