@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
@@ -76,6 +77,47 @@ def test_a_paused_job_processes_nothing_and_steps_show_a_table(
     assert run(shell, "%samza_resume steer").success
     assert capsys.readouterr().out.strip() == "job 'steer' resumed"
     eventually(lambda: len(running) == 11, timeout=10, message="the rest processed after the resume")
+
+
+CLICKS = """%%samza_task
+class Clicks:
+    def init(self, context):
+        self.clicks = context.get_store("clicks")
+    def process(self, envelope, collector, coordinator):
+        cur = self.clicks.get(envelope.message) or {"clicks": 0}
+        cur["clicks"] += 1
+        self.clicks.put(envelope.message, cur)
+"""
+
+
+def test_steps_show_each_write_as_it_was_made(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, tmp_path: Path
+) -> None:
+    broker.create_stream("words", 1)
+    config = config_cell(broker, "words", job="clicks", job_logged_store_base_dir=str(tmp_path)) + (
+        "stores.clicks.factory = samza_nb.storage.duckdb.DuckDBStoreFactory\n"
+        "stores.clicks.key.serde = string\nstores.clicks.msg.serde = json\n"
+    )
+    assert run(shell, config).success
+    assert run(shell, CLICKS).success
+    assert run(shell, "%samza_run").success
+    try:
+        assert run(shell, "%samza_pause").success
+        for _ in range(3):
+            broker.send("words", "a", partition=0)
+        report = shell.run_line_magic("samza_step", "3")
+        assert [(old, new) for step in report.steps for _, _, old, new in step.writes] == [
+            (None, {"clicks": 1}),
+            ({"clicks": 1}, {"clicks": 2}),
+            ({"clicks": 2}, {"clicks": 3}),
+        ]
+        assert [row[5] for row in report.rows] == [
+            "clicks[a]: None → {'clicks': 1}",
+            "clicks[a]: {'clicks': 1} → {'clicks': 2}",
+            "clicks[a]: {'clicks': 2} → {'clicks': 3}",
+        ]
+    finally:
+        run(shell, "%samza_stop")
 
 
 def test_set_shows_the_values_in_force_and_a_bad_key_is_one_line(

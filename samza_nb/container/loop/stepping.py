@@ -6,7 +6,9 @@ collector in the task instance's place and records the writes of the task's stor
 ``put``/``put_all``/``delete``/``delete_all`` with recording versions on the store objects themselves
 (instance attributes, removed when the step ends). A store object that cannot take instance attributes
 (``__slots__`` without ``__dict__``) is not recorded (logged once); a task that bound ``store.put`` to a
-variable of its own before the step writes past the recording too.
+variable of its own before the step writes past the recording too. Each write is recorded with copies of
+its old and new values as they were when it was made (:func:`~samza_nb.storage.values.copy_value`): a task
+that changes an object after putting it does not change what the step shows.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from samza_nb.chooser.round_robin import RoundRobinChooser
 from samza_nb.chooser.tiered_priority import TieredPriorityChooser
 from samza_nb.chooser.time_aligned import TimeAlignedChooser
 from samza_nb.chooser.trace import ChoiceTrace, TracingChooser, describe_choice
+from samza_nb.storage.values import copy_value
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStream, SystemStreamPartition
@@ -130,9 +133,10 @@ def _tap(name: str, store: Any, recorder: _Recorder) -> bool:
                 entries = []
             olds: dict[Any, Any] = {}
             records: list[Write] = []
-            for key, new in entries:
+            for key, value in entries:
+                new = _as_now(value)  # the task may change its object after the write
                 try:
-                    old = olds[key] if key in olds else get(key)
+                    old = olds[key] if key in olds else _as_now(get(key))
                 except Exception:  # an unhashable or None key: the write itself reports it
                     old = None
                 olds[key] = new
@@ -177,6 +181,15 @@ def _tap(name: str, store: Any, recorder: _Recorder) -> bool:
             )
         return False
     return True
+
+
+def _as_now(value: Any) -> Any:
+    """A copy of ``value`` as it is now, for the record; ``value`` itself when it cannot be copied (the
+    write itself then reports it, or the store keeps that object)."""
+    try:
+        return copy_value(value)
+    except Exception:
+        return value
 
 
 def _untap(store: Any) -> None:

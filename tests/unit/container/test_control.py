@@ -259,6 +259,40 @@ def test_a_step_of_an_async_task_waits_for_its_callback_and_captures_what_it_sen
     assert container.processed == 1
 
 
+class Clicks:
+    """The common idiom: read a dict (or start one), change it, put it back; then change it after the put."""
+
+    def init(self, context: Any) -> None:
+        self.store = context.get_store("clicks")
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        cur = self.store.get(envelope.message) or {"clicks": 0}
+        cur["clicks"] += 1
+        self.store.put(envelope.message, cur)
+        cur["clicks"] += 100  # after the put: neither the store nor the step sees it
+
+
+def test_steps_show_each_writes_values_as_they_were(tmp_path: Path, running: list[Running]) -> None:
+    j = job(
+        tmp_path,
+        **{
+            "stores.clicks.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+            "stores.clicks.key.serde": "string",
+            "stores.clicks.msg.serde": "json",
+        },
+    )
+    j.send("in", ["a", "a", "a"])
+    container = j.container(Clicks)
+    container.pause()
+    start(running, container)
+    steps = container.step(3)
+    assert [step.writes for step in steps] == [
+        (("clicks", "a", None, {"clicks": 1}),),
+        (("clicks", "a", {"clicks": 1}, {"clicks": 2}),),
+        (("clicks", "a", {"clicks": 2}, {"clicks": 3}),),
+    ]
+
+
 def test_steps_commit_so_sql_shows_the_state_after_them(tmp_path: Path, running: list[Running]) -> None:
     j = job(tmp_path)
     j.send("in", ["a", "b", "a", "a"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from samza_nb.errors import ConfigError
-from samza_nb.serde import IntSerde, StringSerde
+from samza_nb.serde import IntSerde, JsonSerde, StringSerde
 from samza_nb.storage import StoreError
 from samza_nb.storage.layers.cached import CachedStore
 from samza_nb.storage.layers.serialized import SerializedStore
@@ -129,11 +129,51 @@ def test_hits_never_reach_the_store_below_and_misses_cache_absence() -> None:
     assert kv.args("get") == ["missing"], "one read below for the miss; the absence is cached"
 
 
-def test_values_are_cached_by_reference() -> None:
-    store, _ = cached(10, 10)
+def test_a_task_never_holds_an_object_the_cache_keeps() -> None:
+    store, kv = cached(10, 10)
     value = {"n": 1}
     store.put("a", value)
-    assert store.get("a") is value
+    value["n"] = 2  # after the put
+    got = store.get("a")
+    assert got == {"n": 1} and got is not value
+    got["n"] = 3  # without a put
+    assert store.get("a") == {"n": 1}
+    assert store.get_all(["a"]) == {"a": {"n": 1}}
+    kv.data["b"] = [1]
+    store.get("b").append(2)  # read below, cached clean
+    store.get_all(["b"])["b"].append(2)
+    assert store.get("b") == [1] and kv.data["b"] == [1]
+    store.flush()
+    assert kv.args("put_all") == [[("a", {"n": 1})]]
+    store.get("a")["n"] = 4  # cached clean after the write below
+    assert store.get("a") == {"n": 1} and kv.data["a"] == {"n": 1}
+
+
+def test_changes_count_toward_the_batch_whatever_their_values() -> None:
+    store, kv = cached(10, 3)
+    store.put("a", 1)
+    store.put("b", {"n": 1})
+    store.put("a", [1])  # the same key, now a value that can change: still one change
+    assert store.dirty_count() == 2 and kv.count("put_all") == 0
+    store.delete("b")
+    store.put("c", "x")
+    assert kv.args("put_all") == [[("c", "x"), ("a", [1])]]
+    assert kv.args("delete_all") == [["b"]]
+    assert store.dirty_count() == 0
+
+
+def test_a_failed_write_keeps_the_changes_of_every_kind_except_the_culprit() -> None:
+    kv = RecordingStore()
+    store = CachedStore(SerializedStore(kv, StringSerde(), JsonSerde(), "s"), 10, 3, "s")
+    store.put("a", 1)
+    store.put("b", {"n": 1})
+    with pytest.raises(StoreError, match=r"store 's'.*key 'c'"):
+        store.put("c", {"n": {1, 2}})  # a set: JSON cannot hold it
+    assert kv.data == {}
+    assert (store.get("a"), store.get("b"), store.get("c")) == (1, {"n": 1}, None)
+    assert store.dirty_count() == 2
+    store.flush()
+    assert kv.data == {b"a": b"1", b"b": b'{"n":1}'}
 
 
 def test_deletes_are_batched_and_hide_the_key() -> None:
