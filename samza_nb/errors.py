@@ -88,8 +88,9 @@ class StreamInUseError(SamzaError):
 
 
 class JobRunningError(SamzaError):
-    """The job (its ``job.name`` and ``job.id``) already runs from another driver: a job runs once. The
-    message names the running driver (host, pid, since)."""
+    """The job (its ``job.name`` and ``job.id``) already runs: a second driver of it is refused (a job runs
+    once; the message names the running driver: host, pid, since), and so is a reset of it (the message names
+    the file its run holds)."""
 
 
 __all__ = [

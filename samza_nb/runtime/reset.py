@@ -24,7 +24,7 @@ from samza_nb.checkpoint.base import (
 from samza_nb.config.stores import changelog_stream, configured_store_names
 from samza_nb.container.event_loop import run_blocking
 from samza_nb.container.inputs import configured_systems
-from samza_nb.errors import CheckpointError, SamzaError
+from samza_nb.errors import CheckpointError, JobRunningError, SamzaError
 from samza_nb.storage.duckdb.claim import claim_directory
 from samza_nb.storage.duckdb.job_files import close_database, open_database
 from samza_nb.storage.duckdb.paths import job_database_path, job_directory, state_directory
@@ -35,10 +35,6 @@ if TYPE_CHECKING:
 
     from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.config import Config
-
-
-class JobRunningError(SamzaError):
-    """A reset of a job that runs (its files are held by another process, or its run has not ended)."""
 
 
 def reset_job(config: Config, *, checkpoints: MutableMapping[str, Checkpoint] | None = None) -> str:
@@ -122,4 +118,4 @@ def _new_output_generations(config: Config) -> int:
     return count
 
 
-__all__ = ["JobRunningError", "refuse_while_running", "reset_job"]
+__all__ = ["refuse_while_running", "reset_job"]
