@@ -178,7 +178,7 @@ def test_the_figures_pages_hold_only_the_latest_run() -> None:
 
 def test_the_how_to_index_links_the_pages_users_looked_for(site: Path) -> None:
     index = parse(site / "how-to" / "index.html").links
-    for page in ("windows", "outputs", "sql-json", "start-paused"):
+    for page in ("windows", "outputs", "sql-json", "start-paused", "recovery-time", "cleanup"):
         assert f"{page}.html" in index, f"the how-to index does not link {page}"
 
 
