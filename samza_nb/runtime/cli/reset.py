@@ -13,7 +13,6 @@ import argparse
 from typing import Any
 
 from samza_nb.runtime.console import EXIT_OK, report_error, setup_logging
-from samza_nb.runtime.reset import reset_job
 
 
 def add_reset_command(commands: Any) -> None:
@@ -43,6 +42,7 @@ def add_reset_command(commands: Any) -> None:
 def reset_command(args: argparse.Namespace) -> int:
     """Reset the job; print the line saying what was dropped."""
     from samza_nb.runtime.cli.main import load_job_config  # (main adds this command)
+    from samza_nb.runtime.reset import reset_job  # (DuckDB: loaded by this command only, not by `run`)
 
     setup_logging(args.verbose)
     try:
