@@ -31,17 +31,27 @@ SCHEMA = "systems.spark.streams.out.spark.schema"
 UTC = dt.UTC
 
 
+_LAST_CHECKPOINTS: dict[tuple[str, str], Checkpoint] = {}
+"""(job directory, task) -> the task's last committed checkpoint, for a later producer to resume from."""
+
+
 def write_commits(config: Config, commits: list[tuple[str, list[Any]]], keys: bool = False) -> None:
-    """A new producer sends each commit's messages for its task (keyed ``k<i>`` when ``keys``), flushing."""
+    """A new producer sends each commit's messages for its task (keyed ``k<i>`` when ``keys``), flushing.
+    A task that committed before resumes from its last checkpoint (a task starting from nothing would begin
+    a new output generation)."""
     producer = SparkSinkProducer("spark", config)
+    job = str(config.get_str("job.logged.store.base.dir"))
 
     async def scenario() -> None:
         await producer.start()
-        await recover(producer, *sorted({task for task, _ in commits}))
+        for task in sorted({task for task, _ in commits}):
+            await recover(producer, task, resumed=_LAST_CHECKPOINTS.get((job, task)))
         for number, (task, messages) in enumerate(commits):
             for i, message in enumerate(messages):
                 producer.send(task, OutgoingMessageEnvelope(OUT, message, key=f"k{i}" if keys else None))
-            await commit(producer, task, Checkpoint(changelog_offsets={"s": str(number)}))
+            checkpoint = Checkpoint(changelog_offsets={"s": f"{uuid.uuid4().hex}-{number}"})
+            await commit(producer, task, checkpoint)
+            _LAST_CHECKPOINTS[(job, task)] = checkpoint
         await producer.stop()
 
     asyncio.run(scenario())
