@@ -255,7 +255,8 @@ from samza_nb.runtime.spark.runner import SparkJobRunner
 
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
          .config("spark.default.parallelism", "2").getOrCreate())
-config = Config({"job.name": "slots", "task.class": "x.Y", "task.inputs": "log.words",
+config = Config({"job.name": "slots", "task.class": "tests.integration.spark.runner_tasks.Record",
+                 "task.inputs": "log.words",
                  "job.container.count": "2", "job.logged.store.base.dir": sys.argv[1]})
 try:
     SparkJobRunner(config, spark).start()
