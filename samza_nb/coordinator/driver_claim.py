@@ -1,4 +1,4 @@
-"""A job runs once: the driver that runs it holds a claim on its coordinator stream (DESIGN §10.1).
+"""A job runs once: its driver holds a claim on its coordinator stream (docs/concepts/guarantees.md).
 
 Every driver of a job (the Spark runner, ``samza-nb run``, the multi-process runner, the notebook's
 ``%samza_run``) starts through the job coordinator, which claims the job before it writes anything: a

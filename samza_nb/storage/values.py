@@ -1,4 +1,4 @@
-"""Copies of store values: a task never holds an object a store keeps (DESIGN §6).
+"""Copies of store values: a task never holds an object a store keeps (docs/concepts/state.md).
 
 A value read from a store is the task's own: changing it changes nothing in the store until it is put, as
 after a restart (where every value is decoded anew). A value put is the store's own: changing the object

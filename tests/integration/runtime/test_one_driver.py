@@ -1,6 +1,6 @@
 """A job runs once on this machine too: a second ``samza-nb run`` of a running two-container job (same
 ``job.name`` and ``job.id``) is refused in one line naming the running driver, and starts no container; a
-driver killed with -9 leaves a claim the next run takes over, saying so (DESIGN §10.1)."""
+driver killed with -9 leaves a claim the next run takes over, saying so (docs/concepts/guarantees.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """A job runs once on the standalone cluster (``spark_cluster``, with free slots for a second application):
 a second driver of a running job (same ``job.name`` and ``job.id``) is refused in one line naming the running
 driver, and the committed output stays exact; a driver killed with -9 is taken over by the next one, which
-says so and finishes the job, its committed output exactly once (DESIGN §10.1)."""
+says so and finishes the job, its committed output exactly once (docs/concepts/guarantees.md)."""
 
 from __future__ import annotations
 
