@@ -7,7 +7,9 @@ in-memory ones), its local state (the state files under ``<job.logged.store.base
 stores``, which hold the offsets their state reflects), and, for Spark outputs, the current generation
 (a new one begins, empty). The changelogs start anew: the next run resumes from no checkpoint, so each
 task writes a generation marker first and no restore replays what came before it
-(:mod:`samza_nb.storage.generation`). It is refused while the job runs (another process holds its files).
+(:mod:`samza_nb.storage.generation`). It is refused while the job runs: another process holds its files,
+or a driver holds a live claim on the job's coordinator stream (:mod:`samza_nb.coordinator.driver_claim`;
+the only sign of a job whose checkpoints live on Kafka and that has no stores).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from samza_nb.checkpoint.base import (
 from samza_nb.config.stores import changelog_stream, configured_store_names
 from samza_nb.container.event_loop import run_blocking
 from samza_nb.container.inputs import configured_systems
+from samza_nb.coordinator.driver_claim import LEASE_KEY, DriverClaim, stale
+from samza_nb.coordinator.stream_store import CoordinatorStreamStore
 from samza_nb.errors import CheckpointError, JobRunningError, SamzaError
 from samza_nb.storage.duckdb.claim import claim_directory
 from samza_nb.storage.duckdb.job_files import close_database, open_database
@@ -73,16 +77,39 @@ def reset_job(config: Config, *, checkpoints: MutableMapping[str, Checkpoint] | 
     )
 
 
-def refuse_while_running(config: Config, job: str) -> None:
-    """A :class:`JobRunningError` when another process holds the job's files: the claim on its directory
-    (a starting run) or DuckDB's lock on its checkpoint or state files (a running one)."""
+def refuse_while_running(config: Config, job: str, action: str = "reset") -> None:
+    """A :class:`JobRunningError` (``cannot <action> job ... while it runs: ...``) when the job runs: another
+    process holds its files (the claim on its directory: a starting run; DuckDB's lock on its checkpoint or
+    state files: a running one), or a driver holds a live claim on its coordinator stream (a run anywhere,
+    whatever its checkpoints and stores)."""
     path = job_database_path(config)
     try:
         claim_directory(str(path)).release()
         for file in _duckdb_files(job_directory(config)):
             close_database(open_database(str(file)))
     except CheckpointError as exc:
-        raise JobRunningError(f"cannot reset job {job} while it runs: {exc}") from None
+        raise JobRunningError(f"cannot {action} job {job} while it runs: {exc}") from None
+    driver = run_blocking(running_driver(config))
+    if driver is not None:
+        raise JobRunningError(
+            f"cannot {action} job {job} while it runs: its driver, {driver.describe()}, holds it "
+            f"(stop it first; a driver that died is taken as gone after {LEASE_KEY} = "
+            f"{config.value(LEASE_KEY)} ms)"
+        )
+
+
+async def running_driver(config: Config) -> DriverClaim | None:
+    """The live claim of the driver that runs job ``config`` now (its coordinator stream read to its end);
+    None when no driver holds one (none ever did, it was released, or it is stale)."""
+    store = CoordinatorStreamStore(config)
+    await store.start()
+    try:
+        claim = store.driver()
+    finally:
+        await store.stop()
+    if claim is None or stale(claim, config.value(LEASE_KEY)) is not None:
+        return None
+    return claim
 
 
 def _duckdb_files(directory: Path) -> list[Path]:
@@ -118,4 +145,4 @@ def _new_output_generations(config: Config) -> int:
     return count
 
 
-__all__ = ["refuse_while_running", "reset_job"]
+__all__ = ["refuse_while_running", "reset_job", "running_driver"]
