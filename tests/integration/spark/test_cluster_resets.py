@@ -100,3 +100,17 @@ def test_resets_on_the_cluster_keep_state_and_outputs_in_agreement(
     cid_totals = expected_totals([more[n - 30] for n in cid])
     expected.update({n: [cid_totals[i]] for i, n in enumerate(cid)})
     assert totals(spark, Config(again)) == expected
+
+
+def test_a_store_without_a_changelog_is_refused_on_the_cluster_before_anything_runs(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    """State only on a worker's disk would be lost with the worker: refused in one line naming the key."""
+    name = f"cluster-nolog-{uuid.uuid4().hex[:6]}"
+    config = totals_job(spark_cluster, cluster_kafka, tmp_path, name)
+    del config["stores.totals.changelog"]
+    status, _, err = finish(start_driver(config, tmp_path), spark_cluster)
+    lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
+    assert status == 2 and len(lines) == 1, err[-4000:]
+    assert "store totals has no changelog" in lines[0] and "stores.totals.changelog" in lines[0]
+    assert spark_cluster.containers() == []
