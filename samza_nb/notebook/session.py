@@ -55,6 +55,7 @@ from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
+    from samza_nb.config import Config
     from samza_nb.notebook.display.views import JobView
     from samza_nb.observe.events import ChooserDecision
 
@@ -402,14 +403,23 @@ class NotebookSession:
 
     def checkpoints(self, reset: bool = False, name: str | None = None) -> checkpoints.CheckpointReport | str:
         """``%samza_checkpoints [NAME]``: the last checkpoint of every task, and the run's history."""
-        run = self._named(name, "samza_checkpoints")
-        if run is not None:
-            config = run.job.config
-        else:
-            config = cell_config.effective_config(self.config, self._state_directory())
+        run, config = self._job_config(name, "samza_checkpoints")
         if reset:
             return checkpoints.reset(run, config, self._stores)
         return checkpoints.report(run, config, self._stores)
+
+    def clean(self, name: str | None = None, **options: bool) -> str:
+        """``%samza_clean [NAME]``: remove what the job left (``options``: :func:`.magics.checkpoints.clean`'s
+        ``dry_run``, ``everything``, ``topics``); the lines saying what and how much."""
+        run, config = self._job_config(name, "samza_clean")
+        return checkpoints.clean(run, config, self._stores, **options)
+
+    def _job_config(self, name: str | None, magic: str) -> tuple[JobRun | None, Config]:
+        """The latest run (or job ``name``'s) and its config; before a first run, the notebook's config."""
+        run = self._named(name, magic)
+        if run is not None:
+            return run, run.job.config
+        return None, cell_config.effective_config(self.config, self._state_directory())
 
     def store_run(self, store: str = "") -> JobRun | None:
         """The run whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the latest

@@ -66,9 +66,15 @@ class StreamApplicationDescriptor:
         ``<job.name>-<job.id>-partition_by-<op_id>``, where ``app.name`` / ``app.id`` (written by the
         planner into the jobs of a split application, whose job names differ) stand for the application's
         own job.name and job.id."""
-        name = self.config.get_str(APP_NAME_KEY, "") or job_name(self.config)
-        ident = self.config.get_str(APP_ID_KEY, "") or job_id(self.config)
-        return f"{name}-{ident}-partition_by-{op_id}"
+        return f"{intermediate_stream_prefix(self.config)}{op_id}"
+
+
+def intermediate_stream_prefix(config: Config) -> str:
+    """``<job.name>-<job.id>-partition_by-`` (``app.name`` / ``app.id`` standing for them where set): what
+    the name of every intermediate stream of the application of ``config`` begins with."""
+    name = config.get_str(APP_NAME_KEY, "") or job_name(config)
+    ident = config.get_str(APP_ID_KEY, "") or job_id(config)
+    return f"{name}-{ident}-partition_by-"
 
 
 def describe_application(app: Any, config: Config) -> StreamApplicationDescriptor:
@@ -100,4 +106,10 @@ def _stream_id(what: str, stream_id: object) -> None:
         raise SamzaError(f"{what}: a stream id is a non-empty string without spaces, got {stream_id!r}")
 
 
-__all__ = ["StreamApplication", "StreamApplicationDescriptor", "describe_application", "is_application"]
+__all__ = [
+    "StreamApplication",
+    "StreamApplicationDescriptor",
+    "describe_application",
+    "intermediate_stream_prefix",
+    "is_application",
+]

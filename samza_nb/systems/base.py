@@ -54,6 +54,20 @@ class ChangelogStreamAdmin(SystemAdmin, Protocol):
 
 
 @runtime_checkable
+class StreamDeletingAdmin(SystemAdmin, Protocol):
+    """An admin that lists and deletes its system's streams (Kafka: topics): what ``samza-nb clean
+    --topics`` asks to remove the streams a job left."""
+
+    async def stream_names(self) -> set[str]:
+        """Every stream the system holds now (never creates one)."""
+        ...
+
+    async def delete_streams(self, streams: Collection[str]) -> None:
+        """Delete ``streams`` (one already gone is no error); a failure is a SamzaError naming the stream."""
+        ...
+
+
+@runtime_checkable
 class FeedingSystemAdmin(SystemAdmin, Protocol):
     """An admin whose streams are fed by the job's driver while the job runs (a Spark streaming DataFrame
     written into the durable log by ``foreachBatch``). Whoever plans the job model (the job coordinator,

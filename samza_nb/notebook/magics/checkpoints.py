@@ -157,18 +157,47 @@ def reset(run: JobRun | None, config: Config, stores: dict[tuple[str, str], dict
     ended): its checkpoints (in memory in ``stores``, per job.name and job.id, or in its checkpoint
     factory's store), its state files and, for Spark outputs, their generation
     (:func:`samza_nb.runtime.reset.reset_job`); the line that says what was dropped."""
-    job = config.job_name()
-    if run is not None and not run.done:
-        raise NotebookError(f"samza_checkpoints: job {job!r} is running: %samza_stop {job} before --reset")
-    in_memory = (
-        stores.setdefault((job, config.job_id()), {})
-        if cell_config.uses_notebook_checkpoints(config)
-        else None
-    )
+    in_memory = _finished(run, config, stores, "samza_checkpoints --reset")
     try:
         return reset_job(config, checkpoints=in_memory)
     except SamzaError as exc:
         raise NotebookError(f"samza_checkpoints --reset: {exc}") from None
 
 
-__all__ = ["CheckpointReport", "from_factory", "from_store", "from_view", "report", "reset"]
+def clean(
+    run: JobRun | None,
+    config: Config,
+    stores: dict[tuple[str, str], dict[str, Checkpoint]],
+    *,
+    dry_run: bool = False,
+    everything: bool = False,
+    topics: bool = False,
+) -> str:
+    """``%samza_clean``: remove what job ``config`` left (``run``: its latest run, which must have ended), as
+    ``samza-nb clean`` does (:func:`samza_nb.runtime.clean.clean_job`; ``stores``: the in-memory
+    checkpoints that ``everything`` forgets); the lines that say what and how much."""
+    from samza_nb.runtime.clean import clean_job
+
+    in_memory = _finished(run, config, stores, "samza_clean")
+    try:
+        lines = clean_job(
+            config, dry_run=dry_run, everything=everything, topics=topics, checkpoints=in_memory
+        )
+    except SamzaError as exc:
+        raise NotebookError(f"samza_clean: {exc}") from None
+    return "\n".join(lines)
+
+
+def _finished(
+    run: JobRun | None, config: Config, stores: dict[tuple[str, str], dict[str, Checkpoint]], magic: str
+) -> dict[str, Checkpoint] | None:
+    """A NotebookError while ``run`` runs; else the job's in-memory checkpoints (None: its factory's)."""
+    job = config.job_name()
+    if run is not None and not run.done:
+        raise NotebookError(f"{magic}: job {job!r} is running: %samza_stop {job} first")
+    if cell_config.uses_notebook_checkpoints(config):
+        return stores.setdefault((job, config.job_id()), {})
+    return None
+
+
+__all__ = ["CheckpointReport", "clean", "from_factory", "from_store", "from_view", "report", "reset"]

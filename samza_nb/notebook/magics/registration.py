@@ -12,11 +12,9 @@ since the last cell is reported once (:meth:`~..session.NotebookSession.report_f
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import shlex
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.display import display
@@ -27,34 +25,13 @@ from samza_nb.notebook.display.steps import StepsReport
 from samza_nb.notebook.display.text_status import StatusReport
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
 from samza_nb.notebook.magics import awaiting, cell_config, sql, steering
+from samza_nb.notebook.magics.arguments import MagicArguments
 from samza_nb.notebook.magics.checkpoints import CheckpointReport
 from samza_nb.notebook.magics.task_cell import define_task
 from samza_nb.notebook.session import NotebookSession
 
 if TYPE_CHECKING:
     from samza_nb.notebook.runs.job import JobRun
-
-
-class MagicArguments(argparse.ArgumentParser):
-    """argparse for a line magic: a mistake is a NotebookError (one line), never an exit."""
-
-    def __init__(self, magic: str) -> None:
-        super().__init__(prog=magic, add_help=False, exit_on_error=False)
-
-    def error(self, message: str) -> NoReturn:
-        """Raise, instead of printing usage and exiting."""
-        raise NotebookError(f"{self.prog}: {message}")
-
-    def parse(self, line: str) -> argparse.Namespace:
-        """The options in ``line`` (shell quoting allowed; a ``#`` starts a comment)."""
-        try:
-            words = shlex.split(line, comments=True)
-        except ValueError as exc:
-            raise NotebookError(f"{self.prog}: {exc}") from None
-        try:
-            return self.parse_args(words)
-        except argparse.ArgumentError as exc:
-            raise NotebookError(f"{self.prog}: {exc}") from None
 
 
 RUN_ARGS = MagicArguments("samza_run")
@@ -84,6 +61,12 @@ CHECKPOINT_ARGS.add_argument(
     "--reset", action="store_true", help="forget the job's in-memory checkpoints (the next run starts afresh)"
 )
 CHECKPOINT_ARGS.add_argument("name", nargs="?", metavar="NAME", help=JOB_NAME_HELP)
+
+CLEAN_ARGS = MagicArguments("samza_clean")
+CLEAN_ARGS.add_argument("--dry-run", action="store_true", help="list what would be removed; remove nothing")
+CLEAN_ARGS.add_argument("--all", dest="everything", action="store_true", help="the current generation too")
+CLEAN_ARGS.add_argument("--topics", action="store_true", help="with --all: the job's Kafka topics too")
+CLEAN_ARGS.add_argument("name", nargs="?", metavar="NAME", help=JOB_NAME_HELP)
 
 NAME_ARGS = {magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status", "samza_resume")}
 for _magic, _parser in NAME_ARGS.items():
@@ -129,6 +112,7 @@ for _parser in DEFINE_ARGS.values():
 PARSERS: dict[str, MagicArguments] = {
     "samza_run": RUN_ARGS,
     "samza_checkpoints": CHECKPOINT_ARGS,
+    "samza_clean": CLEAN_ARGS,
     "samza_pause": PAUSE_ARGS,
     "samza_step": STEP_ARGS,
     "samza_set": SET_ARGS,
@@ -141,9 +125,9 @@ PARSERS: dict[str, MagicArguments] = {
 @magics_class
 class SamzaMagics(Magics):
     """``%%samza_config``, ``%%samza_task``, ``%%samza_app``, ``%samza_run``, ``%samza_stop``,
-    ``%samza_status``, ``%samza_checkpoints``, ``%%samza_sql`` and the steering magics ``%samza_pause``,
-    ``%samza_step``, ``%samza_resume``, ``%samza_set`` (and ``%%samza_task --swap``). Each instance owns
-    one :class:`NotebookSession`."""
+    ``%samza_status``, ``%samza_checkpoints``, ``%samza_clean``, ``%%samza_sql`` and the steering magics
+    ``%samza_pause``, ``%samza_step``, ``%samza_resume``, ``%samza_set`` (and ``%%samza_task --swap``).
+    Each instance owns one :class:`NotebookSession`."""
 
     dashboard = Enum(
         ("auto", "widgets", "text", "off"),
@@ -368,6 +352,16 @@ class SamzaMagics(Magics):
                 print(report)
                 return None
             return report
+
+    @line_magic
+    def samza_clean(self, line: str) -> None:
+        """``%samza_clean [--dry-run] [--all [--topics]] [NAME]``: remove what the finished job (or job NAME)
+        or an old generation of it left, as ``samza-nb clean`` does: old Spark output generations, set-aside
+        state files, state files that are a cache; ``--all`` the current generation too (a reset, then its
+        files), ``--topics`` its Kafka topics; a few lines say what and how much. Refused while it runs."""
+        with one_line_errors(self.shell):
+            args = CLEAN_ARGS.parse(line)
+            print(self.session.clean(args.name, **{k: v for k, v in vars(args).items() if k != "name"}))
 
     @cell_magic
     def samza_sql(self, line: str, cell: str) -> Any:

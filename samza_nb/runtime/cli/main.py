@@ -19,20 +19,20 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.config import Config, load_config
+from samza_nb.config import Config
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
 from samza_nb.runtime.applications import JobProgram, what_job_runs
+from samza_nb.runtime.cli.clean import add_clean_command
 from samza_nb.runtime.cli.container import add_container_command
 from samza_nb.runtime.cli.control import add_control_command
 from samza_nb.runtime.cli.coordinator_stream_writer import add_coordinator_stream_writer_command
 from samza_nb.runtime.cli.dev_broker import add_dev_broker_command
+from samza_nb.runtime.cli.job_args import add_job_config_arguments, load_job_config
 from samza_nb.runtime.cli.log_dump import add_log_dump_command
 from samza_nb.runtime.cli.reset import add_reset_command
-from samza_nb.runtime.config_check import check_job_config
 from samza_nb.runtime.console import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_container_command(commands)
     add_control_command(commands)
     add_reset_command(commands)
+    add_clean_command(commands)
     return parser
 
 
@@ -84,7 +85,7 @@ def add_run_command(commands: Any) -> None:
         "StreamApplication from app.class: it is planned first, and with app.split.jobs = true each of "
         "its stages runs as a job of its own, all at once, until every one stopped.",
     )
-    run.add_argument("--config-path", required=True, metavar="FILE", help="job config (.properties or .toml)")
+    add_job_config_arguments(run, "override a config key (repeatable)")
     run.add_argument(
         "--max-messages",
         type=_positive_int,
@@ -93,15 +94,6 @@ def add_run_command(commands: Any) -> None:
     )
     run.add_argument(
         "--timeout", type=_positive_float, metavar="S", help="stop gracefully after S seconds (commits)"
-    )
-    run.add_argument(
-        "--set",
-        dest="overrides",
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key (repeatable)",
     )
     run.add_argument(
         "--runner",
@@ -178,21 +170,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # -- samza-nb run ----------------------------------------------------------------------------------------
-def load_job_config(path: str, overrides: Sequence[str], strict: bool = False) -> Config:
-    """The config file with ``KEY=VALUE`` overrides applied, validated. An unknown key that looks like a
-    typo of a known one is a ConfigError naming it and the key it resembles (``strict`` is accepted for
-    compatibility: it changes nothing)."""
-    values: dict[str, str] = {}
-    for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set {item!r}: expected KEY=VALUE")
-        values[key.strip()] = value.strip()
-    config = load_config(Path(path), validate=False).with_overrides(values).validate()
-    check_job_config(config)
-    return config
-
-
 def run_command(args: argparse.Namespace) -> int:
     """``samza-nb run``: load the job, run it, report."""
     setup_logging(args.verbose)

@@ -12,36 +12,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from samza_nb.runtime.cli.job_args import add_job_command, load_job_config
 from samza_nb.runtime.console import EXIT_OK, report_error, setup_logging
 
 
 def add_reset_command(commands: Any) -> None:
     """``samza-nb reset``."""
-    parser = commands.add_parser(
+    add_job_command(
+        commands,
         "reset",
-        help="make a job start over: drop its checkpoints, state and output generation",
-        description=(__doc__ or "").replace("``", ""),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "make a job start over: drop its checkpoints, state and output generation",
+        __doc__,
+        reset_command,
     )
-    parser.add_argument(
-        "--config-path", required=True, metavar="FILE", help="job config (.properties or .toml)"
-    )
-    parser.add_argument(
-        "--set",
-        dest="overrides",
-        action="extend",
-        nargs="+",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key (repeatable), as for run",
-    )
-    parser.add_argument("--verbose", "-v", action="store_true", help="show tracebacks of errors")
-    parser.set_defaults(handler=reset_command)
 
 
 def reset_command(args: argparse.Namespace) -> int:
     """Reset the job; print the line saying what was dropped."""
-    from samza_nb.runtime.cli.main import load_job_config  # (main adds this command)
     from samza_nb.runtime.reset import reset_job  # (DuckDB: loaded by this command only, not by `run`)
 
     setup_logging(args.verbose)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TOPIC_ALREADY_EXISTS: Final[int] = 36
+UNKNOWN_TOPIC: Final[int] = 3
 _LEGAL_TOPIC = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 COMPACT: Final[Mapping[str, str]] = {"cleanup.policy": "compact"}
 
@@ -206,6 +207,36 @@ class KafkaSystemAdmin:
                 f"not {partitions}"
             )
         return existing
+
+    async def stream_names(self) -> set[str]:
+        """Every topic on the brokers (never creates one)."""
+        return set(await self.partition_counts())
+
+    async def delete_streams(self, streams: Collection[str]) -> None:
+        """Delete topics ``streams`` (one already gone is no error); a SamzaError names a topic the broker
+        did not delete."""
+        if not streams:
+            return
+        admin = AIOKafkaAdminClient(
+            bootstrap_servers=self.settings.bootstrap_servers, **client_settings(self.settings)
+        )
+
+        async def delete() -> None:
+            await admin.start()
+            response = await admin.delete_topics(sorted(streams))
+            for name, code, *_ in response.topic_error_codes:
+                if code not in (0, UNKNOWN_TOPIC):
+                    raise SamzaError(
+                        f"deleting Kafka topic {name!r} on {self.settings.bootstrap_servers} failed: "
+                        f"error {code}"
+                    )
+
+        try:
+            await bounded(delete(), self.settings, f"deleting Kafka topics {sorted(streams)}", SamzaError)
+        finally:
+            with contextlib.suppress(Exception):
+                await admin.close()
+        log.info("deleted Kafka topics %s on %s", ", ".join(sorted(streams)), self.settings.system)
 
     async def _create(
         self, stream: str, partitions: int, topic_configs: Mapping[str, str], replication: int | None

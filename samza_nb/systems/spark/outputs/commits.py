@@ -193,6 +193,46 @@ def start_new_generations(root: Path, job: str) -> int:
     return count
 
 
+@dataclass(frozen=True)
+class OutputGeneration:
+    """One generation of one task's output under an output root: ``records`` (its directory of commit
+    records), ``files`` (the output files its records, committed or pending, list) and whether it is the
+    task's ``current`` (newest) one, which :func:`committed_files` reads."""
+
+    task: str
+    number: int
+    records: Path
+    files: tuple[Path, ...]
+    current: bool
+
+
+def output_generations(root: Path, job: str) -> list[OutputGeneration]:
+    """Every generation of every task's output under ``root`` for ``job`` (``<name>-<id>``), in task then
+    generation order: what ``samza-nb clean`` removes (the old ones; with ``--all`` every one)."""
+    job_directory = root / COMMITS_DIR / safe_name(job)
+    if not job_directory.is_dir():
+        return []
+    found: list[OutputGeneration] = []
+    for task_directory in sorted(p for p in job_directory.iterdir() if p.is_dir()):
+        newest = _newest_generation(task_directory)
+        numbers = sorted(
+            int(m.group(1)) for p in task_directory.iterdir() if (m := _GENERATION.match(p.name))
+        )
+        for number in numbers:
+            directory = _generation_directory(task_directory, number)
+            paths = [path for _, path in _records(directory)] + [directory / PENDING]
+            files = [
+                root / stream / name
+                for path in paths if path.is_file()
+                for stream, names in dict((_read_json(path) or {}).get("files", {})).items()
+                for name in names
+            ]  # fmt: skip
+            found.append(
+                OutputGeneration(task_directory.name, number, directory, tuple(files), number == newest)
+            )
+    return found
+
+
 def _newest_generation(task_directory: Path) -> int | None:
     if not task_directory.is_dir():
         return None
@@ -223,8 +263,10 @@ def _read_json(path: Path) -> Mapping[str, Any] | None:
 __all__ = [
     "COMMITS_DIR",
     "OutputCommits",
+    "OutputGeneration",
     "checkpoint_json",
     "committed_files",
+    "output_generations",
     "safe_name",
     "start_new_generations",
 ]
