@@ -157,7 +157,7 @@ def reset(run: JobRun | None, config: Config, stores: dict[tuple[str, str], dict
     ended): its checkpoints (in memory in ``stores``, per job.name and job.id, or in its checkpoint
     factory's store), its state files and, for Spark outputs, their generation
     (:func:`samza_nb.runtime.reset.reset_job`); the line that says what was dropped."""
-    in_memory = _finished(run, config, stores, "samza_checkpoints --reset")
+    in_memory = _finished(run, config, stores, "samza_checkpoints", "--reset")
     try:
         return reset_job(config, checkpoints=in_memory)
     except SamzaError as exc:
@@ -178,7 +178,7 @@ def clean(
     checkpoints that ``everything`` forgets); the lines that say what and how much."""
     from samza_nb.runtime.clean import clean_job
 
-    in_memory = _finished(run, config, stores, "samza_clean")
+    in_memory = _finished(run, config, stores, "samza_clean", "cleaning it")
     try:
         lines = clean_job(
             config, dry_run=dry_run, everything=everything, topics=topics, checkpoints=in_memory
@@ -189,12 +189,17 @@ def clean(
 
 
 def _finished(
-    run: JobRun | None, config: Config, stores: dict[tuple[str, str], dict[str, Checkpoint]], magic: str
+    run: JobRun | None,
+    config: Config,
+    stores: dict[tuple[str, str], dict[str, Checkpoint]],
+    magic: str,
+    action: str,
 ) -> dict[str, Checkpoint] | None:
-    """A NotebookError while ``run`` runs; else the job's in-memory checkpoints (None: its factory's)."""
+    """A NotebookError while ``run`` runs (``%samza_stop`` it before ``action``); else the job's in-memory
+    checkpoints (None: they are its checkpoint factory's)."""
     job = config.job_name()
     if run is not None and not run.done:
-        raise NotebookError(f"{magic}: job {job!r} is running: %samza_stop {job} first")
+        raise NotebookError(f"{magic}: job {job!r} is running: %samza_stop {job} before {action}")
     if cell_config.uses_notebook_checkpoints(config):
         return stores.setdefault((job, config.job_id()), {})
     return None
