@@ -14,6 +14,7 @@ from aiokafka.admin import AIOKafkaAdminClient
 
 from samza_nb.runtime.dev_broker import DevBroker
 from tests.integration.container.test_state_jobs import store_contents
+from tests.integration.runtime.test_restore_state import env
 
 from .helpers import create_topic, kafka_config, produce, write_properties
 
@@ -34,6 +35,7 @@ def samza(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=120,
+        env=env(),
     )
 
 
