@@ -10,8 +10,8 @@ next run resumes from):
 - old Spark output generations (after a reset or a restart from no checkpoint): their parquet files and
   their commit records; the current generation of each task stays;
 - state files that ``--restore-state`` set aside (``*.unusable-*``);
-- the state files on this machine when every store of the job has a changelog (they are then a cache: the
-  next run restores them from the changelogs).
+- the state files on this machine when they are a cache: every store of the job has a changelog and every
+  task of a state file has a checkpoint (the next run restores them from the changelogs up to it).
 
 ``everything`` (``--all``) also removes the current generation: the job is reset (its checkpoints are
 forgotten wherever they live, :func:`~.reset.reset_job`), then its directory, its written Spark inputs and
@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from samza_nb.checkpoint.base import load_checkpoint_manager
 from samza_nb.checkpoint.stream_format import checkpoint_topic
 from samza_nb.config.stores import changelog_stream, configured_store_names
 from samza_nb.container.event_loop import run_blocking
 from samza_nb.container.inputs import configured_systems
 from samza_nb.coordinator.stream_store import coordinator_stream_name
-from samza_nb.errors import ConfigError
+from samza_nb.errors import CheckpointError, ConfigError
 from samza_nb.operators.application import intermediate_stream_prefix
 from samza_nb.runtime.reset import refuse_while_running, reset_job
 from samza_nb.storage.duckdb.paths import job_directory, state_directory
@@ -118,7 +119,7 @@ def clean_job(
         )
     job = f"{config.job_name()!r} (job.id {config.job_id()!r})"
     refuse_while_running(config, job, "clean")
-    plan = plan_clean(config, everything=everything, topics=topics)
+    plan = plan_clean(config, everything=everything, topics=topics, checkpoints=checkpoints)
     if dry_run:
         return plan.lines(done=False)
     if everything:
@@ -132,8 +133,15 @@ def clean_job(
     return plan.lines(done=True)
 
 
-def plan_clean(config: Config, *, everything: bool = False, topics: bool = False) -> CleanPlan:
-    """What :func:`clean_job` removes from job ``config`` (nothing is removed here)."""
+def plan_clean(
+    config: Config,
+    *,
+    everything: bool = False,
+    topics: bool = False,
+    checkpoints: Mapping[str, Checkpoint] | None = None,
+) -> CleanPlan:
+    """What :func:`clean_job` removes from job ``config`` (nothing is removed here; ``checkpoints``: the
+    job's in-memory ones, a notebook's)."""
     job = f"{config.job_name()!r} (job.id {config.job_id()!r})"
     counted: set[Path] = set()
     leftovers: list[Leftover] = []
@@ -142,10 +150,10 @@ def plan_clean(config: Config, *, everything: bool = False, topics: bool = False
     leftovers.append(_generations("old output generations", old, counted))
     states = state_directory(config)
     leftovers.append(_files("set-aside state files", sorted(states.glob(SET_ASIDE)), counted))
-    cache = _state_is_cache(config)
-    if cache or everything:
+    not_cache = None if everything else _state_is_cache(config, checkpoints)
+    if not_cache is None:
         files = sorted(p for p in states.glob("*") if p.is_file() and p not in counted)
-        note = "a cache: every store has a changelog" if cache and not everything else ""
+        note = "" if everything else "a cache: every store has a changelog, every task a checkpoint"
         leftovers.append(_files("state files", files, counted, note))
     if everything:
         leftovers.append(
@@ -157,7 +165,7 @@ def plan_clean(config: Config, *, everything: bool = False, topics: bool = False
         leftovers.append(_directories("the job's other files (checkpoints, commit records)", roots, counted))
         kept = "nothing of the job: the next run starts it anew"
     else:
-        kept = _kept(cache)
+        kept = _kept(not_cache)
     found = run_blocking(_job_topics(config)) if topics else {}
     return CleanPlan(job, leftovers, found, kept, checkpoints=everything)
 
@@ -206,14 +214,62 @@ def _job_key(config: Config) -> str:
     return f"{config.job_name()}-{config.job_id()}"
 
 
-def _state_is_cache(config: Config) -> bool:
-    """True when the job has stores and every one has a changelog (its state files are then a cache)."""
+def _state_is_cache(config: Config, checkpoints: Mapping[str, Checkpoint] | None) -> str | None:
+    """None when the job's state files are a cache (it has stores, each with a changelog, and every task of
+    a state file has a checkpoint to restore up to), else why they are not. ``checkpoints``: the job's
+    in-memory ones (a notebook's), else its checkpoint manager's are read."""
     stores = configured_store_names(config)
-    return bool(stores) and all(changelog_stream(config, name) is not None for name in stores)
+    if not stores:
+        return "the job has no store"
+    lonely = [name for name in stores if changelog_stream(config, name) is None]
+    if lonely:
+        return f"store {lonely[0]!r} has no changelog: its state file is the only copy"
+    try:
+        tasks = _state_file_tasks(config)
+    except CheckpointError as exc:
+        return str(exc)
+    if checkpoints is not None:
+        held = {task for task in tasks if task in checkpoints}
+    else:
+        held = run_blocking(_checkpointed(config, tasks))
+    missing = sorted(tasks - held)
+    if missing:
+        return f"task {missing[0]!r} has no checkpoint: its state file is the only record of its progress"
+    return None
 
 
-def _kept(cache: bool) -> str:
-    state = "" if cache else ", state files"
+def _state_file_tasks(config: Config) -> set[str]:
+    """The tasks whose offsets the job's state files hold."""
+    from samza_nb.storage.duckdb.state_file import StateFile
+
+    name, ident = config.job_name(), config.job_id()
+    tasks: set[str] = set()
+    for path in sorted(state_directory(config).glob("partition-*.duckdb")):
+        file = StateFile(path, name, ident)
+        file.open()
+        try:
+            tasks |= file.recorded_tasks()
+        finally:
+            file.close()
+    return tasks
+
+
+async def _checkpointed(config: Config, tasks: set[str]) -> set[str]:
+    """Those of ``tasks`` that have a checkpoint in the job's checkpoint manager."""
+    if not tasks:
+        return set()
+    manager = load_checkpoint_manager(config)
+    for task in sorted(tasks):
+        manager.register(task)
+    await manager.start()
+    try:
+        return {task for task in tasks if await manager.read_last_checkpoint(task) is not None}
+    finally:
+        await manager.stop()
+
+
+def _kept(not_cache: str | None) -> str:
+    state = "" if not_cache is None else f", state files ({not_cache})"
     what = f"checkpoints{state}, written inputs, current outputs, topics"
     return f"the current generation ({what}); --all removes it"
 

@@ -134,9 +134,21 @@ def test_clean_removes_set_aside_and_cached_state_files(counting_job: Path) -> N
     lines = ok(samza(counting_job, "clean"))
     assert any(line.startswith("  set-aside state files: 1 file(s)") for line in lines), lines
     cache = next(line for line in lines if line.startswith("  state files:"))
-    assert "a cache: every store has a changelog" in cache, lines
+    assert "a cache: every store has a changelog, every task a checkpoint" in cache, lines
     assert not any(stores(counting_job).glob("*")), "set-aside and cached state files removed"
     # the state was a cache: the next run restores it from the changelog, exactly
+    ok(samza(counting_job, "run", "--no-progress"))
+    assert store_contents(stores(counting_job), "counts") == Counter(f"w{i % 7}" for i in range(70))
+
+
+def test_clean_keeps_state_files_that_are_the_only_record_of_the_progress(counting_job: Path) -> None:
+    ok(samza(counting_job, "run", "--no-progress"))
+    (counting_job / "state" / "restore-1" / "samza.duckdb").unlink()  # the checkpoints lost (as a topic)
+    before = files(stores(counting_job))
+    lines = ok(samza(counting_job, "clean"))
+    assert lines[-1].startswith("kept: ") and "task 'Partition 0' has no checkpoint" in lines[-1], lines
+    assert files(stores(counting_job)) == before
+    # the task resumes from its state file's offsets: no word counted twice
     ok(samza(counting_job, "run", "--no-progress"))
     assert store_contents(stores(counting_job), "counts") == Counter(f"w{i % 7}" for i in range(70))
 
