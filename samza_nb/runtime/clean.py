@@ -2,7 +2,8 @@
 ``samza-nb clean`` and ``%samza_clean`` (docs/how-to/cleanup.md).
 
 A job is *finished* when no process runs it: the reset's check (:func:`~.reset.refuse_while_running`)
-finds no run holding its files, else nothing is removed and a :class:`JobRunningError` says so in one line.
+finds no run holding its files and no driver holding a live claim on its coordinator stream, else nothing
+is removed and a :class:`JobRunningError` says so in one line.
 
 By default clean removes what no run of the job reads again and keeps its current generation (what the
 next run resumes from):

@@ -2,15 +2,15 @@
 finished job, or an old generation of it, left (docs/how-to/cleanup.md).
 
 A job is finished when no process runs it: clean is refused, removing nothing, while a run holds the job's
-files (as reset is). By default it removes what no run of the job reads again and keeps the current
-generation: old Spark output generations (their parquet files and commit records), state files that
---restore-state set aside, and the state files on this machine when they are a cache (every store has a
-changelog and every task a checkpoint: the next run restores them). --all removes the current generation
-too: the job is reset (its checkpoints forgotten wherever they live) and its directory, written Spark
-inputs and every output generation are deleted. --topics (with --all) also deletes its streams on Kafka
-systems: coordinator, checkpoint, changelogs, intermediate streams. --dry-run lists what would go. A few
-lines say what and how much (files, bytes, topics). Exit status: 0 cleaned (or nothing to clean), 1
-refused or failed, 2 bad config or usage.
+files or a driver its claim on the coordinator stream (as reset is). By default it removes what no run of
+the job reads again and keeps the current generation: old Spark output generations (their parquet files
+and commit records), state files that --restore-state set aside, and the state files on this machine when
+they are a cache (every store has a changelog and every task a checkpoint: the next run restores them).
+--all removes the current generation too: the job is reset (its checkpoints forgotten wherever they live)
+and its directory, written Spark inputs and every output generation are deleted. --topics (with --all)
+also deletes its streams on Kafka systems: coordinator, checkpoint, changelogs, intermediate streams.
+--dry-run lists what would go. A few lines say what and how much (files, bytes, topics). Exit status: 0
+cleaned (or nothing to clean), 1 refused or failed, 2 bad config or usage.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from tests.integration.container.test_state_jobs import store_contents
 from tests.integration.runtime.test_restore_state import env
 
 from .helpers import create_topic, kafka_config, produce, write_properties
+from .test_broker_loss import TASK, start_job, wait_for_progress
 
 COUNT_TASK = """
 class Count:
@@ -100,3 +101,42 @@ def test_clean_all_topics_deletes_the_jobs_topics_and_the_job_starts_anew(
     # the job starts anew: every message again, counted from nothing
     ok(samza(tmp_path, "run", "--no-progress", "--max-messages", str(len(words))))
     assert store_contents(stores, "counts") == Counter(words)
+
+
+def test_clean_is_refused_while_a_driver_holds_the_job(
+    kafka_broker: DevBroker, topic: str, tmp_path: Path
+) -> None:
+    """A Kafka-checkpointed job without stores holds no local file: only its driver's claim on the
+    coordinator stream says it runs (the reset's check, refuse_while_running)."""
+    bootstrap = kafka_broker.bootstrap_servers
+    asyncio.run(create_topic(bootstrap, topic, 1))
+    asyncio.run(produce(bootstrap, topic, [b"%d" % i for i in range(400)]))  # no STOP: the job runs on
+    config = kafka_config(
+        bootstrap,
+        **{
+            "job.name": topic,
+            "task.class": "forward.Forward",
+            "task.inputs": f"kafka.{topic}",
+            "task.commit.ms": "100",
+            "test.output": topic + "-out",
+            "test.delay.s": "0.01",
+            "job.coordinator.system": "kafka",
+            "job.logged.store.base.dir": str(tmp_path / "state"),
+        },
+    )
+    (tmp_path / "forward.py").write_text(TASK)
+    write_properties(tmp_path / "job.properties", config)
+    job = start_job(tmp_path)
+    try:
+        wait_for_progress(tmp_path, job, 20)
+        refused = samza(tmp_path, "clean", "--all", "--topics")
+        assert job.poll() is None, "the job ran all along"
+    finally:
+        job.kill()
+        job.communicate(timeout=30)
+    assert refused.returncode == 1 and refused.stdout == "", refused.stdout
+    errors = [line for line in refused.stderr.splitlines() if line.startswith("samza-nb: error: ")]
+    assert len(errors) == 1 and f"cannot clean job '{topic}'" in errors[0], refused.stderr
+    assert f"process {job.pid}" in errors[0], errors
+    mine = {f"__samza_coordinator_{topic}_1", f"__samza_checkpoint_ver_1_for_{topic}_1"}
+    assert mine <= asyncio.run(topics(bootstrap)), "nothing deleted"
