@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
 from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
-from samza_nb.runtime.spark.ship import spark_files_directory
+from samza_nb.runtime.spark.ship import shipped_paths, spark_files_directory
 from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
@@ -70,8 +70,7 @@ def container_task(
                 "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it"
             ) from None
 
-        shipped = worker.spark_files_directory()  # the job's module, when the driver shipped it
-        path = [*driver_path, shipped] if shipped else driver_path
+        path = [*driver_path, *worker.shipped_paths(worker_sys.path)]  # the job's code the driver shipped
         for cid in ids:
             yield worker.run_container(worker_sys.executable, url, cid, path, cwd, token=token)
 
@@ -152,5 +151,6 @@ __all__ = [
     "ContainerTask",
     "container_task",
     "run_container",
+    "shipped_paths",
     "spark_files_directory",
 ]
