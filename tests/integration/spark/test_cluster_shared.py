@@ -104,3 +104,44 @@ def test_a_task_module_beside_the_config_is_shipped_to_the_executors(
     assert status == 0, err[-4000:]
     assert recorded(record) == collections.Counter({f"m{i}": PARTITIONS for i in range(MESSAGES)})
     assert spark_cluster.containers() == []
+
+
+PACKAGE_TASK = '''
+import os
+
+from tests.integration.spark.runner_tasks import RecordUntilEnd
+
+from {package}.helpers import shout
+
+
+class Shouted(RecordUntilEnd):
+    """Records each message as the helper module of its package turns it."""
+
+    def process(self, envelope, collector, coordinator):
+        text = envelope.message.decode()
+        if text == "end":
+            super().process(envelope, collector, coordinator)
+            return
+        self.record.write(f"{{self.task}} {{os.getpid()}} {{envelope.offset}} {{shout(text)}}\\n")
+        self.record.flush()
+'''
+
+
+def test_a_task_package_of_two_modules_is_shipped_to_the_executors(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    package = tmp_path / f"pipeline_{uuid.uuid4().hex[:8]}"  # the workers do not see tmp_path
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "helpers.py").write_text("def shout(text):\n    return text.upper() + '!'\n")
+    (package / "task.py").write_text(PACKAGE_TASK.format(package=package.name))
+    config, record = cluster_job(
+        spark_cluster, cluster_kafka, tmp_path, **{"task.class": f"{package.name}.task.Shouted"}
+    )
+    produce(cluster_kafka, config["job.name"], [f"m{i}" for i in range(MESSAGES)] + ["end"])
+    status, _, err = finish(start_driver(config, tmp_path), spark_cluster)
+    assert status == 0, err[-4000:]
+    assert recorded(record) == collections.Counter({f"M{i}!": PARTITIONS for i in range(MESSAGES)})
+    assert spark_cluster.containers() == []
+    shipped = list((tmp_path / "state" / f"{config['job.name']}-1" / "py-files").iterdir())
+    assert [p.name.rpartition("-")[0] for p in shipped] == [package.name], shipped
