@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import logging
+import os
 import site
 import sysconfig
 from collections.abc import Sequence
@@ -170,8 +171,9 @@ def shipped_paths(path: Sequence[str]) -> list[str]:
     root = spark_files_directory()
     if root is None:
         return []
-    prefix = root.rstrip("/") + "/"
-    return [*(p for p in path if p.startswith(prefix)), root]
+    root = os.path.abspath(root)  # an executor's may be "." (its working directory, not the container's)
+    archives = [os.path.abspath(p) for p in path if p]
+    return [*(p for p in archives if os.path.dirname(p) == root), root]
 
 
 __all__ = [
