@@ -21,7 +21,8 @@ from typing import Final
 FIXED_TIME: Final = (1980, 1, 1, 0, 0, 0)
 """Every entry's timestamp (the earliest a zip can hold)."""
 FILE_MODE: Final = 0o644
-COMPRESS_LEVEL: Final = 6
+COMPRESS_LEVEL: Final = 1
+"""Fast: the archive crosses a network once per executor; level 6 makes it ~5 % smaller, ~1.5 x slower."""
 SKIPPED_DIRS: Final = frozenset({"__pycache__"})
 
 

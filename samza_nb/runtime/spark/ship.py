@@ -93,7 +93,7 @@ def job_code(config: Config, search_path: Sequence[str]) -> JobCode | None:
         return None
     installed = installed_directories()
     locations = list(spec.submodule_search_locations or [])
-    if locations and (spec.origin is None or not spec.origin.endswith("__init__.py")):
+    if locations and spec.origin in (None, "namespace"):  # no __init__ (a compiled one is not shipped)
         outside = [p for p in locations if not is_installed(Path(p), installed)]
         if not outside:
             return None
@@ -164,16 +164,21 @@ def spark_files_directory() -> str | None:
         return None
 
 
-def shipped_paths(path: Sequence[str]) -> list[str]:
+def shipped_paths(path: Sequence[str], current: Sequence[str] = (), root: str | None = None) -> list[str]:
     """On an executor: where a container imports shipped code from, given the worker's ``sys.path``
-    (``path``): the archives added with ``addPyFile`` that PySpark put on it (newest first, as there), then
-    the Spark files directory itself (a ``.py`` file added); ``[]`` outside a Spark task."""
-    root = spark_files_directory()
+    (``path``) and the names of the archives this run shipped (``current``): those archives first (a
+    reused Python worker also has the archives of earlier runs of the session on its path, in the order
+    they were first added, so an edited and then reverted package would otherwise come from the edited
+    archive), then the other archives added with ``addPyFile`` that PySpark put on it, then the Spark files
+    directory itself (a ``.py`` file added). ``root``: that directory (default: ``SparkFiles``'); ``[]``
+    outside a Spark task."""
+    root = root if root is not None else spark_files_directory()
     if root is None:
         return []
     root = os.path.abspath(root)  # an executor's may be "." (its working directory, not the container's)
     archives = [os.path.abspath(p) for p in path if p]
-    return [*(p for p in archives if os.path.dirname(p) == root), root]
+    added = [p for p in archives if os.path.dirname(p) == root]
+    return list(dict.fromkeys([*(os.path.join(root, name) for name in current), *added, root]))
 
 
 __all__ = [

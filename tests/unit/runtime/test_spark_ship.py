@@ -157,3 +157,22 @@ def test_a_package_too_large_to_ship_is_refused_in_one_line_naming_the_key(
     assert "\n" not in message and message.startswith("task.class = mypipeline.task.Task: ")
     assert "spark.ship.code = false" in message
     assert not (tmp_path / "out").exists()
+
+
+def test_a_container_imports_this_runs_archives_first_then_earlier_ones_then_the_files_directory(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "userFiles"
+    worker_path = [
+        "/opt/driver/src",
+        str(root / "mypipeline-aaaaaaaaaaaa.zip"),  # an edit shipped earlier in the session
+        str(root / "mypipeline-bbbbbbbbbbbb.zip"),  # the reverted package, first added before it
+        "/usr/lib/python3.11",
+    ]
+    found = ship.shipped_paths(worker_path, ["mypipeline-bbbbbbbbbbbb.zip"], root=str(root))
+    assert found == [
+        str(root / "mypipeline-bbbbbbbbbbbb.zip"),
+        str(root / "mypipeline-aaaaaaaaaaaa.zip"),
+        str(root),
+    ]
+    assert ship.shipped_paths(["./deps.zip"], root=".") == [os.path.abspath("deps.zip"), os.getcwd()]
