@@ -58,6 +58,13 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "Spark: master of a session samza_nb makes (default local[<task slots the job needs>,4]).",
     ),
     KeySpec(
+        "spark.ship.code",
+        "true",
+        "bool",
+        "Spark: under a cluster master, zip the module or package of task.class / app.class (when not "
+        "installed) and ship it to the executors with addPyFile; false when the workers have it.",
+    ),
+    KeySpec(
         "spark.conf.<property>",
         None,
         "str",

@@ -51,7 +51,7 @@ from samza_nb.runtime.spark.cluster import (
     wait_for_slots,
 )
 from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
-from samza_nb.runtime.spark.ship import ship_job_module
+from samza_nb.runtime.spark.ship import ship_job_code
 from samza_nb.runtime.spark.task import FAILED_MARK, container_task
 from samza_nb.runtime.steering import CoordinatorSteering
 from samza_nb.systems.spark.inputs.feed import feed_failure
@@ -123,6 +123,8 @@ class SparkJobRunner(CoordinatorSteering):
         self._finished = threading.Event()
         self.cancelled = False
         self._context: Any = None
+        self._shipped: list[str] = []
+        """The archives of the job's code shipped to the executors (their names)."""
 
     # -- what the CLI and the notebook read -------------------------------------------------------------
     @property
@@ -177,6 +179,8 @@ class SparkJobRunner(CoordinatorSteering):
             check_cluster_placement(self.config, configured_master)  # before a session starts
         context = self._context = self._spark_context()
         check_cluster_placement(self.config, str(context.master))
+        shipped = ship_job_code(context, self.config, [*self.python_path, os.getcwd(), *sys.path])
+        self._shipped = [shipped.name] if shipped is not None else []
         slots = wait_for_slots(context, self.slots_needed, self.config.value(TIMEOUT_KEY) / 1000)
         if task_attempts(context) < 2:
             log.warning(
@@ -350,9 +354,10 @@ class SparkJobRunner(CoordinatorSteering):
         )
         ids = sorted(coordinator.job_model.containers, key=lambda cid: (len(cid), cid))
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
-        ship_job_module(context, self.config, path)
         url = container_url(coordinator.url, context)
-        task = container_task(url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token)
+        task = container_task(
+            url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token, shipped=self._shipped
+        )
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
 from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
-from samza_nb.runtime.spark.ship import spark_files_directory
+from samza_nb.runtime.spark.ship import shipped_paths, spark_files_directory
 from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
@@ -43,7 +43,12 @@ class ContainerAttemptFailed(RuntimeError):
 
 
 def container_task(
-    url: str, python_path: Sequence[str], cwd: str, *, token: str | None = None
+    url: str,
+    python_path: Sequence[str],
+    cwd: str,
+    *,
+    token: str | None = None,
+    shipped: Sequence[str] = (),
 ) -> ContainerTask:
     """The function of the containers' Spark job (``rdd.mapPartitions``): it runs each container id of its
     partition with :func:`run_container` under the worker's own Python (Spark's ``spark.pyspark.python`` /
@@ -52,8 +57,11 @@ def container_task(
     the container's environment). It is a closure that needs only the standard library to be unpickled
     (cloudpickle pickles it by value): it puts ``python_path`` (the driver's, for a notebook's task module)
     first on the worker's ``sys.path`` before it imports samza_nb, and a worker whose Python cannot import
-    samza_nb fails with one line that names the fix (:data:`WORKER_PYTHON_MISSING`)."""
+    samza_nb fails with one line that names the fix (:data:`WORKER_PYTHON_MISSING`). The code the driver
+    shipped (``shipped``: the names of this run's archives) comes after the driver's paths
+    (:func:`~samza_nb.runtime.spark.ship.shipped_paths`)."""
     driver_path = [p for p in python_path if p]
+    archives = list(shipped)
     missing = WORKER_PYTHON_MISSING
 
     def run_partition(ids: Iterable[str]) -> Iterator[tuple[str, str]]:
@@ -70,8 +78,7 @@ def container_task(
                 "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it"
             ) from None
 
-        shipped = worker.spark_files_directory()  # the job's module, when the driver shipped it
-        path = [*driver_path, shipped] if shipped else driver_path
+        path = [*driver_path, *worker.shipped_paths(worker_sys.path, archives)]
         for cid in ids:
             yield worker.run_container(worker_sys.executable, url, cid, path, cwd, token=token)
 
@@ -152,5 +159,6 @@ __all__ = [
     "ContainerTask",
     "container_task",
     "run_container",
+    "shipped_paths",
     "spark_files_directory",
 ]
