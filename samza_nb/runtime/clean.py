@@ -149,6 +149,9 @@ def plan_clean(
     generations = _output_generations(config)
     old = [g for g in generations if not g.current]
     leftovers.append(_generations("old output generations", old, counted))
+    leftovers.append(
+        _directories("shipped code archives (made anew at each start)", _shipped_code(config), counted)
+    )
     states = state_directory(config)
     leftovers.append(_files("set-aside state files", sorted(states.glob(SET_ASIDE)), counted))
     not_cache = None if everything else _state_is_cache(config, checkpoints)
@@ -203,6 +206,13 @@ def _job_files_directories(config: Config) -> list[Path]:
     from samza_nb.systems.spark.settings import job_files_directory
 
     return [job_files_directory(config)] if _spark_systems(config) else []
+
+
+def _shipped_code(config: Config) -> list[Path]:
+    from samza_nb.runtime.spark.ship import shipped_code_directory
+
+    directory = shipped_code_directory(config)
+    return [directory] if directory.is_dir() else []
 
 
 def _commit_directories(config: Config) -> list[Path]:
