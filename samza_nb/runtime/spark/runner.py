@@ -51,6 +51,7 @@ from samza_nb.runtime.spark.cluster import (
     wait_for_slots,
 )
 from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
+from samza_nb.runtime.spark.probes import SharedDirProbe, shared_dir_error
 from samza_nb.runtime.spark.ship import ship_job_module
 from samza_nb.runtime.spark.task import FAILED_MARK, container_task
 from samza_nb.runtime.steering import CoordinatorSteering
@@ -123,6 +124,7 @@ class SparkJobRunner(CoordinatorSteering):
         self._finished = threading.Event()
         self.cancelled = False
         self._context: Any = None
+        self._probe: SharedDirProbe | None = None
 
     # -- what the CLI and the notebook read -------------------------------------------------------------
     @property
@@ -198,6 +200,13 @@ class SparkJobRunner(CoordinatorSteering):
                 "more cores",
                 key=COUNT_KEY,
             )
+        probe = self._probe = SharedDirProbe(self.config, str(context.master))
+        try:
+            probe.write()
+            probe.check_executors(context, slots)  # before any input is written
+        except BaseException:
+            probe.remove()
+            raise
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._main, args=(context, ready), name=f"samza-spark-driver-{self.name}", daemon=True
@@ -274,6 +283,8 @@ class SparkJobRunner(CoordinatorSteering):
             log.exception("the Spark runner of job %s failed", self.name)
         finally:
             loop.close()
+            if self._probe is not None:
+                self._probe.remove()
             self._finished.set()
 
     async def _lifecycle(self, context: Any, ready: concurrent.futures.Future[None]) -> None:
@@ -352,7 +363,10 @@ class SparkJobRunner(CoordinatorSteering):
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
         ship_job_module(context, self.config, path)
         url = container_url(coordinator.url, context)
-        task = container_task(url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token)
+        check = self._probe.check if self._probe is not None else None
+        task = container_task(
+            url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token, check=check
+        )
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
 
@@ -373,7 +387,7 @@ class SparkJobRunner(CoordinatorSteering):
     def _job_failed(self, exc: BaseException) -> None:
         """The Spark job ended with ``exc``: a failure, unless it was this runner's cancellation."""
         text = str(exc)
-        missing = worker_python_error(text)
+        missing = worker_python_error(text) or shared_dir_error(text)
         if missing is not None:
             self.failure, self.failure_kind = str(missing), ConfigError
             return

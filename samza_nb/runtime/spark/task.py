@@ -31,6 +31,7 @@ from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
 from samza_nb.runtime.spark.ship import spark_files_directory
 from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
+from samza_nb.systems.spark.settings import READ_ONLY_INPUTS_ENV
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
 FAILED_MARK = "failed: "
@@ -43,7 +44,12 @@ class ContainerAttemptFailed(RuntimeError):
 
 
 def container_task(
-    url: str, python_path: Sequence[str], cwd: str, *, token: str | None = None
+    url: str,
+    python_path: Sequence[str],
+    cwd: str,
+    *,
+    token: str | None = None,
+    check: Callable[[], None] | None = None,
 ) -> ContainerTask:
     """The function of the containers' Spark job (``rdd.mapPartitions``): it runs each container id of its
     partition with :func:`run_container` under the worker's own Python (Spark's ``spark.pyspark.python`` /
@@ -52,12 +58,17 @@ def container_task(
     the container's environment). It is a closure that needs only the standard library to be unpickled
     (cloudpickle pickles it by value): it puts ``python_path`` (the driver's, for a notebook's task module)
     first on the worker's ``sys.path`` before it imports samza_nb, and a worker whose Python cannot import
-    samza_nb fails with one line that names the fix (:data:`WORKER_PYTHON_MISSING`)."""
+    samza_nb fails with one line that names the fix (:data:`WORKER_PYTHON_MISSING`). ``check`` (standard
+    library only) runs first of all: what the worker must see before a container starts there (the driver's
+    marker in ``job.shared.dir``, :mod:`.probes`)."""
     driver_path = [p for p in python_path if p]
     missing = WORKER_PYTHON_MISSING
 
     def run_partition(ids: Iterable[str]) -> Iterator[tuple[str, str]]:
         import sys as worker_sys
+
+        if check is not None:
+            check()
 
         for entry in reversed(driver_path):
             if entry not in worker_sys.path:
@@ -94,6 +105,7 @@ def run_container(
     env = dict(os.environ)
     env[URL_ENV] = url
     env[ID_ENV] = container_id
+    env[READ_ONLY_INPUTS_ENV] = "1"  # the driver wrote the inputs: a container never starts Spark to
     env.pop(TOKEN_ENV, None)
     if token is not None:
         env[TOKEN_ENV] = token

@@ -5,6 +5,7 @@ other "hosts", and read back exactly once; without ``job.shared.dir`` the job is
 from __future__ import annotations
 
 import collections
+import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,19 @@ def test_without_the_shared_dir_the_job_is_refused_in_one_line_naming_the_key(
     assert status == 2
     lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
     assert len(lines) == 1 and "job.shared.dir" in lines[0], err
+
+
+def test_a_shared_dir_the_workers_do_not_share_fails_the_job_before_it_starts_naming_host_and_dir(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    driver_only = tmp_path / "driver-only"  # the workers do not see the test's temp directories
+    config = spark_input_job(spark_cluster, cluster_kafka, tmp_path, **{"job.shared.dir": str(driver_only)})
+    status, _, err = finish(start_driver(config, tmp_path), spark_cluster)  # main hung here for 15 min
+    lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
+    assert status == 2 and len(lines) == 1, err[-3000:]
+    assert "job.shared.dir" in lines[0] and str(driver_only) in lines[0] and socket.gethostname() in lines[0]
+    assert not (driver_only / f"{config['job.name']}-1" / "spark-input").exists(), "no input written"
+    assert spark_cluster.containers() == []
 
 
 SHIPPED_TASK = '''
