@@ -30,7 +30,7 @@ from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
 from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
 from samza_nb.runtime.spark.ship import spark_files_directory
-from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
+from samza_nb.systems.spark.session import WORKER_PYTHON_FIX, WORKER_PYTHON_MISSING
 from samza_nb.systems.spark.settings import READ_ONLY_INPUTS_ENV
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
@@ -62,7 +62,7 @@ def container_task(
     library only) runs first of all: what the worker must see before a container starts there (the driver's
     marker in ``job.shared.dir``, :mod:`.probes`)."""
     driver_path = [p for p in python_path if p]
-    missing = WORKER_PYTHON_MISSING
+    missing, fix = WORKER_PYTHON_MISSING, WORKER_PYTHON_FIX
 
     def run_partition(ids: Iterable[str]) -> Iterator[tuple[str, str]]:
         import sys as worker_sys
@@ -76,10 +76,7 @@ def container_task(
         try:
             from samza_nb.runtime.spark import task as worker
         except ImportError as exc:
-            raise RuntimeError(
-                f"{missing} ({worker_sys.executable}: {exc}): install samza_nb there, or point "
-                "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it"
-            ) from None
+            raise RuntimeError(f"{missing} ({worker_sys.executable}: {exc}): {fix}") from None
 
         shipped = worker.spark_files_directory()  # the job's module, when the driver shipped it
         path = [*driver_path, shipped] if shipped else driver_path
