@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.coordinator.job_coordinator import JobCoordinator
@@ -48,11 +48,11 @@ from samza_nb.runtime.spark.cluster import (
     local_workers_run_this_python,
     task_attempts,
     task_slots,
-    wait_for_slots,
 )
 from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
 from samza_nb.runtime.spark.probes import SharedDirProbe, shared_dir_error
 from samza_nb.runtime.spark.ship import ship_job_module
+from samza_nb.runtime.spark.slot_wait import SlotWait, wait_for_slots_telling
 from samza_nb.runtime.spark.task import FAILED_MARK, container_task
 from samza_nb.runtime.steering import CoordinatorSteering
 from samza_nb.systems.spark.inputs.feed import feed_failure
@@ -125,6 +125,10 @@ class SparkJobRunner(CoordinatorSteering):
         self.cancelled = False
         self._context: Any = None
         self._probe: SharedDirProbe | None = None
+        self.waiting: SlotWait | None = None
+        """What the job waits for while Spark has fewer task slots than it needs (None otherwise)."""
+        self.on_wait: Callable[[SlotWait | None], None] | None = None
+        """Called (from the thread that starts the runner) when :attr:`waiting` changes."""
 
     # -- what the CLI and the notebook read -------------------------------------------------------------
     @property
@@ -179,7 +183,8 @@ class SparkJobRunner(CoordinatorSteering):
             check_cluster_placement(self.config, configured_master)  # before a session starts
         context = self._context = self._spark_context()
         check_cluster_placement(self.config, str(context.master))
-        slots = wait_for_slots(context, self.slots_needed, self.config.value(TIMEOUT_KEY) / 1000)
+        timeout_s = self.config.value(TIMEOUT_KEY) / 1000
+        slots, waited = wait_for_slots_telling(context, self.slots_needed, timeout_s, self._waiting)
         if task_attempts(context) < 2:
             log.warning(
                 "job %s: Spark (master %s) runs each task once, so a failed container is not retried: use "
@@ -197,7 +202,7 @@ class SparkJobRunner(CoordinatorSteering):
                 f"{COUNT_KEY} = {self.containers}: the Spark runner runs every container at once as a Spark "
                 f"task{feeds}, and Spark has {slots} task slot{'s' if slots != 1 else ''} "
                 f"(master {context.master}): set {COUNT_KEY} <= {slots - len(self.fed[:1])} or give Spark "
-                "more cores",
+                f"more cores{f' (after {timeout_s:g} s {waited.line})' if waited is not None else ''}",
                 key=COUNT_KEY,
             )
         probe = self._probe = SharedDirProbe(self.config, str(context.master))
@@ -213,6 +218,11 @@ class SparkJobRunner(CoordinatorSteering):
         )
         self._thread.start()
         ready.result()
+
+    def _waiting(self, wait: SlotWait | None) -> None:
+        self.waiting = wait
+        if self.on_wait is not None:
+            self.on_wait(wait)
 
     def stop(self) -> None:
         """Ask every container to stop gracefully (each commits); returns at once, safe from any thread,
