@@ -82,7 +82,10 @@ class SparkNotebookJob:
 
     def starting_phase(self) -> str:
         """What the job waits for while it starts: Spark (a session when there is none, the task slots) and
-        the coordinator, then the containers in Spark's workers."""
+        the coordinator, then the containers in Spark's workers; while Spark has fewer task slots than the job
+        needs, which (:mod:`~samza_nb.runtime.spark.slot_wait`)."""
+        if self.runner.waiting is not None:
+            return self.runner.waiting.line
         status = self.status()
         if status is None:
             return "Spark (the session, its task slots) and the job coordinator"

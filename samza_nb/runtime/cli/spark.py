@@ -38,6 +38,7 @@ from samza_nb.runtime.console import (
     summary,
 )
 from samza_nb.runtime.spark.runner import SparkJobRunner
+from samza_nb.runtime.spark.slot_wait import SlotWait
 from samza_nb.systems.spark.session import CONF_PREFIX, jvm_log_path
 
 QUIET = {"spark.ui.showConsoleProgress": "false"}
@@ -75,6 +76,7 @@ class SparkRun:
         self.forced: int | None = None
         self.signals = 0
         self._tell: Callable[[str], None] = say
+        self._holders: tuple[str, ...] = ()
 
     def run(self) -> int:
         """Start, watch, stop, report."""
@@ -87,6 +89,7 @@ class SparkRun:
             try:
                 jvm_log = None if self.verbose else jvm_log_path(self.config)
                 runner = self.runner = SparkJobRunner(self.config, jvm_log=jvm_log, program=self.program)
+                runner.on_wait = lambda wait: self._waiting(wait, bar)
                 if self.signals:
                     runner.stop()
                 runner.start()
@@ -102,6 +105,15 @@ class SparkRun:
                     bar.update(self.runner.processed - bar.n)
                 bar.close()
         return self._report(runner, time.monotonic() - started)
+
+    def _waiting(self, wait: SlotWait | None, bar: Any) -> None:
+        """Spark has fewer task slots than the job needs: the bar says what it waits for; a line says it
+        when other applications hold the slots (they must end or be capped first)."""
+        if bar is not None:
+            bar.set_postfix_str(wait.line if wait is not None else "", refresh=True)
+        if wait is not None and wait.holders and wait.holders != self._holders:
+            self._tell(wait.line)
+        self._holders = wait.holders if wait is not None else ()
 
     def _quiet(self, spark: Any) -> None:
         if spark is not None:

@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.coordinator.job_coordinator import JobCoordinator
@@ -48,10 +48,11 @@ from samza_nb.runtime.spark.cluster import (
     local_workers_run_this_python,
     task_attempts,
     task_slots,
-    wait_for_slots,
 )
 from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
+from samza_nb.runtime.spark.probes import SharedDirProbe, shared_dir_error
 from samza_nb.runtime.spark.ship import ship_job_code
+from samza_nb.runtime.spark.slot_wait import SlotWait, wait_for_slots_telling
 from samza_nb.runtime.spark.task import FAILED_MARK, container_task
 from samza_nb.runtime.steering import CoordinatorSteering
 from samza_nb.systems.spark.inputs.feed import feed_failure
@@ -125,6 +126,11 @@ class SparkJobRunner(CoordinatorSteering):
         self._context: Any = None
         self._shipped: list[str] = []
         """The archives of the job's code shipped to the executors (their names)."""
+        self._probe: SharedDirProbe | None = None
+        self.waiting: SlotWait | None = None
+        """What the job waits for while Spark has fewer task slots than it needs (None otherwise)."""
+        self.on_wait: Callable[[SlotWait | None], None] | None = None
+        """Called (from the thread that starts the runner) when :attr:`waiting` changes."""
 
     # -- what the CLI and the notebook read -------------------------------------------------------------
     @property
@@ -181,7 +187,8 @@ class SparkJobRunner(CoordinatorSteering):
         check_cluster_placement(self.config, str(context.master))
         shipped = ship_job_code(context, self.config, [*self.python_path, os.getcwd(), *sys.path])
         self._shipped = [shipped.name] if shipped is not None else []
-        slots = wait_for_slots(context, self.slots_needed, self.config.value(TIMEOUT_KEY) / 1000)
+        timeout_s = self.config.value(TIMEOUT_KEY) / 1000
+        slots, waited = wait_for_slots_telling(context, self.slots_needed, timeout_s, self._waiting)
         if task_attempts(context) < 2:
             log.warning(
                 "job %s: Spark (master %s) runs each task once, so a failed container is not retried: use "
@@ -199,15 +206,27 @@ class SparkJobRunner(CoordinatorSteering):
                 f"{COUNT_KEY} = {self.containers}: the Spark runner runs every container at once as a Spark "
                 f"task{feeds}, and Spark has {slots} task slot{'s' if slots != 1 else ''} "
                 f"(master {context.master}): set {COUNT_KEY} <= {slots - len(self.fed[:1])} or give Spark "
-                "more cores",
+                f"more cores{f' (after {timeout_s:g} s {waited.line})' if waited is not None else ''}",
                 key=COUNT_KEY,
             )
+        probe = self._probe = SharedDirProbe(self.config, str(context.master))
+        try:
+            probe.write()
+            probe.check_executors(context, slots)  # before any input is written
+        except BaseException:
+            probe.remove()
+            raise
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._main, args=(context, ready), name=f"samza-spark-driver-{self.name}", daemon=True
         )
         self._thread.start()
         ready.result()
+
+    def _waiting(self, wait: SlotWait | None) -> None:
+        self.waiting = wait
+        if self.on_wait is not None:
+            self.on_wait(wait)
 
     def stop(self) -> None:
         """Ask every container to stop gracefully (each commits); returns at once, safe from any thread,
@@ -278,6 +297,8 @@ class SparkJobRunner(CoordinatorSteering):
             log.exception("the Spark runner of job %s failed", self.name)
         finally:
             loop.close()
+            if self._probe is not None:
+                self._probe.remove()
             self._finished.set()
 
     async def _lifecycle(self, context: Any, ready: concurrent.futures.Future[None]) -> None:
@@ -355,8 +376,14 @@ class SparkJobRunner(CoordinatorSteering):
         ids = sorted(coordinator.job_model.containers, key=lambda cid: (len(cid), cid))
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
         url = container_url(coordinator.url, context)
+        check = self._probe.check if self._probe is not None else None
         task = container_task(
-            url, list(dict.fromkeys(path)), os.getcwd(), token=coordinator.token, shipped=self._shipped
+            url,
+            list(dict.fromkeys(path)),
+            os.getcwd(),
+            token=coordinator.token,
+            shipped=self._shipped,
+            check=check,
         )
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
@@ -378,7 +405,7 @@ class SparkJobRunner(CoordinatorSteering):
     def _job_failed(self, exc: BaseException) -> None:
         """The Spark job ended with ``exc``: a failure, unless it was this runner's cancellation."""
         text = str(exc)
-        missing = worker_python_error(text)
+        missing = worker_python_error(text) or shared_dir_error(text)
         if missing is not None:
             self.failure, self.failure_kind = str(missing), ConfigError
             return

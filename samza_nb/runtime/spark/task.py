@@ -30,7 +30,8 @@ from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
 from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
 from samza_nb.runtime.spark.ship import shipped_paths, spark_files_directory
-from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
+from samza_nb.systems.spark.session import WORKER_PYTHON_FIX, WORKER_PYTHON_MISSING
+from samza_nb.systems.spark.settings import READ_ONLY_INPUTS_ENV
 
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
 FAILED_MARK = "failed: "
@@ -49,6 +50,7 @@ def container_task(
     *,
     token: str | None = None,
     shipped: Sequence[str] = (),
+    check: Callable[[], None] | None = None,
 ) -> ContainerTask:
     """The function of the containers' Spark job (``rdd.mapPartitions``): it runs each container id of its
     partition with :func:`run_container` under the worker's own Python (Spark's ``spark.pyspark.python`` /
@@ -59,13 +61,18 @@ def container_task(
     first on the worker's ``sys.path`` before it imports samza_nb, and a worker whose Python cannot import
     samza_nb fails with one line that names the fix (:data:`WORKER_PYTHON_MISSING`). The code the driver
     shipped (``shipped``: the names of this run's archives) comes after the driver's paths
-    (:func:`~samza_nb.runtime.spark.ship.shipped_paths`)."""
+    (:func:`~samza_nb.runtime.spark.ship.shipped_paths`). ``check`` (standard library only) runs first of
+    all: what the worker must see before a container starts there (the driver's marker in
+    ``job.shared.dir``, :mod:`.probes`)."""
     driver_path = [p for p in python_path if p]
     archives = list(shipped)
-    missing = WORKER_PYTHON_MISSING
+    missing, fix = WORKER_PYTHON_MISSING, WORKER_PYTHON_FIX
 
     def run_partition(ids: Iterable[str]) -> Iterator[tuple[str, str]]:
         import sys as worker_sys
+
+        if check is not None:
+            check()
 
         for entry in reversed(driver_path):
             if entry not in worker_sys.path:
@@ -73,10 +80,7 @@ def container_task(
         try:
             from samza_nb.runtime.spark import task as worker
         except ImportError as exc:
-            raise RuntimeError(
-                f"{missing} ({worker_sys.executable}: {exc}): install samza_nb there, or point "
-                "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it"
-            ) from None
+            raise RuntimeError(f"{missing} ({worker_sys.executable}: {exc}): {fix}") from None
 
         path = [*driver_path, *worker.shipped_paths(worker_sys.path, archives)]
         for cid in ids:
@@ -101,6 +105,7 @@ def run_container(
     env = dict(os.environ)
     env[URL_ENV] = url
     env[ID_ENV] = container_id
+    env[READ_ONLY_INPUTS_ENV] = "1"  # the driver wrote the inputs: a container never starts Spark to
     env.pop(TOKEN_ENV, None)
     if token is not None:
         env[TOKEN_ENV] = token

@@ -26,6 +26,15 @@ MASTER_KEY = "spark.master"
 CONF_PREFIX = "spark.conf."
 WORKER_PYTHON_MISSING = "samza_nb is not importable by the Python of Spark's workers"
 """How the error of a Spark job whose workers cannot import samza_nb starts (:func:`worker_python_error`)."""
+WORKER_PYTHON_KEY = "spark.conf.spark.pyspark.python"
+"""The job's key naming the Python of Spark's workers for a session this module builds."""
+WORKER_PYTHON_FIX = (
+    f"install samza_nb there, or name a Python that has it: {WORKER_PYTHON_KEY} in the job's config when the "
+    "runner makes the SparkSession; for a SparkSession of your own, the PYSPARK_PYTHON environment variable "
+    "before you create it (or spark-submit --conf spark.pyspark.python=...)"
+)
+"""What the error says works (PySpark takes its workers' Python only from ``PYSPARK_PYTHON`` when a session
+is made in Python: the ``spark.pyspark.python`` setting of a session built there is ignored)."""
 
 
 def import_pyspark_sql() -> Any:
@@ -43,7 +52,8 @@ def spark_session(
     config: Config, containers: int = 1, *, jvm_log: str | os.PathLike[str] | None = None
 ) -> Any:
     """The active SparkSession, else a new one built from ``config`` whose JVM writes to ``jvm_log`` when
-    given (see the module)."""
+    given (see the module); its workers run the Python ``spark.conf.spark.pyspark.python`` names, when set
+    (PySpark itself reads only ``PYSPARK_PYTHON``: it is set while the session is made)."""
     sql = import_pyspark_sql()
     active = sql.SparkSession.getActiveSession()
     if active is not None:
@@ -54,10 +64,11 @@ def spark_session(
     for key in sorted(config):
         if key.startswith(CONF_PREFIX):
             builder = builder.config(key.removeprefix(CONF_PREFIX), config[key])
-    if jvm_log is None:
-        return builder.getOrCreate()
-    with _output_to(Path(jvm_log)):
-        return builder.getOrCreate()
+    with _worker_python(config):
+        if jvm_log is None:
+            return builder.getOrCreate()
+        with _output_to(Path(jvm_log)):
+            return builder.getOrCreate()
 
 
 def worker_python_error(text: str) -> ConfigError | None:
@@ -66,20 +77,35 @@ def worker_python_error(text: str) -> ConfigError | None:
     :data:`WORKER_PYTHON_MISSING`); None for any other failure."""
     for line in text.splitlines():
         if WORKER_PYTHON_MISSING in line:
-            return ConfigError(line[line.index(WORKER_PYTHON_MISSING) :].strip(), key="spark.pyspark.python")
+            return ConfigError(line[line.index(WORKER_PYTHON_MISSING) :].strip(), key=WORKER_PYTHON_KEY)
     if "No module named 'samza_nb" not in text:
         return None
-    return ConfigError(
-        f"{WORKER_PYTHON_MISSING}: install samza_nb for the Python Spark runs on its workers, or point "
-        "spark.pyspark.python (PYSPARK_PYTHON) at a Python that has it",
-        key="spark.pyspark.python",
-    )
+    return ConfigError(f"{WORKER_PYTHON_MISSING}: {WORKER_PYTHON_FIX}", key=WORKER_PYTHON_KEY)
 
 
 def jvm_log_path(config: Config) -> Path:
     """Where a quiet run puts the output of its Spark JVM: ``<job.logged.store.base.dir>/<job.name>-<job.id>/
     spark-driver.log`` (the driver's own disk)."""
     return job_directory(config) / job_key(config) / "spark-driver.log"
+
+
+@contextmanager
+def _worker_python(config: Config) -> Iterator[None]:
+    """While a session is made: ``PYSPARK_PYTHON`` is the Python ``spark.conf.spark.pyspark.python`` names
+    (when set; the SparkContext keeps it), and what it was afterwards."""
+    python = (config.get_str(WORKER_PYTHON_KEY) or "").strip()
+    if not python:
+        yield
+        return
+    before = os.environ.get("PYSPARK_PYTHON")
+    os.environ["PYSPARK_PYTHON"] = python
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = before
 
 
 @contextmanager
@@ -105,6 +131,8 @@ def _output_to(path: Path) -> Iterator[None]:
 __all__ = [
     "CONF_PREFIX",
     "MASTER_KEY",
+    "WORKER_PYTHON_FIX",
+    "WORKER_PYTHON_KEY",
     "WORKER_PYTHON_MISSING",
     "import_pyspark_sql",
     "jvm_log_path",

@@ -32,6 +32,9 @@ FORMATS: Final = ("parquet", "orc", "json", "csv", "text")
 
 BASE_DIR_KEY: Final = "job.logged.store.base.dir"
 SHARED_DIR_KEY: Final = "job.shared.dir"
+READ_ONLY_INPUTS_ENV: Final = "SAMZA_NB_READ_ONLY_INPUTS"
+"""Set (to any value) in the environment of a container the Spark runner starts on an executor: that process
+reads the inputs the driver wrote and never writes one (nor starts a Spark application to)."""
 
 
 def stream_key(system: str, stream: str, name: str) -> str:

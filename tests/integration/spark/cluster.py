@@ -62,6 +62,8 @@ class SparkCluster:
         self.shared = self.root / "shared"
         """The directory driver and workers share (same path everywhere)."""
         self.master_url = ""
+        self.web_ui_port = 0
+        """The master's web UI port (its ``/json`` lists the applications and their cores)."""
         self._started: list[subprocess.Popen[bytes]] = []
         self.worker_pids: list[int] = []
 
@@ -77,6 +79,8 @@ class SparkCluster:
         )
         found = self._wait_for(master_log, r"Starting Spark master at (spark://\S+)")
         self.master_url = found.group(1)
+        ui = self._wait_for(master_log, r"MasterWebUI\b.*started at http://[^:\s]+:(\d+)")
+        self.web_ui_port = int(ui.group(1))
         for n in range(self.workers):
             work = self.root / f"worker-{n}"
             work.mkdir()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 from samza_nb import ConfigError, SamzaError
 from samza_nb.systems.spark import register_dataframe
 from samza_nb.systems.spark.factory import SparkSystemAdmin
+from samza_nb.systems.spark.settings import READ_ONLY_INPUTS_ENV
 from tests.integration.spark.bounded_support import job_config, no_registrations
 
 __all__ = ["no_registrations"]
@@ -74,3 +76,18 @@ def test_a_timestamp_of_the_wrong_type_in_a_registered_frame_names_the_argument(
 def test_a_stream_neither_registered_nor_configured_nor_written_names_the_stream(tmp_path: Path) -> None:
     with pytest.raises(SamzaError, match=r"spark\.clicks has not been written.*register_dataframe"):
         metadata(tmp_path)
+
+
+def test_a_container_of_the_spark_runner_never_writes_an_input_it_does_not_see(
+    tmp_path: Path, files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(READ_ONLY_INPUTS_ENV, "1")  # what the Spark runner's task gives its container
+    shared = tmp_path / "not-shared"
+    extra = {f"{PREFIX}.path": str(files), f"{PREFIX}.key": "user", f"{PREFIX}.partitions": "2"}
+    with pytest.raises(ConfigError) as caught:
+        metadata(tmp_path, **{"job.shared.dir": str(shared)}, **extra)
+    text = str(caught.value)
+    assert (
+        "\n" not in text and "job.shared.dir" in text and str(shared) in text and socket.gethostname() in text
+    )
+    assert not shared.exists() or not any(shared.rglob("*.parquet")), "nothing written by the container"

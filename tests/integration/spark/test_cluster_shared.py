@@ -5,6 +5,10 @@ other "hosts", and read back exactly once; without ``job.shared.dir`` the job is
 from __future__ import annotations
 
 import collections
+import os
+import socket
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -80,6 +84,72 @@ def test_without_the_shared_dir_the_job_is_refused_in_one_line_naming_the_key(
     assert status == 2
     lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
     assert len(lines) == 1 and "job.shared.dir" in lines[0], err
+
+
+def test_a_shared_dir_the_workers_do_not_share_fails_the_job_before_it_starts_naming_host_and_dir(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    driver_only = tmp_path / "driver-only"  # the workers do not see the test's temp directories
+    config = spark_input_job(spark_cluster, cluster_kafka, tmp_path, **{"job.shared.dir": str(driver_only)})
+    status, _, err = finish(start_driver(config, tmp_path), spark_cluster)  # main hung here for 15 min
+    lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
+    assert status == 2 and len(lines) == 1, err[-3000:]
+    assert "job.shared.dir" in lines[0] and str(driver_only) in lines[0] and socket.gethostname() in lines[0]
+    assert not (driver_only / f"{config['job.name']}-1" / "spark-input").exists(), "no input written"
+    assert spark_cluster.containers() == []
+
+
+HOG = """
+import sys
+from pyspark.sql import SparkSession
+
+spark = (
+    SparkSession.builder.master(sys.argv[1]).appName("hog")
+    .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    .config("spark.executor.memory", "512m").config("spark.ui.enabled", "false").getOrCreate()
+)
+spark.sparkContext.parallelize(range(8), 8).count()
+print("holding", flush=True)
+sys.stdin.read()  # until the test closes it
+spark.stop()
+"""
+
+
+def test_a_job_waiting_for_slots_another_application_holds_says_which_and_then_refuses_naming_it(
+    spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    hog = subprocess.Popen(
+        [sys.executable, "-c", HOG, spark_cluster.master_url],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=dict(os.environ, SPARK_LOCAL_IP="127.0.0.1"),
+    )
+    try:
+        assert hog.stdout is not None and hog.stdout.readline().strip() == "holding"  # every core taken
+        config, _ = cluster_job(
+            spark_cluster,
+            cluster_kafka,
+            tmp_path,
+            **{
+                "cluster-manager.container.coordinator.timeout.ms": "15000",
+                "spark.conf.spark.master.ui.port": str(spark_cluster.web_ui_port),
+            },
+        )
+        status, _, err = finish(start_driver(config, tmp_path), spark_cluster)
+    finally:
+        assert hog.stdin is not None
+        hog.stdin.close()
+        hog.wait(timeout=120)
+        if hog.stdout is not None:
+            hog.stdout.close()
+    lines = [line for line in err.splitlines() if line.strip() and "WARN" not in line]
+    assert status == 2 and len(lines) == 2, err[-3000:]
+    told, refused = lines
+    assert "waiting for 2 Spark task slots, has 0" in told and "'hog' (4 cores)" in told, told
+    assert "0 of the cluster's 4 cores free" in told and "spark.cores.max" in told, told
+    assert "job.container.count" in refused and "'hog'" in refused, refused
 
 
 SHIPPED_TASK = '''

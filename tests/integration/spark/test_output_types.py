@@ -20,7 +20,9 @@ from samza_nb.errors import BadMessageError
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.spark import read_output, register_dataframe
+from samza_nb.systems.spark.outputs.commits import committed_files, start_new_generations
 from samza_nb.systems.spark.outputs.sink import SparkSinkProducer
+from samza_nb.systems.spark.settings import job_key, output_root
 from tests.integration.spark.bounded_support import job_config, no_registrations
 from tests.integration.spark.test_sink import JOB, commit, recover
 
@@ -208,3 +210,30 @@ def test_the_spark_runner_does_not_retry_a_container_a_bad_message_failed(spark:
     assert "spark.out output of task 'Partition 0': column 'total': value Decimal('1234.567')" in line
     pids = {row.split()[1] for row in (tmp_path / "record.txt").read_text().splitlines()}
     assert len(pids) == 1, "one attempt: Spark did not retry the container"
+
+
+def test_a_changed_declared_type_under_resumed_output_is_refused_naming_the_column(tmp_path: Path) -> None:
+    write_commits(
+        job_config(tmp_path, **{SCHEMA: "user string, n int"}), [("Partition 0", [{"user": "a", "n": 1}])]
+    )
+    changed = job_config(tmp_path, **{SCHEMA: "user string, n bigint"})
+    with pytest.raises(ConfigError) as caught:
+        write_commits(changed, [("Partition 0", [{"user": "b", "n": 2}])])
+    text = str(caught.value)
+    assert "\n" not in text and SCHEMA in text and "'n'" in text and "bigint" in text and " int " in text
+    assert "new job.id" in text
+    assert len(schemas(tmp_path)) == 1  # nothing written under the old files
+
+
+def test_a_changed_declared_type_after_a_reset_is_taken(tmp_path: Path) -> None:
+    write_commits(job_config(tmp_path, **{SCHEMA: "n int"}), [("Partition 0", [{"n": 1}])])
+    changed = job_config(tmp_path, **{SCHEMA: "n bigint"})
+    start_new_generations(output_root(changed, "spark"), job_key(changed))  # what samza-nb reset does
+    write_commits(changed, [("Partition 0", [{"n": 2}])])
+    assert [row["n"] for row in read_committed(changed)] == [2]
+
+
+def read_committed(config: Config) -> list[dict[str, Any]]:
+    """The committed rows of ``out`` (read with pyarrow)."""
+    files = committed_files(output_root(config, "spark"), job_key(config), "out")
+    return [row for path in files for row in pq.read_table(path).to_pylist()]

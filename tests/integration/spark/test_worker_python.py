@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,9 +18,9 @@ from samza_nb import ConfigError
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.spark import register_dataframe
-from samza_nb.systems.spark.session import WORKER_PYTHON_MISSING
+from samza_nb.systems.spark.session import WORKER_PYTHON_KEY, WORKER_PYTHON_MISSING
 from tests.integration.spark.bounded_support import job_config, no_registrations, recorder
-from tests.integration.spark.test_runner import file_job
+from tests.integration.spark.test_runner import ROOT, file_job
 
 __all__ = ["no_registrations"]
 
@@ -83,3 +84,24 @@ def test_an_input_spark_repartitions_on_workers_without_samza_nb_fails_in_one_li
         LocalJobRunner(job_config(tmp_path), recorder([])).run(timeout=60)
     one_line_naming_the_fix(raised.value)
     assert os.environ.get("PYSPARK_PYTHON") != str(tmp_path / "python-without-samza-nb")
+
+
+@pytest.mark.slow  # a process with a SparkSession (a JVM) of its own
+def test_the_workers_of_a_session_the_runner_makes_run_the_python_the_config_names(tmp_path: Path) -> None:
+    used = tmp_path / "python-used"
+    wrapper = tmp_path / "workers-python"
+    wrapper.write_text(f'#!/bin/sh\necho "$$" >> "{used}"\nexec {sys.executable} "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR)
+    config = file_job(tmp_path, **{"spark.master": "local[2,2]", WORKER_PYTHON_KEY: str(wrapper)})
+    (tmp_path / "job.properties").write_text("".join(f"{k} = {v}\n" for k, v in config.items()))
+    run = subprocess.run(
+        [sys.executable, "-m", "samza_nb", "run", "--runner", "spark", "--config-path", "job.properties"],
+        cwd=tmp_path,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert used.exists(), f"Spark's workers did not run {WORKER_PYTHON_KEY} = {wrapper}"

@@ -46,6 +46,8 @@ from samza_nb.systems.spark.inputs.manifest import (
 )
 from samza_nb.systems.spark.session import worker_python_error
 from samza_nb.systems.spark.settings import (
+    READ_ONLY_INPUTS_ENV,
+    SHARED_DIR_KEY,
     StreamSettings,
     input_directory,
     reset_offset,
@@ -65,7 +67,9 @@ _PART_NUMBER = re.compile(r"^part-(\d+)")
 def prepare_input(config: Config, system: str, stream: str) -> Manifest:
     """The manifest of bounded ``stream``, writing the input first when this process has its source and
     it is missing or changed (see the module). Without a source here (a container's process, an
-    executor) a missing manifest is a SamzaError naming the stream. A configured input's fingerprint needs
+    executor) a missing manifest is a SamzaError naming the stream; a container the Spark runner started
+    (:data:`READ_ONLY_INPUTS_ENV`) never writes (nor starts a Spark application): a missing manifest is a
+    ConfigError naming ``job.shared.dir`` and the host. A configured input's fingerprint needs
     no Spark: Spark starts only when it must be (re)written."""
     settings = stream_settings(config, system, stream)
     if settings.streaming:
@@ -74,6 +78,10 @@ def prepare_input(config: Config, system: str, stream: str) -> Manifest:
         )
     directory = input_directory(config, system, stream)
     existing = read_manifest(directory)
+    if READ_ONLY_INPUTS_ENV in os.environ:  # a container on an executor: the driver wrote it
+        if existing is None:
+            raise _not_seen(config, system, stream, directory)
+        return existing
     if not settings.has_source:
         if existing is None:
             raise not_written(system, stream, directory)
@@ -325,6 +333,19 @@ def _check_timestamp(settings: StreamSettings, files: list[Path]) -> None:
     kind = pq.read_schema(files[0]).field(settings.timestamp).type
     if not (pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_integer(kind)):
         raise _timestamp_error(settings, str(kind))
+
+
+def _not_seen(config: Config, system: str, stream: str, directory: Path) -> ConfigError:
+    """The error of a container that does not see the input the driver wrote before it started."""
+    import socket
+
+    shared = (config.get_str(SHARED_DIR_KEY) or "").strip() or "unset"
+    return ConfigError(
+        f"Spark stream {system}.{stream}: the driver wrote its input to {directory} before the containers "
+        f"started, and host {socket.gethostname()} does not see it there: {SHARED_DIR_KEY} ({shared}) must "
+        "be the same directory on the driver and every worker",
+        key=SHARED_DIR_KEY,
+    )
 
 
 def _timestamp_error(settings: StreamSettings, kind: str) -> ConfigError:

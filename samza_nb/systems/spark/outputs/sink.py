@@ -40,7 +40,13 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.spark.inputs.manifest import fsync_directory
 from samza_nb.systems.spark.outputs.commits import OutputCommits, committed_files, safe_name
-from samza_nb.systems.spark.outputs.output_types import _KnownTypes, _spark_type, _type_conflict
+from samza_nb.systems.spark.outputs.output_types import (
+    _KnownTypes,
+    _spark_type,
+    _type_conflict,
+    declared_schemas,
+)
+from samza_nb.systems.spark.outputs.schema_change import check_declared_types
 from samza_nb.systems.spark.settings import job_key, output_directory, output_root
 
 log = logging.getLogger(__name__)
@@ -78,6 +84,7 @@ class SparkSinkProducer:
         self._last_stamp = 0
         self._schemas = _KnownTypes(system, config)
         self._commits = OutputCommits(output_root(config, system), job_key(config))
+        self._types_checked = False
 
     async def start(self) -> None:
         """Learn the column types of the files already in the system's output directories (their footers)."""
@@ -95,7 +102,14 @@ class SparkSinkProducer:
             buffer.messages.append(envelope.message)
 
     async def recover(self, source: str, checkpoint: Checkpoint | None, *, reset: bool) -> None:
-        """Settle what task ``source`` left uncommitted when its container stopped (see :mod:`.commits`)."""
+        """Settle what task ``source`` left uncommitted when its container stopped (see :mod:`.commits`);
+        before the first task that resumes, a ConfigError when a declared column's type changed under its
+        output (:mod:`.schema_change`)."""
+        if checkpoint is not None and not reset and not self._types_checked:
+            self._types_checked = True
+            declared = declared_schemas(self.config, self.system)
+            root, job = output_root(self.config, self.system), job_key(self.config)
+            await asyncio.to_thread(check_declared_types, self.system, declared, root, job)
         await asyncio.to_thread(self._commits.recover, source, checkpoint, reset=reset)
 
     async def prepare_commit(self, source: str, checkpoint: Checkpoint) -> None:
