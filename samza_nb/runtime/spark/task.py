@@ -12,9 +12,10 @@ and exits), and like every container it stops when the coordinator stays unreach
 The task returns ``(container id, "stopped")`` when its container exits 0 and raises
 :class:`ContainerAttemptFailed` otherwise, which Spark retries up to ``spark.task.maxFailures``; its message
 is ``container <id> failed: <its last error line> (<how it exited>)``, the line the driver reports. A
-container failed by a bad message (exit status 3: a message an output cannot store) would fail again: its task
-returns ``(container id, "failed: <that line>")`` instead, which Spark does not retry; the driver fails the
-job with it.
+container failed by a bad message (exit status 3: a message an output cannot store) or by its config (exit
+status 2: a task class its worker cannot import, a ``job.shared.dir`` it does not see) would fail again: its
+task returns ``(container id, "failed: <that line>")`` instead, which Spark does not retry; the driver fails
+the job with it at once.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
 from samza_nb.observe.states import ContainerState
-from samza_nb.runtime.console import EXIT_BAD_MESSAGE, PROG
+from samza_nb.runtime.console import EXIT_BAD_MESSAGE, EXIT_CONFIG, PROG
 from samza_nb.runtime.spark.ship import shipped_paths, spark_files_directory
 from samza_nb.systems.spark.session import WORKER_PYTHON_FIX, WORKER_PYTHON_MISSING
 from samza_nb.systems.spark.settings import READ_ONLY_INPUTS_ENV
@@ -135,6 +136,9 @@ def run_container(
         with contextlib.suppress(ProcessLookupError):
             process.terminate()
         raise
+    finally:
+        if process.stderr is not None:
+            process.stderr.close()
     if status == 0:
         return container_id, ContainerState.STOPPED.value  # a plain str: Spark collects it
     detail = (
@@ -142,8 +146,8 @@ def run_container(
     )
     how = f"was killed by {signal.Signals(-status).name}" if status < 0 else f"exited with status {status}"
     what = f"{detail} ({how})" if detail else how
-    if status == EXIT_BAD_MESSAGE:
-        return container_id, f"{FAILED_MARK}{what}"  # not retried: the same message would fail it again
+    if status in (EXIT_BAD_MESSAGE, EXIT_CONFIG):
+        return container_id, f"{FAILED_MARK}{what}"  # not retried: the same message or config fails it again
     raise ContainerAttemptFailed(f"container {container_id} {FAILED_MARK}{what}")
 
 
