@@ -54,7 +54,7 @@ class MessagePump:
         """Choose and start up to a slice's worth of messages; returns how many envelopes it took from the
         chooser (end-of-stream, skipped and parked ones too)."""
         budget = self._budget()
-        if budget <= 0:
+        if budget <= 0 or self._blocked():
             return 0
         started = time.perf_counter()
         sampler = self._sampler.begin()
@@ -112,6 +112,9 @@ class MessagePump:
                 self._publish_decision(envelope)
                 n = self._take(ti, envelope, room, limit - count - 1, observing)
                 taken += n or 1
+                if ti.in_flight >= ti.max_concurrency and self._blocked():
+                    count += n
+                    break
             elif inline_run:
                 # The common case, decided in one test: a run of a sync task, or a round of them.
                 if room and count + 1 < limit:
@@ -146,6 +149,9 @@ class MessagePump:
             else:
                 n = self._take(ti, envelope, room, limit - count - 1, observing)
                 taken += n or 1
+                if ti.in_flight >= ti.max_concurrency and self._blocked():
+                    count += n
+                    break
             count += n
             if state.failure is not None or state.requests.shutdown_now:
                 break
@@ -177,6 +183,15 @@ class MessagePump:
             self._partition_end(ti, envelope.ssp)
             return 0
         return self._start(ti, envelope, 0, 0, True)
+
+    def _blocked(self) -> bool:
+        """Samza's ``blockIfBusy``: no choosing while every task that is not done has as many messages in
+        flight as it may (a thread pool's calls, async ones). An envelope chosen for such a task would
+        wait parked with its partition not refilled, and choosing on would hand out the other partitions'
+        envelopes first (a priority stream's next message would lose to a lower one). Blocked, the loop
+        waits for a completion, which frees the task (and starts what it has parked: :meth:`start_parked`).
+        A task busy with a commit or window only is not counted: every loop mode parks for those alike."""
+        return not any(ti.in_flight < ti.max_concurrency and not ti.done for ti in self._state.tasks)
 
     # -- the per-message rules ---------------------------------------------------------------------------
     def _take(
