@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -454,11 +453,3 @@ def _settings(config: Config, max_messages: int | None) -> RunLoopSettings:
         async_commit=config.value("task.async.commit"),
         max_messages=max_messages,
     )
-
-
-def run_container_sync(container: SamzaContainer) -> None:
-    """Run ``container`` to the end on a new event loop (for scripts)."""
-    asyncio.run(container.run())
-
-
-_ = SystemFactory if TYPE_CHECKING else None
