@@ -19,6 +19,18 @@ def integer_offset_comparator(a: str, b: str) -> int:
     return (x > y) - (x < y)
 
 
+class Composition:
+    """A chooser built of layers (the default chooser): :func:`samza_nb.chooser.trace.chooser_layers` walks
+    on into :attr:`composed`."""
+
+    __slots__ = ()
+
+    @property
+    def composed(self) -> MessageChooser:
+        """The outermost layer of the composition."""
+        raise NotImplementedError
+
+
 @runtime_checkable
 class MessageChooser(Protocol):
     """Holds at most one envelope per SSP (given by ``update``) and picks the next one (``choose``).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from samza_nb.chooser.base import integer_offset_comparator
+from samza_nb.chooser.base import Composition, integer_offset_comparator
 from samza_nb.chooser.batching import BatchingChooser
 from samza_nb.chooser.bootstrapping import BootstrappingChooser
 from samza_nb.chooser.round_robin import RoundRobinChooser
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from samza_nb.chooser.settings import ChooserSettings
 
 
-class DefaultChooser:
+class DefaultChooser(Composition):
     """The chooser a container uses unless ``task.chooser.class`` names another (docs/architecture.md §4).
 
     Layering, outermost first: ``Bootstrapping(Batching(TieredPriority(tiers, default)))``, where

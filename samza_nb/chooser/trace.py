@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.chooser.base import Composition
 from samza_nb.chooser.batching import BatchingChooser
 from samza_nb.chooser.bootstrapping import BootstrappingChooser
 from samza_nb.chooser.tiered_priority import TieredPriorityChooser
@@ -94,18 +95,11 @@ class TracingChooser:
         self._bootstrapping: BootstrappingChooser | None = None
         self._batching: BatchingChooser | None = None
         self._tier_of: Callable[[SystemStreamPartition], int | None] = _no_tier
-        node: Any = getattr(wrapped, "composed", wrapped)
-        while True:
-            if isinstance(node, BootstrappingChooser):
-                self._bootstrapping = node
-            elif isinstance(node, BatchingChooser):
-                self._batching = node
-            elif isinstance(node, TieredPriorityChooser):
-                self._tier_of = node.tier_of
-                break
-            else:
-                break
-            node = node.wrapped
+        layers = chooser_layers(wrapped)
+        self._bootstrapping = layers.bootstrapping
+        self._batching = layers.batching
+        if layers.tiered is not None:
+            self._tier_of = layers.tiered.tier_of
         # The latest decision, raw: (chosen envelope or None, its tier, candidates, lagging streams,
         # envelope batching held before the choice, its position in its batch).
         self._last: tuple[Any, ...] | None = None
@@ -191,26 +185,55 @@ class TracingChooser:
         return f"TracingChooser({self._wrapped!r})"
 
 
+@dataclass(frozen=True, slots=True)
+class ChooserLayers:
+    """The layers of a chooser composition: the bootstrapping, batching and priority layers above its
+    policy (None where it has none), and the policy, the innermost chooser (None: a priority tier without
+    a default chooser)."""
+
+    bootstrapping: BootstrappingChooser | None
+    batching: BatchingChooser | None
+    tiered: TieredPriorityChooser | None
+    policy: MessageChooser | None
+
+
+def chooser_layers(chooser: MessageChooser) -> ChooserLayers:
+    """Walk ``chooser`` from the outside in (through tracing, the default chooser's composition,
+    bootstrapping, batching, and a priority layer's default chooser) and name its layers; the layers
+    below a priority layer are not its own, only the policy is looked for there."""
+    bootstrapping: BootstrappingChooser | None = None
+    batching: BatchingChooser | None = None
+    tiered: TieredPriorityChooser | None = None
+    node: MessageChooser | None = chooser
+    while True:
+        if isinstance(node, TracingChooser):
+            node = node.wrapped
+        elif isinstance(node, Composition):
+            node = node.composed
+        elif isinstance(node, BootstrappingChooser):
+            if tiered is None:
+                bootstrapping = node
+            node = node.wrapped
+        elif isinstance(node, BatchingChooser):
+            if tiered is None:
+                batching = node
+            node = node.wrapped
+        elif isinstance(node, TieredPriorityChooser):
+            if tiered is None:
+                tiered = node
+            node = node.default
+        else:
+            return ChooserLayers(bootstrapping, batching, tiered, node)
+
+
 def describe_choice(chooser: MessageChooser, envelope: IncomingMessageEnvelope) -> ChoiceTrace:
     """A cheap account of a choice that was just made, read from the composition's layer state (no
     tracing needed): the envelope's tier, whether bootstrapping is in force, whether it continues a batch.
     Candidates are not known without tracing and are left empty. For sampled decisions on the observe bus.
     """
-    bootstrapping: BootstrappingChooser | None = None
-    batching: BatchingChooser | None = None
-    tier_of: Callable[[SystemStreamPartition], int | None] = _no_tier
-    node: Any = getattr(chooser, "composed", chooser)
-    while True:
-        if isinstance(node, BootstrappingChooser):
-            bootstrapping = node
-        elif isinstance(node, BatchingChooser):
-            batching = node
-        elif isinstance(node, TieredPriorityChooser):
-            tier_of = node.tier_of
-            break
-        else:
-            break
-        node = node.wrapped
+    layers = chooser_layers(chooser)
+    bootstrapping, batching = layers.bootstrapping, layers.batching
+    tier_of = layers.tiered.tier_of if layers.tiered is not None else _no_tier
     lagging = bootstrapping.lagging_streams if bootstrapping is not None else ()
     position = _batch_position(batching, envelope) if batching is not None else None
     return ChoiceTrace(

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol
 
-from samza_nb import crash_points
-from samza_nb.api.checkpoint import Checkpoint
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import TaskContext
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
@@ -17,10 +14,12 @@ from samza_nb.chooser.factory import build_chooser
 from samza_nb.config.stores import changelog_systems
 from samza_nb.container import event_loop
 from samza_nb.container.clock import Clock, SystemClock
+from samza_nb.container.commit import CommitSequence, committing_producers
 from samza_nb.container.consumers import SystemConsumers
 from samza_nb.container.controls import ContainerControls
 from samza_nb.container.inputs import (
     configured_systems,
+    head_offsets,
     input_metadata,
     input_streams,
     own_container,
@@ -40,7 +39,6 @@ from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
 from samza_nb.observe.states import ContainerState
 from samza_nb.storage.manager import StorageManager
-from samza_nb.systems.base import CommittingProducer
 from samza_nb.systems.registry import system_factory
 
 if TYPE_CHECKING:
@@ -112,7 +110,7 @@ class SamzaContainer(ContainerControls):
         self.metadata: dict[SystemStreamPartition, SSPMetadata] = {}
         self._stop_requested = False
         self._producers: dict[str, SystemProducer] = {}
-        self._committing_producers: list[CommittingProducer] | None = None
+        self._committer: CommitSequence | None = None
         self._outputs: OutputBuffer | None = None
         self._consumers: SystemConsumers | None = None
         self._executor: ThreadPoolExecutor | None = None
@@ -135,18 +133,7 @@ class SamzaContainer(ContainerControls):
 
     async def head_offsets(self) -> dict[SystemStreamPartition, str | None]:
         """The newest offset of every input partition, asked of the systems now (for lag)."""
-        by_system: dict[str, set[str]] = {}
-        for ssp in self.metadata:
-            by_system.setdefault(ssp.system, set()).add(ssp.stream)
-        result: dict[SystemStreamPartition, str | None] = {}
-        for system, streams in by_system.items():
-            admin = self._admins.get(system)
-            if admin is None:
-                continue
-            for stream, partitions in (await admin.get_metadata(sorted(streams))).items():
-                for partition, meta in partitions.items():
-                    result[SystemStreamPartition(system, stream, partition)] = meta.newest
-        return result
+        return await head_offsets(self.metadata, self._admins)
 
     async def query_store(self, store: str, sql: str | None = None) -> QueryResult:
         """DuckDB ``sql`` over the committed contents of ``store`` (the relation ``<store>(key, value,
@@ -231,7 +218,7 @@ class SamzaContainer(ContainerControls):
         pool_size = config.value("job.container.thread.pool.size")
         if pool_size > 0:
             self._executor = event_loop.thread_pool(pool_size, "samza-task")
-        settings = _settings(config, self._max_messages)
+        settings = RunLoopSettings.from_config(config, self._max_messages)
         await self._start_tasks(container.tasks, offsets, admins, factories, settings)
 
         chooser = build_chooser(config, self.metadata, inputs, admins, trace=self.bus.per_message)
@@ -247,6 +234,9 @@ class SamzaContainer(ContainerControls):
             on_reset=self._on_reset,
         )
         self._consumers = consumers
+        self._committer = CommitSequence(
+            self._storage, self._outputs, self._producers, checkpoints, self.bus, self.clock
+        )
         for ti in self.tasks.values():
             for ssp in sorted(ti.ssps):
                 consumers.register(ssp, ti.starting_offsets[ssp])
@@ -292,7 +282,7 @@ class SamzaContainer(ContainerControls):
         )
         self._storage = storage
         resume_from = await storage.start(remote, fresh=over)
-        for producer in self._committing():
+        for producer in committing_producers(self._producers):
             for name in tasks:
                 await producer.recover(name, resume_from.get(name), reset=name in over)
         outputs = self._outputs = OutputBuffer(self._producers)
@@ -356,45 +346,9 @@ class SamzaContainer(ContainerControls):
         return self._planner(config, self.metadata)
 
     async def _commit(self, ti: TaskInstance, offsets: dict[SystemStreamPartition, str]) -> None:
-        """Commit order: flush stores, flush producers, commit the stores' state with the offsets it
-        reflects, then write the checkpoint (input and changelog offsets)."""
-        storage = self._storage
-        if storage is not None:
-            storage.flush(ti.name)
-        if crash_points.ARMED:
-            crash_points.reached("commit.stores-flushed")
-        if self._outputs is not None:
-            self._outputs.flush()
-        for producer in self._producers.values():
-            await producer.flush(ti.name)
-        if crash_points.ARMED:
-            crash_points.reached("commit.producers-flushed")
-        changelog_offsets = await storage.commit(ti.name, offsets) if storage is not None else {}
-        changelog_ssps = storage.changelog_ssps(ti.name) if storage is not None else {}
-        if crash_points.ARMED:
-            crash_points.reached("commit.state-written")
-        assert self._checkpoints is not None
-        checkpoint = Checkpoint(offsets, changelog_offsets, changelog_ssps)
-        committing = self._committing()
-        for producer in committing:
-            await producer.prepare_commit(ti.name, checkpoint)
-        if crash_points.ARMED and committing:
-            crash_points.reached("commit.outputs-prepared")
-        await self._checkpoints.write_checkpoint(ti.name, checkpoint)
-        if crash_points.ARMED:
-            crash_points.reached("commit.checkpoint-written")
-        for producer in committing:
-            await producer.commit_done(ti.name, checkpoint)
-        if self.bus.active:
-            self.bus.publish(ev.Committed(self.clock.now_ms(), ti.name, dict(offsets)))
-
-    def _committing(self) -> list[CommittingProducer]:
-        """The producers whose output counts only with the checkpoint that covers it (found once)."""
-        found = self._committing_producers
-        if found is None:
-            found = [p for p in self._producers.values() if isinstance(p, CommittingProducer)]
-            self._committing_producers = found
-        return found
+        """Commit ``ti`` at ``offsets`` in the commit order of :class:`CommitSequence`."""
+        assert self._committer is not None
+        await self._committer.commit(ti.name, offsets)
 
     async def _close(self, error: BaseException | None) -> None:
         """Stop everything that started, in reverse order; the first cleanup error is raised only when
@@ -443,22 +397,3 @@ async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:
         await awaitable
     except Exception as exc:
         problems.append(exc)
-
-
-def _settings(config: Config, max_messages: int | None) -> RunLoopSettings:
-    return RunLoopSettings(
-        window_ms=config.value("task.window.ms"),
-        commit_ms=config.value("task.commit.ms"),
-        callback_timeout_ms=config.value("task.callback.timeout.ms"),
-        shutdown_ms=config.value("task.shutdown.ms"),
-        async_commit=config.value("task.async.commit"),
-        max_messages=max_messages,
-    )
-
-
-def run_container_sync(container: SamzaContainer) -> None:
-    """Run ``container`` to the end on a new event loop (for scripts)."""
-    asyncio.run(container.run())
-
-
-_ = SystemFactory if TYPE_CHECKING else None

@@ -57,9 +57,7 @@ def run_blocking(awaitable: Awaitable[T]) -> T:
     async def wait() -> T:
         return await awaitable
 
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
+    if not _loop_running():
         return run(wait())
     outcome: dict[str, Any] = {}
 
@@ -76,6 +74,16 @@ def run_blocking(awaitable: Awaitable[T]) -> T:
         raise outcome["error"]
     value: T = outcome["value"]
     return value
+
+
+def _loop_running() -> bool:
+    """Whether this thread runs an asyncio loop. (A question of its own: a job run inside the ``except``
+    of ``get_running_loop``'s RuntimeError would give every error it raises that one as context.)"""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def thread_pool(size: int, name_prefix: str) -> ThreadPoolExecutor:

@@ -3,7 +3,7 @@ and the partitions a container's part of the job model reads."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from samza_nb.api.streams import SystemStream, SystemStreamPartition
@@ -58,6 +58,25 @@ async def input_metadata(
         for stream, partitions in metadata.items():
             for partition, meta in partitions.items():
                 result[SystemStreamPartition(system, stream, partition)] = meta
+    return result
+
+
+async def head_offsets(
+    partitions: Iterable[SystemStreamPartition], admins: Mapping[str, SystemAdmin]
+) -> dict[SystemStreamPartition, str | None]:
+    """The newest offset of every partition of the streams of ``partitions``, asked of their systems'
+    admins now (a system without an admin here is left out)."""
+    by_system: dict[str, set[str]] = {}
+    for ssp in partitions:
+        by_system.setdefault(ssp.system, set()).add(ssp.stream)
+    result: dict[SystemStreamPartition, str | None] = {}
+    for system, streams in by_system.items():
+        admin = admins.get(system)
+        if admin is None:
+            continue
+        for stream, metas in (await admin.get_metadata(sorted(streams))).items():
+            for partition, meta in metas.items():
+                result[SystemStreamPartition(system, stream, partition)] = meta.newest
     return result
 
 

@@ -20,11 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import SystemStream
 from samza_nb.chooser.batching import BATCH_SIZE_KEY, BatchingChooser
-from samza_nb.chooser.bootstrapping import BootstrappingChooser
-from samza_nb.chooser.default import DefaultChooser
 from samza_nb.chooser.round_robin import RoundRobinChooser
 from samza_nb.chooser.tiered_priority import TieredPriorityChooser
-from samza_nb.chooser.trace import TracingChooser
+from samza_nb.chooser.trace import chooser_layers
 from samza_nb.config.catalogue import spec_for
 from samza_nb.config.key_check import suggestion_for
 from samza_nb.errors import ConfigError
@@ -90,22 +88,8 @@ def not_live(key: str) -> str:
 
 def layers(chooser: MessageChooser) -> tuple[BatchingChooser | None, TieredPriorityChooser | None]:
     """The batching and priority layers of a chooser composition (None where it has none)."""
-    batching: BatchingChooser | None = None
-    node: Any = chooser
-    while True:
-        if isinstance(node, TracingChooser):
-            node = node.wrapped
-        elif isinstance(node, DefaultChooser):
-            node = node.composed
-        elif isinstance(node, BootstrappingChooser):
-            node = node.wrapped
-        elif isinstance(node, BatchingChooser):
-            batching = node
-            node = node.wrapped
-        elif isinstance(node, TieredPriorityChooser):
-            return batching, node
-        else:
-            return batching, None
+    found = chooser_layers(chooser)
+    return found.batching, found.tiered
 
 
 def check_against(changes: Mapping[str, int], chooser: MessageChooser, inputs: set[SystemStream]) -> None:

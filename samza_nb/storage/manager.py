@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import shutil
 import threading
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -315,11 +314,6 @@ class StorageManager:
 
 def _as_checkpoint(offsets: TaskOffsets | None) -> Checkpoint | None:
     return None if offsets is None else Checkpoint(offsets.offsets, offsets.changelog_offsets)
-
-
-def delete_local_state(config: Config) -> None:
-    """Remove the job's store files (a changelog restores them at the next start)."""
-    shutil.rmtree(state_directory(config), ignore_errors=True)
 
 
 def _refuse_another_tasks_state(file: StateFile, task_name: str, partition: int) -> None:

@@ -28,7 +28,7 @@ from samza_nb.container import knobs
 from samza_nb.container.loop.pump import MessagePump
 from samza_nb.container.loop.samples import PumpSampler
 from samza_nb.container.loop.stepping import NextMessage, Step, StepCapture, Steps, choice_reason
-from samza_nb.container.loop.task_ops import TaskOperations
+from samza_nb.container.loop.task_ops import Op, TaskOperations
 from samza_nb.errors import JobTimeoutError, SamzaError
 
 if TYPE_CHECKING:
@@ -260,9 +260,9 @@ class LoopControl:
             started = waiting = False
             for ti in tasks:
                 if not ti.done:
-                    due = self._ops.start_due(ti)
-                    started = started or due is True
-                    waiting = waiting or due is False
+                    op = self._ops.start_due(ti)
+                    started = started or op.started
+                    waiting = waiting or op is Op.NO_OP
             if started:
                 continue
             busy = any(ti.in_flight or ti.window_in_flight or ti.commit_in_flight for ti in tasks)

@@ -19,8 +19,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import heapq
-from collections.abc import Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
@@ -28,6 +29,7 @@ from samza_nb.container.loop.coordination import ReadableCoordinator
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope
+    from samza_nb.api.task import MessageCollector
     from samza_nb.container.loop.loop_state import LoopState
     from samza_nb.container.loop.task_instance import TaskInstance
 
@@ -42,6 +44,37 @@ class Suspended:
     yielded: Any
     context: contextvars.Context
     coordinator: ReadableCoordinator
+
+
+def run_in_line(
+    process: Callable[..., Any],
+    collector: MessageCollector,
+    coordinator: ReadableCoordinator,
+    first: IncomingMessageEnvelope,
+    rest: Iterable[IncomingMessageEnvelope],
+) -> tuple[
+    IncomingMessageEnvelope | None, tuple[IncomingMessageEnvelope, Exception] | None, Suspended | None
+]:
+    """A run of a coroutine task: ``process``'s coroutine for ``first``, then each of ``rest``, runs in
+    line, each in a context copy of its own, until one suspends or raises, or a call makes a coordinator
+    request. Returns the last message completed (None: none was), the message that raised and its error
+    (or None), and the coroutine that suspended (or None)."""
+    copy = contextvars.copy_context
+    last: IncomingMessageEnvelope | None = None
+    for envelope in chain((first,), rest):
+        context = copy()
+        coroutine = process(envelope, collector, coordinator)
+        try:
+            yielded = context.run(coroutine.send, None)
+        except StopIteration:
+            last = envelope
+            if coordinator.requested:
+                break
+            continue
+        except Exception as exc:
+            return last, (envelope, exc), None
+        return last, None, Suspended(envelope, coroutine, yielded, context, coordinator)
+    return last, None, None
 
 
 def hand_over(state: LoopState, ti: TaskInstance, suspended: Suspended) -> None:
@@ -68,8 +101,7 @@ def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessag
         if quiet:
             ti.record_run(ssp, 1, envelope.offset)
             if coordinator.requested:
-                state.apply_requests(coordinator)
-                coordinator.reset()
+                state.take_requests(coordinator)
         else:
             start_callback(state, ti, envelope, coordinator).complete()
         return

@@ -20,6 +20,7 @@ from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
+    from samza_nb.config import Config
     from samza_nb.container.clock import Clock
     from samza_nb.container.consumers import SystemConsumers
     from samza_nb.container.loop.control import LoopControl
@@ -40,6 +41,18 @@ class RunLoopSettings:
     async_commit: bool = False
     slice_ms: float = 5.0
     max_messages: int | None = None
+
+    @classmethod
+    def from_config(cls, config: Config, max_messages: int | None = None) -> RunLoopSettings:
+        """The settings ``config`` gives (``max_messages``: stop after that many messages, None: never)."""
+        return cls(
+            window_ms=config.value("task.window.ms"),
+            commit_ms=config.value("task.commit.ms"),
+            callback_timeout_ms=config.value("task.callback.timeout.ms"),
+            shutdown_ms=config.value("task.shutdown.ms"),
+            async_commit=config.value("task.async.commit"),
+            max_messages=max_messages,
+        )
 
 
 class LoopState:
@@ -145,6 +158,12 @@ class LoopState:
             for name in list(requests.commit_requests):
                 requests.commit_requests.discard(name)
                 self.by_name[name].request_commit()
+
+    def take_requests(self, coordinator: ReadableCoordinator) -> None:
+        """:meth:`apply_requests` of a coordinator that is reused (a task's own, for its inline calls),
+        then reset it for the next call."""
+        self.apply_requests(coordinator)
+        coordinator.reset()
 
     def flush_outputs(self) -> None:
         """Hand the output tasks sent on the loop thread to the producers; a refusal fails the sending

@@ -54,7 +54,7 @@ class MessagePump:
         """Choose and start up to a slice's worth of messages; returns how many envelopes it took from the
         chooser (end-of-stream, skipped and parked ones too)."""
         budget = self._budget()
-        if budget <= 0:
+        if budget <= 0 or self._blocked():
             return 0
         started = time.perf_counter()
         sampler = self._sampler.begin()
@@ -76,7 +76,6 @@ class MessagePump:
         observing = state.bus.per_message
         consumers = state.consumers
         choose_run, choose_round = consumers.choose_run, consumers.choose_round
-        take_run, end_run = consumers.take_run, consumers.end_run
         route = state.route
         schedule = state.schedule  # record/replay (loop/schedule.py): told once per run or round
         count = taken = inline = 0  # messages started, envelopes taken, messages started in line here
@@ -112,12 +111,12 @@ class MessagePump:
                 self._publish_decision(envelope)
                 n = self._take(ti, envelope, room, limit - count - 1, observing)
                 taken += n or 1
+                if ti.in_flight >= ti.max_concurrency and self._blocked():
+                    count += n
+                    break
             elif inline_run:
                 # The common case, decided in one test: a run of a sync task, or a round of them.
-                if room and count + 1 < limit:
-                    failed = ti.process_run(envelope, take_run(envelope.ssp, min(room, limit - count - 1)))
-                    n = 1 + end_run()
-                else:
+                if not (room and count + 1 < limit):
                     rest = choose_round() if not ti.coroutine else None
                     if rest:
                         if sampler is not None:
@@ -132,20 +131,16 @@ class MessagePump:
                         continue
                     if sampler is not None:
                         sampler.chose(envelope)
-                    consumers.refill(envelope.ssp)
-                    failed, n = ti.process_run(envelope, ()), 1
+                n, processed = self._run(ti, envelope, room, limit - count - 1)
                 taken += n
-                if schedule is not None:
-                    self._ran(ti, envelope, failed, n)
-                started = self._hand_over(ti) if ti.suspended is not None else 0
-                if failed is None and not ti.coordinator.requested:
-                    ti.record_run(envelope.ssp, n - started)
-                else:
-                    n = self._after_run(ti, envelope, failed, n, started)
-                inline += n
+                inline += processed
+                n = processed
             else:
                 n = self._take(ti, envelope, room, limit - count - 1, observing)
                 taken += n or 1
+                if ti.in_flight >= ti.max_concurrency and self._blocked():
+                    count += n
+                    break
             count += n
             if state.failure is not None or state.requests.shutdown_now:
                 break
@@ -178,6 +173,15 @@ class MessagePump:
             return 0
         return self._start(ti, envelope, 0, 0, True)
 
+    def _blocked(self) -> bool:
+        """Samza's ``blockIfBusy``: no choosing while every task that is not done has as many messages in
+        flight as it may (a thread pool's calls, async ones). An envelope chosen for such a task would
+        wait parked with its partition not refilled, and choosing on would hand out the other partitions'
+        envelopes first (a priority stream's next message would lose to a lower one). Blocked, the loop
+        waits for a completion, which frees the task (and starts what it has parked: :meth:`start_parked`).
+        A task busy with a commit or window only is not counted: every loop mode parks for those alike."""
+        return not any(ti.in_flight < ti.max_concurrency and not ti.done for ti in self._state.tasks)
+
     # -- the per-message rules ---------------------------------------------------------------------------
     def _take(
         self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int, observing: bool
@@ -203,27 +207,33 @@ class MessagePump:
             self._state.consumers.refill(envelope.ssp)
             return 0
         if ti.runs_inline and not observing and (self._state.schedule is None or not ti.coroutine):
-            return self._run(ti, envelope, room, limit)
+            processed = self._run(ti, envelope, room, limit)[1]
+            self._state.processed += processed
+            return processed
         self.dispatch(ti, envelope)
         return 1
 
-    def _run(self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int) -> int:
-        """Process ``envelope`` and up to ``min(room, limit)`` more of its partition inline (the pump's
-        loop does the same in line for its common case)."""
+    def _run(
+        self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int
+    ) -> tuple[int, int]:
+        """The inline run: process ``envelope`` and up to ``min(room, limit)`` more of its partition in a
+        tight loop (:meth:`TaskInstance.process_run`), then account for it (a coroutine it ended on goes on
+        as a Task; a failure, the requests of its last call). Returns how many envelopes it took and how
+        many messages it processed or started."""
         consumers = self._state.consumers
         if room and limit > 0:
             failed = ti.process_run(envelope, consumers.take_run(envelope.ssp, min(room, limit)))
             n = 1 + consumers.end_run()
         else:
             consumers.refill(envelope.ssp)
-            failed = ti.process_run(envelope, ())
-            n = 1
+            failed, n = ti.process_run(envelope, ()), 1
         if self._state.schedule is not None:
             self._ran(ti, envelope, failed, n)
         started = self._hand_over(ti) if ti.suspended is not None else 0
-        n = self._after_run(ti, envelope, failed, n, started)
-        self._state.processed += n
-        return n
+        if failed is None and not ti.coordinator.requested:
+            ti.record_run(envelope.ssp, n - started)
+            return n, n
+        return n, self._after_run(ti, envelope, failed, n, started)
 
     def _hand_over(self, ti: TaskInstance) -> int:
         """The coroutine a run of ``ti`` ended on, suspended, goes on as a Task (in flight); returns 1."""
@@ -262,8 +272,7 @@ class MessagePump:
         ti.record_run(envelope.ssp, n - started)
         coordinator = ti.coordinator
         if coordinator.requested:
-            state.apply_requests(coordinator)
-            coordinator.reset()
+            state.take_requests(coordinator)
         return n
 
     def dispatch(self, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
@@ -289,8 +298,7 @@ class MessagePump:
                 bus.publish(ev.ProcessCompleted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 0))
             coordinator = ti.coordinator
             if coordinator.requested:
-                state.apply_requests(coordinator)
-                coordinator.reset()
+                state.take_requests(coordinator)
             return
         if ti.kind is TaskKind.COROUTINE and schedule is None and not bus.per_message:
             start_coroutine(state, ti, envelope)  # in line until it suspends (loop/coroutines.py)

@@ -165,6 +165,5 @@ def _close_round(
         envelope = row[position]
         state.fail(ti, envelope.ssp, envelope.offset, error, "process")
     else:
-        state.apply_requests(ti.coordinator)
-        ti.coordinator.reset()
+        state.take_requests(ti.coordinator)
     return total

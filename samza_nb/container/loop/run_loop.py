@@ -19,7 +19,7 @@ from samza_nb import crash_points
 from samza_nb.container.loop.loop_state import CommitFn, LoopState, RunLoopSettings
 from samza_nb.container.loop.pump import MessagePump
 from samza_nb.container.loop.samples import PumpSampler
-from samza_nb.container.loop.task_ops import TaskOperations
+from samza_nb.container.loop.task_ops import Op, TaskOperations
 
 __all__ = ["CommitFn", "RunLoop", "RunLoopSettings"]
 
@@ -110,10 +110,10 @@ class RunLoop:
         for ti in state.tasks:
             if ti.done or state.failure is not None:
                 continue
-            started = self._ops.start_due(ti)
-            if started:
+            op = self._ops.start_due(ti)
+            if op.started:
                 progressed = True
-            elif started is None and ti.pending:
+            elif op is Op.PROCESS and ti.pending:
                 progressed = self._pump.start_parked(ti) or progressed
         return progressed
 

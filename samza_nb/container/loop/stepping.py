@@ -21,13 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import OutgoingMessageEnvelope
 from samza_nb.chooser.base import TracedChooser
-from samza_nb.chooser.batching import BatchingChooser
-from samza_nb.chooser.bootstrapping import BootstrappingChooser
-from samza_nb.chooser.default import DefaultChooser
 from samza_nb.chooser.round_robin import RoundRobinChooser
-from samza_nb.chooser.tiered_priority import TieredPriorityChooser
 from samza_nb.chooser.time_aligned import TimeAlignedChooser
-from samza_nb.chooser.trace import ChoiceTrace, TracingChooser, describe_choice
+from samza_nb.chooser.trace import ChoiceTrace, chooser_layers, describe_choice
 from samza_nb.storage.values import copy_value
 
 if TYPE_CHECKING:
@@ -271,18 +267,7 @@ def reason_text(trace: ChoiceTrace, policy: str) -> str:
 
 def _policy(chooser: MessageChooser) -> str:
     """The innermost policy of a composition, in words."""
-    node: Any = chooser
-    while True:
-        if isinstance(node, TracingChooser):
-            node = node.wrapped
-        elif isinstance(node, DefaultChooser):
-            node = node.composed
-        elif isinstance(node, BootstrappingChooser | BatchingChooser):
-            node = node.wrapped
-        elif isinstance(node, TieredPriorityChooser):
-            node = node.default
-        else:
-            break
+    node = chooser_layers(chooser).policy
     if isinstance(node, RoundRobinChooser):
         return "round robin (next in turn)"
     if isinstance(node, TimeAlignedChooser):

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import contextvars
 import enum
 import inspect
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.api.task import PartitionEndListenerTask
 from samza_nb.container.loop.callbacks import TaskCallbackManager
 from samza_nb.container.loop.coordination import ReadableCoordinator
-from samza_nb.container.loop.coroutines import Suspended
+from samza_nb.container.loop.coroutines import Suspended, run_in_line
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -75,14 +73,11 @@ class TaskInstance:
         self.ssps = ssps
         self.collector = collector
         self.kind = task_kind(task)
-        # Sync tasks without a thread pool complete when process() returns.
-        self._inline_allowed = inline  # (kept for a task swapped in: see install)
+        self._inline_allowed = inline  # no thread pool: sync tasks run on the loop's thread (see inline)
         self._window_enabled = window_enabled
-        self.inline = inline and self.kind is TaskKind.SYNC
-        # ...and with concurrency 1 they take runs of messages in a tight loop (process_run); so do
+        # Inline tasks with concurrency 1 take runs of messages in a tight loop (process_run); so do
         # coroutine tasks while nothing of theirs is outstanding, each coroutine in line until one
         # suspends (loop/coroutines.py), which ends the run.
-        self.coroutine = self.kind is TaskKind.COROUTINE
         self._run_capable = (self.inline and max_concurrency == 1) or self.coroutine
         self.suspended: Suspended | None = None  # the coroutine a run ended on, to start as a Task
         self.process: Callable[..., Any] = getattr(task, "process", None) or task.process_async
@@ -124,6 +119,17 @@ class TaskInstance:
         self.done = False
         self.open = True
         self.runs_inline = self._run_capable
+
+    @property
+    def inline(self) -> bool:
+        """Whether a message completes when ``process()`` returns, on the loop's thread: a sync task
+        without a thread pool."""
+        return self.kind is TaskKind.SYNC and self._inline_allowed
+
+    @property
+    def coroutine(self) -> bool:
+        """Whether the task's ``process`` is an ``async def``."""
+        return self.kind is TaskKind.COROUTINE
 
     # -- counters (read here; written only by the methods below) -------------------------------------------
     @property
@@ -335,33 +341,16 @@ class TaskInstance:
     def _coroutine_run(
         self, first: IncomingMessageEnvelope, rest: Iterable[IncomingMessageEnvelope]
     ) -> tuple[IncomingMessageEnvelope, Exception] | None:
-        """:meth:`process_run` of a coroutine task: each coroutine runs in line, in a context copy of its
-        own, until one suspends; that one is kept in :attr:`suspended` (the caller starts it as a Task)
-        and ends the run, as does a call that made a coordinator request. The low watermark moves to the
-        last message completed."""
-        process, collector, coordinator = self.process, self.collector, self.coordinator
-        copy = contextvars.copy_context
-        last: IncomingMessageEnvelope | None = None
-        for envelope in chain((first,), rest):
-            context = copy()
-            coroutine = process(envelope, collector, coordinator)
-            try:
-                yielded = context.run(coroutine.send, None)
-            except StopIteration:
-                last = envelope
-                if coordinator.requested:
-                    break
-                continue
-            except Exception as exc:
-                if last is not None:
-                    self._last_offsets[last.ssp] = last.offset
-                return envelope, exc
-            self.suspended = Suspended(envelope, coroutine, yielded, context, coordinator)
+        """:meth:`process_run` of a coroutine task (:func:`run_in_line`): a coroutine that suspended is
+        kept in :attr:`suspended` (the caller starts it as a Task) with the coordinator it was given; the
+        low watermark moves to the last message completed."""
+        last, failed, suspended = run_in_line(self.process, self.collector, self.coordinator, first, rest)
+        if suspended is not None:
+            self.suspended = suspended
             self.coordinator = ReadableCoordinator(self.name)  # the suspended call keeps the one it has
-            break
         if last is not None:
             self._last_offsets[last.ssp] = last.offset
-        return None
+        return failed
 
     # -- live changes (pause/step/set/swap: samza_nb/container/loop/control.py) --------------------------
     def set_concurrency(self, max_concurrency: int) -> None:
@@ -388,8 +377,6 @@ class TaskInstance:
         self.task = task
         self.collector = collector
         self.kind = task_kind(task)
-        self.inline = self._inline_allowed and self.kind is TaskKind.SYNC
-        self.coroutine = self.kind is TaskKind.COROUTINE
         self._run_capable = (self.inline and self.max_concurrency == 1) or self.coroutine
         self.process = getattr(task, "process", None) or task.process_async
         self.windowable = self._window_enabled and callable(getattr(task, "window", None))

@@ -3,6 +3,7 @@ order of precedence (commit > window > end-of-stream > messages)."""
 
 from __future__ import annotations
 
+import enum
 import functools
 from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
@@ -19,33 +20,52 @@ if TYPE_CHECKING:
     from samza_nb.container.loop.task_instance import TaskInstance
 
 
+class Op(enum.Enum):
+    """What :meth:`TaskOperations.start_due` did for a task (Samza's ``WorkerOp``)."""
+
+    COMMIT = "commit"  # a commit started
+    WINDOW = "window"  # a window call started
+    END_OF_STREAM = "end-of-stream"  # on_end_of_stream ran (the final commit follows)
+    NO_OP = "no-op"  # an operation is due but waits for in-flight work: no message may start
+    PROCESS = "process"  # nothing is due: messages may flow
+
+    @property
+    def started(self) -> bool:
+        """Whether an operation started."""
+        return self in _STARTED
+
+
+_STARTED = frozenset({Op.COMMIT, Op.WINDOW, Op.END_OF_STREAM})
+
+
 class TaskOperations:
     """Commit, window and end-of-stream of each task; never overlapping its messages or each other."""
 
     def __init__(self, state: LoopState) -> None:
         self._state = state
 
-    def start_due(self, ti: TaskInstance) -> bool | None:
-        """Start the task's most urgent due operation if it can start now: True when one started, False
-        when one is due but waits (for in-flight work), None when none is due (messages may flow)."""
+    def start_due(self, ti: TaskInstance) -> Op:
+        """Start the task's most urgent due operation if it can start now (commit > window >
+        end-of-stream); returns which started, or :attr:`Op.NO_OP` when one is due but waits (for
+        in-flight work), or :attr:`Op.PROCESS` when none is due (messages may flow)."""
         busy = ti.window_in_flight or ti.commit_in_flight
         if ti.need_commit:
             if not busy and (ti.in_flight == 0 or self._state.settings.async_commit):
                 self._start_commit(ti)
-                return True
-            return False
+                return Op.COMMIT
+            return Op.NO_OP
         if ti.need_window:
             if not busy and ti.in_flight == 0:
                 self._start_window(ti)
-                return True
-            return False
+                return Op.WINDOW
+            return Op.NO_OP
         if ti.end_of_stream and not ti.eos_ran and not ti.pending:
             schedule = self._state.schedule  # record/replay: a replay holds it until its record
             if not busy and ti.in_flight == 0 and (schedule is None or schedule.task_ending(ti)):
                 self._run_end_of_stream(ti)
-                return True
-            return False
-        return None
+                return Op.END_OF_STREAM
+            return Op.NO_OP
+        return Op.PROCESS
 
     def _start_commit(self, ti: TaskInstance) -> None:
         offsets = ti.start_commit()

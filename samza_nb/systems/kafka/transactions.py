@@ -43,13 +43,6 @@ COMMIT: Final[int] = 1
 _CONTROL_KEY: Final[struct.Struct] = struct.Struct(">hh")  # version, type
 
 
-class _Record(Protocol):
-    @property
-    def offset(self) -> int: ...
-    @property
-    def key(self) -> bytes | None: ...
-
-
 class RecordBatch(Protocol):
     """What the filter reads of a record batch (aiokafka's default and legacy batches have it)."""
 

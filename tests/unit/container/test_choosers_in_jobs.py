@@ -22,13 +22,6 @@ class Log:
         self.log.append((envelope.ssp.stream, envelope.ssp.partition, envelope.offset, envelope.message))
 
 
-# The modes in which a task processes messages in the order the chooser chose them. On the thread pool a
-# task is busy while its message runs: the envelopes chosen meanwhile wait (parked) and their partitions
-# are not refilled, so the chooser picks from the others and the order of processing differs (see
-# test_loop_modes.py, which checks each partition's order and the outputs there).
-CHOICE_ORDER_MODES = [mode for mode in LOOP_MODES if not mode.thread_pool_size]
-
-
 def run_logged(runner_setup: Any, mode: LoopMode) -> list[tuple[str, int, str, Any]]:
     log: list[tuple[str, int, str, Any]] = []
     runner = runner_setup(TestRunner.of(lambda: Log(log), mode=mode))
@@ -36,7 +29,13 @@ def run_logged(runner_setup: Any, mode: LoopMode) -> list[tuple[str, int, str, A
     return log
 
 
-@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+def of_task(log: list[tuple[str, int, str, Any]], partition: int) -> list[tuple[str, int, str, Any]]:
+    """The entries of the task of ``partition`` (one task per partition here). On a thread pool the tasks
+    run in parallel, so the chooser's order holds per task (Samza's blockIfBusy), not across tasks."""
+    return [entry for entry in log if entry[1] == partition]
+
+
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
 def test_a_bootstrap_stream_is_read_to_its_head_before_any_other_message(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: (
@@ -46,12 +45,15 @@ def test_a_bootstrap_stream_is_read_to_its_head_before_any_other_message(mode: L
         ),
         mode,
     )
-    streams = [stream for stream, *_ in log]
-    assert streams[:35] == ["table"] * 35
-    assert streams[35:] == ["events"] * 40
+    for partition, table in ((0, 30), (1, 5)):
+        assert [stream for stream, *_ in of_task(log, partition)] == ["table"] * table + ["events"] * 20
+    if not mode.thread_pool_size:
+        streams = [stream for stream, *_ in log]
+        assert streams[:35] == ["table"] * 35
+        assert streams[35:] == ["events"] * 40
 
 
-@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
 def test_a_priority_stream_is_preferred_while_it_has_messages(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: (
@@ -65,7 +67,7 @@ def test_a_priority_stream_is_preferred_while_it_has_messages(mode: LoopMode) ->
     assert streams == ["high"] * 50 + ["low"] * 50
 
 
-@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
 def test_the_seeds_priority_key_works_too(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: (
@@ -78,7 +80,7 @@ def test_the_seeds_priority_key_works_too(mode: LoopMode) -> None:
     assert [stream for stream, *_ in log][:10] == ["high"] * 10
 
 
-@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
 def test_batch_size_yields_runs_of_n_from_one_partition(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: r.add_input("in", {0: list(range(12)), 1: list(range(12))}).add_config(
@@ -86,13 +88,16 @@ def test_batch_size_yields_runs_of_n_from_one_partition(mode: LoopMode) -> None:
         ),
         mode,
     )
-    partitions = [partition for _, partition, *_ in log]
-    runs = [partitions[i : i + 3] for i in range(0, 24, 3)]
-    assert all(len(set(run)) == 1 for run in runs), partitions
-    assert [run[0] for run in runs] == [0, 1, 0, 1, 0, 1, 0, 1]
+    for partition in (0, 1):
+        assert [offset for _, _, offset, _ in of_task(log, partition)] == [str(i) for i in range(12)]
+    if not mode.thread_pool_size:
+        partitions = [partition for _, partition, *_ in log]
+        runs = [partitions[i : i + 3] for i in range(0, 24, 3)]
+        assert all(len(set(run)) == 1 for run in runs), partitions
+        assert [run[0] for run in runs] == [0, 1, 0, 1, 0, 1, 0, 1]
 
 
-@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
 def test_time_aligned_chooser_merges_streams_in_timestamp_order(mode: LoopMode) -> None:
     clicks = [Message(f"c{t}", timestamp=t) for t in range(0, 100, 3)]
     views = [Message(f"v{t}", timestamp=t) for t in range(1, 100, 2)]
@@ -150,7 +155,7 @@ def test_decision_events_explain_the_choice() -> None:
     assert [str(d.ssp.stream) for d in decisions[:4]] == ["table"] * 4
 
 
-@pytest.mark.parametrize("mode", CHOICE_ORDER_MODES, ids=str)
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
 def test_a_custom_chooser_class_is_used(mode: LoopMode) -> None:
     log = run_logged(
         lambda r: r.add_input("in", {0: list(range(3)), 1: list(range(3))}).add_config(
@@ -158,7 +163,9 @@ def test_a_custom_chooser_class_is_used(mode: LoopMode) -> None:
         ),
         mode,
     )
-    assert [partition for _, partition, *_ in log][:3] == [1, 1, 1]
+    assert len(of_task(log, 1)) == 3
+    if not mode.thread_pool_size:
+        assert [partition for _, partition, *_ in log][:3] == [1, 1, 1]
 
 
 class LastPartitionFirst:

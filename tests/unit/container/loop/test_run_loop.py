@@ -19,8 +19,7 @@ from samza_nb import (
 from samza_nb.errors import CallbackError
 from samza_nb.observe.events import Committed, EndOfStreamReached, ProcessStarted, WindowFired
 from samza_nb.testing import FakeClock, LoopMode, TestRunner
-
-from .harness import OUT, Job
+from tests.unit.container.harness import OUT, Job
 
 
 class Recorder:
