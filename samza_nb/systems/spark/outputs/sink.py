@@ -37,11 +37,14 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.config.key_spec import parse_int
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.spark.inputs.manifest import fsync_directory
-from samza_nb.systems.spark.outputs.commits import OutputCommits, committed_files, safe_name
+from samza_nb.systems.spark.outputs.commits import OutputCommits, committed_files, file_prefix
+from samza_nb.systems.spark.outputs.generations import current_output_directory, current_stream_directories
+from samza_nb.systems.spark.outputs.merge import DEFAULT_TARGET_ROWS
 from samza_nb.systems.spark.outputs.output_types import _KnownTypes, _spark_type, _type_conflict
-from samza_nb.systems.spark.settings import job_key, output_directory, output_root
+from samza_nb.systems.spark.settings import job_key, output_root
 
 log = logging.getLogger(__name__)
 
@@ -51,9 +54,10 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
 
 
-def file_prefix(task: str) -> str:
-    """``task`` made safe as the start of a file name Spark reads (no leading ``.`` or ``_``)."""
-    return safe_name(task)
+def target_file_rows(config: Config, system: str) -> int:
+    """``systems.<s>.spark.output.target.file.rows``: files of fewer rows are merged at compaction."""
+    key = f"systems.{system}.spark.output.target.file.rows"
+    return parse_int(key, config[key]) if key in config else DEFAULT_TARGET_ROWS
 
 
 class _Buffer:
@@ -77,12 +81,14 @@ class SparkSinkProducer:
         self._lock = threading.Lock()
         self._last_stamp = 0
         self._schemas = _KnownTypes(system, config)
-        self._commits = OutputCommits(output_root(config, system), job_key(config))
+        self._commits = OutputCommits(
+            output_root(config, system), job_key(config), target_file_rows(config, system)
+        )
 
     async def start(self) -> None:
-        """Learn the column types of the files already in the system's output directories (their footers)."""
-        root = output_directory(self.config, self.system, "_").parent
-        await asyncio.to_thread(self._schemas.seed, root)
+        """Learn the column types of the files already in the current generation's directories (footers)."""
+        directories = current_stream_directories(output_root(self.config, self.system), job_key(self.config))
+        await asyncio.to_thread(self._schemas.seed, directories)
 
     def send(self, source: str, envelope: OutgoingMessageEnvelope) -> None:
         """Buffer ``envelope`` for ``source``'s next file of its stream."""
@@ -115,7 +121,7 @@ class SparkSinkProducer:
             await asyncio.to_thread(self._write, source, stream, buffer)
 
     def _write(self, task: str, stream: str, buffer: _Buffer) -> Path:
-        directory = output_directory(self.config, self.system, stream)
+        directory = self._commits.stream_directory(task, stream)
         table = self._schemas.table(task, stream, directory, buffer)
         name = f"{file_prefix(task)}.{self._stamp():020d}-{secrets.token_hex(4)}.parquet"
         path = directory / name
@@ -162,7 +168,7 @@ def read_output(spark: Any, stream: str, config: Config, *, system: str = "spark
     A SamzaError naming the directory when nothing is committed yet, and a one-line SamzaError naming the
     directory and the column when the files' column types conflict (Spark cannot merge them) or Spark
     cannot read them."""
-    directory = output_directory(config, system, stream)
+    directory = current_output_directory(config, system, stream)
     files = committed_files(output_root(config, system), job_key(config), stream)
     if not files:
         raise SamzaError(
@@ -195,4 +201,4 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-__all__ = ["SparkSinkProducer", "file_prefix", "read_output"]
+__all__ = ["SparkSinkProducer", "file_prefix", "read_output", "target_file_rows"]
