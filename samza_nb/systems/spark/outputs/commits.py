@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from samza_nb import crash_points
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.spark.inputs.manifest import fsync_directory, read_json_file, write_json_durably
 from samza_nb.systems.spark.outputs.generations import (
@@ -152,6 +153,8 @@ class OutputCommits:
         commits = self._task(task)
         if commits.pending:
             self._append(task, commits, commits.files)
+            if crash_points.ARMED:
+                crash_points.reached("spark.output-logged")
             (commits.directory / PENDING).unlink()
             fsync_directory(commits.directory)
             commits.pending = False
