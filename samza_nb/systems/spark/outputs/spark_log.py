@@ -31,6 +31,7 @@ from typing import Final
 from urllib.parse import quote, unquote, urlsplit
 
 from samza_nb.errors import SamzaError
+from samza_nb.systems.spark.inputs.manifest import fsync_directory
 
 METADATA_DIR: Final = "_spark_metadata"
 """The log's directory under the directory it describes (the name Spark's reader looks for)."""
@@ -180,11 +181,7 @@ class SparkMetadataLog:
                 return False
         finally:
             temporary.unlink(missing_ok=True)
-        descriptor = os.open(self.log_directory, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
+        fsync_directory(self.log_directory)
         return True
 
     def _entries_up_to(self, latest: int) -> list[LogEntry]:
