@@ -101,15 +101,11 @@ class SparkCluster:
 
     def restart_worker(self, n: int) -> None:
         """Start worker ``n`` again (after :meth:`kill_whole_worker`); returns once it registered."""
-        log = self.root / f"worker-{n}" / "worker.log"
-        registered = log.read_text(errors="replace").count("Successfully registered with master")
-        self.worker_pids[n] = self._spawn_worker(n)
-        pattern = r"Successfully registered with master"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while log.read_text(errors="replace").count("Successfully registered with master") <= registered:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"worker {n} did not register again ({pattern}) in {log}")
-            time.sleep(0.1)
+        for process in [p for p in self._started if p.pid == self.worker_pids[n]]:
+            process.wait(timeout=30)  # killed: reaped, and no longer a process of the cluster that must live
+            self._started.remove(process)
+        self.worker_pids[n] = self._spawn_worker(n)  # its log starts anew
+        self._wait_for(self.root / f"worker-{n}" / "worker.log", r"Successfully registered with master")
 
     def stop(self) -> None:
         """Kill -9 every process of the cluster, then remove its directory (idempotent)."""
