@@ -2,14 +2,14 @@
 :func:`read_output` (docs/architecture.md §13).
 
 A task sending to ``SystemStream("<s>", "<t>")`` of a Spark system has its messages buffered (per task);
-``flush(task)``, which the container calls before every checkpoint, writes them as one parquet file under
-``systems.<s>.spark.output.dir`` (default ``<job.shared.dir>/<job.name>-<job.id>/spark-output``) ``/<t>/``
+``flush(task)``, which the container calls before every checkpoint, writes them as one parquet file into
+the stream's directory of the task's generation (``<output root>/<t>/<job>/g<N>/``, :mod:`.generations`)
 — to a hidden temporary name, fsynced, then renamed into place — and nothing when nothing was sent. A file
-counts as output only once the checkpoint covering it is written (:mod:`.commits`: a record of each
-commit's files beside them): :func:`read_output` reads committed files only, so the files of an attempt
-that died before its checkpoint are never read (exactly once), and a task whose inputs start over
-(``reset.offset``) writes a new generation that replaces its earlier output. File names sort by task, then
-in commit order, and never collide across restarts: ``<task>.<ns since epoch>-<random>.parquet``.
+counts as output only once the checkpoint covering it is written (:mod:`.commits`: the directory's
+``_spark_metadata`` log, which a plain ``spark.read.parquet`` of the directory honours): :func:`read_output`
+reads committed files only, so the files of an attempt that died before its checkpoint are never read
+(exactly once), and a job that starts over writes a new generation that replaces its earlier output. File
+names never collide across restarts: ``<task>.<ns since epoch>-<random>.parquet``.
 
 Columns and their types: :mod:`.output_types` (a dict message's fields, else ``value``; ``key`` only when
 the message is not a dict or the stream's ``spark.schema`` declares it; each column keeps its declared or
@@ -163,8 +163,8 @@ class SparkSinkProducer:
 
 def read_output(spark: Any, stream: str, config: Config, *, system: str = "spark") -> Any:
     """The committed messages the job (``job.name`` and ``job.id`` of ``config``) wrote to
-    ``SystemStream(system, stream)``, as a DataFrame of ``spark`` (schemas of the files merged): each
-    task's newest generation, files of commits whose checkpoint was written only (see :mod:`.commits`).
+    ``SystemStream(system, stream)``, as a DataFrame of ``spark`` (schemas of the files merged): the files
+    the current generation's ``_spark_metadata`` log lists (commits whose checkpoint was written).
     A SamzaError naming the directory when nothing is committed yet, and a one-line SamzaError naming the
     directory and the column when the files' column types conflict (Spark cannot merge them) or Spark
     cannot read them."""
