@@ -33,6 +33,8 @@ POINTS: Final[Mapping[str, str]] = {
     "as pending; the checkpoint is not written",
     "commit.checkpoint-written": "the checkpoint is written; the loop has not recorded the commit, and a "
     "committing producer's pending output is not yet committed",
+    "spark.output-logged": "the Spark sink appended a task's committed files to its streams' "
+    "_spark_metadata logs; the task's pending record is not removed",
     "state.mid-transaction": "inside the state file's transaction: the stores' rows are written, the "
     "offsets are not, nothing is committed",
     # -- the durable log (systems/log/) ----------------------------------------------------------------

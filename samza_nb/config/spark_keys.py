@@ -38,6 +38,13 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "spark-output).",
     ),
     KeySpec(
+        "systems.<system>.spark.output.target.file.rows",
+        "1000000",
+        "int>=0",
+        "Spark: output files of fewer rows are merged (ten of a size class at once) when their stream's "
+        "_spark_metadata log is compacted; 0: never merged.",
+    ),
+    KeySpec(
         "job.shared.dir",
         None,
         "str",

@@ -47,7 +47,6 @@ from samza_nb.systems.registry import system_factory
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.config import Config
-    from samza_nb.systems.spark.outputs.commits import OutputGeneration
 
 SET_ASIDE = "*.unusable-*"
 """The names of state files ``--restore-state`` moved aside."""
@@ -175,11 +174,40 @@ def plan_clean(
 
 
 # -- what the job left -----------------------------------------------------------------------------------
-def _output_generations(config: Config) -> list[OutputGeneration]:
-    """Every output generation of the job's Spark systems (the one place that knows their layout)."""
-    from samza_nb.systems.spark.outputs.commits import output_generations
+@dataclass(frozen=True)
+class _Generation:
+    """One generation of a job's Spark outputs under one output root: each stream's directory of it (files
+    and ``_spark_metadata``), its directory of commits under way, and whether it is the current one."""
 
-    return [g for root in _spark_output_roots(config) for g in output_generations(root, _job_key(config))]
+    number: int
+    directories: tuple[Path, ...]
+    records: Path
+    current: bool
+
+
+def _output_generations(config: Config) -> list[_Generation]:
+    """Every output generation of the job's Spark systems (the one place that knows their layout:
+    :mod:`samza_nb.systems.spark.outputs.generations`)."""
+    from samza_nb.systems.spark.outputs.generations import (
+        COMMITS_DIR,
+        commits_directory,
+        generation_name,
+        generations,
+        stream_directory,
+    )
+
+    job = _job_key(config)
+    found = []
+    for root in _spark_output_roots(config):
+        numbers = generations(root, job)
+        streams = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != COMMITS_DIR)
+        for n in numbers:
+            directories = tuple(
+                d for stream in streams if (d := stream_directory(root, job, stream, n)).is_dir()
+            )
+            records = commits_directory(root, job) / generation_name(n)
+            found.append(_Generation(n, directories, records, n == numbers[-1]))
+    return found
 
 
 def _spark_systems(config: Config) -> list[str]:
@@ -216,9 +244,9 @@ def _shipped_code(config: Config) -> list[Path]:
 
 
 def _commit_directories(config: Config) -> list[Path]:
-    from samza_nb.systems.spark.outputs.commits import COMMITS_DIR, safe_name
+    from samza_nb.systems.spark.outputs.generations import commits_directory
 
-    return [root / COMMITS_DIR / safe_name(_job_key(config)) for root in _spark_output_roots(config)]
+    return [commits_directory(root, _job_key(config)) for root in _spark_output_roots(config)]
 
 
 def _job_key(config: Config) -> str:
@@ -313,12 +341,13 @@ async def _delete_topics(config: Config, topics: dict[str, list[str]]) -> None:
 
 
 # -- counting and removing -------------------------------------------------------------------------------
-def _generations(what: str, generations: list[OutputGeneration], counted: set[Path]) -> Leftover:
-    item = _files(what, sorted({f for g in generations for f in g.files}), counted)
+def _generations(what: str, generations: list[_Generation], counted: set[Path]) -> Leftover:
+    item = Leftover(what)
     for generation in generations:
-        _add_directory(item, generation.records, counted)
-    tasks = len({g.task for g in generations})
-    item.note = f"{len(generations)} generation(s) of {tasks} task(s)" if generations else ""
+        for directory in (*generation.directories, generation.records):
+            _add_directory(item, directory, counted)
+    streams = len({d.parent.parent.name for g in generations for d in g.directories})
+    item.note = f"{len(generations)} generation(s) of {streams} stream(s)" if generations else ""
     return item
 
 
@@ -361,11 +390,13 @@ def _remove(path: Path) -> None:
 
 
 def _remove_empty_stream_directories(plan: CleanPlan) -> None:
-    """The stream directories whose every file went (an output root of its own outlives its files)."""
-    for item in plan.leftovers:
-        for parent in sorted({p.parent for p in item.paths if not p.is_dir()}, reverse=True):
-            if parent.is_dir() and not any(parent.iterdir()):
-                parent.rmdir()
+    """The directories whose every entry went: a stream's directory of the job (``<stream>/<job>/``) and the
+    stream's own, once their generations went."""
+    parents = {p.parent for item in plan.leftovers for p in item.paths}
+    parents |= {p.parent for p in parents}
+    for parent in sorted(parents, key=lambda p: len(p.parts), reverse=True):
+        if parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
 
 
 def _size(size: int) -> str:

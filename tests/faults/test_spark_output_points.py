@@ -5,7 +5,10 @@ that replaces the old instead of adding to it.
 
 The job reads a bounded file input and sends ``<stream>:<offset>`` of each message to ``spark.out`` (no
 Spark is needed to write it; the committed files are read back with pyarrow, as ``read_output`` selects
-them). Its task asks for a commit every ``COMMIT_EVERY`` messages.
+them). Its task asks for a commit every ``COMMIT_EVERY`` messages. What a plain reader of the stream's
+directory sees is checked too: the files its ``_spark_metadata`` log lists (what ``spark.read.parquet``
+lists; every parquet file there when it has no log) are the committed ones, and no other file of the
+stream is left in it (orphans of the attempt that died are deleted at recovery).
 """
 
 from __future__ import annotations
@@ -60,6 +63,7 @@ job.logged.store.base.dir = state
 # point -> the arrival that is fatal (the 2nd commit's, the final commit's for end-of-stream)
 CASES: dict[str, int] = {
     "commit.outputs-prepared": 2,
+    "spark.output-logged": 2,
 }
 OTHER_POINTS: dict[str, int] = {
     "commit.producers-flushed": 2,
@@ -91,9 +95,34 @@ def committed_outputs(directory: Path) -> collections.Counter[str]:
     return counts
 
 
+def plain_outputs(directory: Path) -> collections.Counter[str]:
+    """How many times each input position is in what a plain reader of the stream's current directory
+    lists: its ``_spark_metadata`` log's files, else every parquet file in it (Spark's listing)."""
+    config = load_config(directory / "job.properties")
+    root = output_root(
+        config.with_overrides({"job.logged.store.base.dir": str(directory / "state")}), "spark"
+    )
+    generations = sorted((root / "out").glob(f"{job_key(config)}/g*"))
+    stream = generations[-1] if generations else root / "out"
+    files = sorted(stream.glob("*.parquet"))
+    if (stream / "_spark_metadata").is_dir():
+        from samza_nb.systems.spark.outputs import committed_paths
+
+        logged = [Path(p) for p in committed_paths(stream)]
+        assert sorted(logged) == files, "a parquet file of the stream is not in its log (an orphan)"
+    counts: collections.Counter[str] = collections.Counter()
+    for path in files:
+        counts.update(row["at"] for row in pq.read_table(path).to_pylist())
+    return counts
+
+
 def exactly_once(directory: Path, point: str) -> Outcome:
-    """The outcome of a run: every input once in the committed output."""
+    """The outcome of a run: every input once in the committed output, and in a plain reader's."""
     seen = committed_outputs(directory)
+    plain = plain_outputs(directory)
+    assert plain == seen, (
+        f"a plain reader sees {sum(plain.values())} rows, the committed output {sum(seen.values())}"
+    )
     expected = {f"words:{n}" for n in range(MESSAGES)}
     outcome = Outcome(
         point,

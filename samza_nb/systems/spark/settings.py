@@ -10,7 +10,8 @@ executor see at the same path:
 - ``<job files>/spark-input/<system>/<stream>/``: a bounded input, written once (``manifest.json`` and
   parquet);
 - ``systems.<s>.spark.output.dir`` (default ``<job files>/spark-output``) ``/<stream>/``: an output's
-  parquet, and ``_samza_commits/`` beside the streams: which of those files are committed.
+  generations, each a directory of parquet and its ``_spark_metadata`` log, and ``_samza_commits/``
+  beside the streams (the layout: :mod:`.outputs.generations`).
 """
 
 from __future__ import annotations
@@ -93,7 +94,8 @@ def output_root(config: Config, system: str) -> Path:
 
 
 def output_directory(config: Config, system: str, stream: str) -> Path:
-    """``<output root>/<stream>``: the parquet files of output ``stream``."""
+    """``<output root>/<stream>``: the generations of output ``stream`` (the current one's directory:
+    :func:`.outputs.generations.current_output_directory`)."""
     return output_root(config, system) / stream
 
 

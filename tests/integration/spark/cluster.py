@@ -82,25 +82,34 @@ class SparkCluster:
         ui = self._wait_for(master_log, r"MasterWebUI\b.*started at http://[^:\s]+:(\d+)")
         self.web_ui_port = int(ui.group(1))
         for n in range(self.workers):
-            work = self.root / f"worker-{n}"
-            work.mkdir()
-            log = work / "worker.log"
-            mounts = " && ".join(
-                f"mount -t tmpfs samza-nb-hidden {_quote(p)}" for p in self.hidden if p.is_dir()
-            )
-            command = (
-                f"{mounts + ' && ' if mounts else ''}exec bin/spark-class {WORKER_CLASS} --host 127.0.0.1 "
-                f"--port 0 --webui-port 0 --cores {self.cores} --memory {self.memory} "
-                f"--work-dir {_quote(work)} {self.master_url}"
-            )
-            process = self._spawn(
-                ["unshare", "-m", "--propagation", "private", "sh", "-c", command],
-                log,
-                SPARK_LOCAL_DIRS=str(work),
-            )
-            self.worker_pids.append(process.pid)
+            self.worker_pids.append(self._spawn_worker(n))
         for n in range(self.workers):
             self._wait_for(self.root / f"worker-{n}" / "worker.log", r"Successfully registered with master")
+
+    def _spawn_worker(self, n: int) -> int:
+        work = self.root / f"worker-{n}"
+        work.mkdir(exist_ok=True)
+        log = work / "worker.log"
+        mounts = " && ".join(f"mount -t tmpfs samza-nb-hidden {_quote(p)}" for p in self.hidden if p.is_dir())
+        command = (
+            f"{mounts + ' && ' if mounts else ''}exec bin/spark-class {WORKER_CLASS} --host 127.0.0.1 "
+            f"--port 0 --webui-port 0 --cores {self.cores} --memory {self.memory} "
+            f"--work-dir {_quote(work)} {self.master_url}"
+        )
+        process = self._spawn(
+            ["unshare", "-m", "--propagation", "private", "sh", "-c", command],
+            log,
+            SPARK_LOCAL_DIRS=str(work),
+        )
+        return process.pid
+
+    def restart_worker(self, n: int) -> None:
+        """Start worker ``n`` again (after :meth:`kill_whole_worker`); returns once it registered."""
+        for process in [p for p in self._started if p.pid == self.worker_pids[n]]:
+            process.wait(timeout=30)  # killed: reaped, and no longer a process of the cluster that must live
+            self._started.remove(process)
+        self.worker_pids[n] = self._spawn_worker(n)  # its log starts anew
+        self._wait_for(self.root / f"worker-{n}" / "worker.log", r"Successfully registered with master")
 
     def stop(self) -> None:
         """Kill -9 every process of the cluster, then remove its directory (idempotent)."""
@@ -157,6 +166,29 @@ class SparkCluster:
         if pid not in self.executors():
             raise ValueError(f"{pid} is not an executor of this cluster")
         os.kill(pid, signal.SIGKILL)
+
+    def worker_of(self, pid: int) -> int:
+        """The number of the worker process ``pid`` (an executor, a container) runs under."""
+        current = pid
+        while current > 1:
+            if current in self.worker_pids:
+                return self.worker_pids.index(current)
+            with open(f"/proc/{current}/stat") as stat:
+                current = int(stat.read().rsplit(")", 1)[-1].split()[1])
+        raise ValueError(f"{pid} runs under no worker of this cluster")
+
+    def kill_whole_worker(self, n: int) -> list[int]:
+        """Kill -9 worker ``n``'s JVM and every process under it (its executors, their Python workers and
+        containers) at once, as a lost machine; the pids killed."""
+        victims = []
+        for pid in self.processes():
+            with contextlib.suppress(ValueError, OSError):
+                if self.worker_of(pid) == n:
+                    victims.append(pid)
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        return victims
 
     def kill_worker(self, n: int) -> None:
         """Kill -9 worker ``n``'s JVM (its executors notice and exit)."""

@@ -24,6 +24,7 @@ import pytest
 from samza_nb import Config
 from samza_nb.runtime.dev_broker import DevBroker
 from samza_nb.systems.spark import read_output
+from samza_nb.systems.spark.outputs import current_output_directory
 from tests.eventually import eventually
 from tests.integration.spark.cluster import SparkCluster
 
@@ -221,3 +222,41 @@ def test_losing_an_executor_retries_its_container_and_the_job_ends_by_itself(
     assert Counter((r["message"], r["partition"]) for r in rows) == exact, (
         "the committed output, exactly once"
     )
+
+
+def test_losing_a_whole_worker_leaves_plain_spark_and_read_output_exactly_once(
+    spark: Any, spark_cluster: SparkCluster, cluster_kafka: DevBroker, tmp_path: Path
+) -> None:
+    """A worker's JVM, its executors and their containers killed at once mid-job (messages still arriving):
+    the retried containers resume from their checkpoints, and what the dead attempts wrote but did not
+    commit is read by nobody: not by ``read_output``, not by a plain ``spark.read.parquet`` of the
+    stream's directory (its ``_spark_metadata`` log)."""
+    config, record = cluster_job(
+        spark_cluster, cluster_kafka, tmp_path, **spark_output(spark_cluster, "ForwardUntilEnd")
+    )
+    config["task.commit.ms"] = "50"
+    topic = config["job.name"]
+    produce(cluster_kafka, topic, [f"m{i}" for i in range(MESSAGES // 2)])
+    driver = start_driver(config, tmp_path)
+    victim = None
+    try:
+        eventually(lambda: len(recorded(record)) > 0, timeout=120, message="the containers process")
+        containers = eventually(lambda: spark_cluster.containers(), message="the containers' processes")
+        victim = spark_cluster.worker_of(containers[0])
+        produce(cluster_kafka, topic, [f"m{i}" for i in range(MESSAGES // 2, MESSAGES)])
+        assert spark_cluster.kill_whole_worker(victim), "the worker's processes"
+        produce(cluster_kafka, topic, ["end"])
+        status, _, err = finish(driver, spark_cluster)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.wait()
+        if victim is not None:
+            spark_cluster.restart_worker(victim)
+    assert status == 0, err[-4000:]
+    exact = Counter((m, p) for m in expected() for p in range(PARTITIONS))
+    rows = read_output(spark, "out", Config(config)).collect()
+    assert Counter((r["message"], r["partition"]) for r in rows) == exact, "read_output, exactly once"
+    directory = current_output_directory(Config(config), "spark", "out")
+    plain = spark.read.parquet(str(directory)).collect()
+    assert Counter((r["message"], r["partition"]) for r in plain) == exact, "plain Spark, exactly once"

@@ -61,7 +61,10 @@ def write_commits(config: Config, commits: list[tuple[str, list[Any]]], keys: bo
 
 def schemas(tmp_path: Path) -> list[Any]:
     """The schema of each file of ``out``, in name order."""
-    return [pq.read_schema(f) for f in sorted((tmp_path / JOB / "spark-output" / "out").iterdir())]
+    return [
+        pq.read_schema(f)
+        for f in sorted((tmp_path / JOB / "spark-output" / "out" / JOB / "g000001").glob("*.parquet"))
+    ]
 
 
 def test_a_declared_map_column_round_trips_and_an_undeclared_dict_is_a_struct(
@@ -150,7 +153,7 @@ def test_the_key_column_only_for_messages_that_are_not_dicts_or_when_declared(tm
     assert [s.names for s in schemas(tmp_path / "dicts")] == [["user"]]
     assert [s.names for s in schemas(tmp_path / "values")] == [["key", "value"]]
     assert pq.read_table(
-        next((tmp_path / "declared" / JOB / "spark-output" / "out").iterdir())
+        next((tmp_path / "declared" / JOB / "spark-output" / "out" / JOB / "g000001").glob("*.parquet"))
     ).to_pylist() == [{"key": "k0", "user": "u"}]
     with pytest.raises(BadMessageError, match="cannot have a field 'key'"):
         write_commits(declared, [("Partition 0", [{"key": "mine"}])], keys=True)

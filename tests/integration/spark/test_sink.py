@@ -16,6 +16,7 @@ from samza_nb.errors import SystemProducerError
 from samza_nb.runtime import LocalJobRunner
 from samza_nb.systems.partitioner import key_partition
 from samza_nb.systems.spark import read_output, register_dataframe
+from samza_nb.systems.spark.outputs import current_output_directory
 from samza_nb.systems.spark.outputs.commits import OutputCommits
 from samza_nb.systems.spark.outputs.sink import SparkSinkProducer
 from tests.integration.spark.bounded_support import job_config, no_registrations
@@ -46,7 +47,11 @@ def test_a_jobs_output_round_trips_through_read_output(spark: Any, tmp_path: Pat
     assert frame.columns == ["user", "double"]  # dict messages carry their key: no column key
     rows = frame.collect()
     assert sorted((r["user"], r["double"]) for r in rows) == sorted((f"u{i % 5}", 2 * i) for i in range(40))
-    files = sorted(p.name for p in (tmp_path / JOB / "spark-output" / "out").iterdir())
+    directory = current_output_directory(config, "spark", "out")
+    assert directory == tmp_path / JOB / "spark-output" / "out" / JOB / "g000001"
+    files = sorted(p.name for p in directory.glob("*.parquet"))
+    plain = spark.read.parquet(str(directory)).collect()  # Spark's own reader: the _spark_metadata log
+    assert sorted((r["user"], r["double"]) for r in plain) == sorted((r["user"], r["double"]) for r in rows)
     tasks = sorted({f"Partition_{key_partition(f'u{i}'.encode(), 2)}" for i in range(5)})
     assert [name.split(".")[0] for name in files] == tasks  # one file per task (one commit: at the end)
 
@@ -67,8 +72,8 @@ def test_each_flush_writes_one_file_per_task_in_commit_order(tmp_path: Path) -> 
         await producer.stop()
 
     asyncio.run(scenario())
-    directory = tmp_path / JOB / "spark-output" / "out"
-    files = sorted(directory.iterdir())
+    directory = tmp_path / JOB / "spark-output" / "out" / JOB / "g000001"
+    files = sorted(directory.glob("*.parquet"))
     assert [f.name.split(".")[0] for f in files] == ["Partition_0"] * 3 + ["Partition_1"] * 3
     values = [pq.read_table(f).to_pylist() for f in files]
     assert values[:3] == [[{"key": b"k", "value": f"c{c}"}] for c in range(3)]
@@ -81,9 +86,7 @@ def test_a_message_parquet_cannot_store_names_stream_and_task(tmp_path: Path) ->
     producer.send("Partition 3", OutgoingMessageEnvelope(OUT, object()))
     with pytest.raises(SystemProducerError, match=r"spark\.out .*'Partition 3'"):
         asyncio.run(producer.flush("Partition 3"))
-    assert not (tmp_path / JOB / "spark-output" / "out").exists() or not list(
-        (tmp_path / JOB / "spark-output" / "out").iterdir()
-    )
+    assert not list((tmp_path / JOB / "spark-output").rglob("*.parquet"))
 
 
 def test_read_output_of_a_stream_without_files_names_its_directory(spark: Any, tmp_path: Path) -> None:
@@ -135,8 +138,8 @@ def test_a_field_always_none_in_a_commit_takes_the_known_type_or_is_left_out(
     # a restarted producer knows the types from the files already there
     last = Checkpoint(changelog_offsets={"s": "2"})  # Partition 1's last commit above
     _write_commits(SparkSinkProducer("spark", config), [("Partition 1", [{"n": 5, "note": None}])], last)
-    directory = tmp_path / JOB / "spark-output" / "out"
-    schemas = [pq.read_schema(f) for f in sorted(directory.iterdir())]
+    directory = tmp_path / JOB / "spark-output" / "out" / JOB / "g000001"
+    schemas = [pq.read_schema(f) for f in sorted(directory.glob("*.parquet"))]
     assert [s.names for s in schemas] == [["n"], ["n", "note"], ["n", "note"], ["n", "note"]]
     assert all(s.field("note").type == "string" for s in schemas[1:])
     rows = read_output(spark, "out", config).collect()
@@ -159,10 +162,11 @@ def test_conflicting_column_types_are_one_line_naming_directory_and_column(
     _write_commits(SparkSinkProducer("spark", config), [("Partition 0", [{"k": "a", **first}])])
     # the producer keeps a column's first type (test_output_types): another writer's file conflicts
     other = pa.Table.from_pylist([{"k": "b", **second}])
-    pq.write_table(other, tmp_path / JOB / "spark-output" / "out" / "Partition_1.0001-other.parquet")
     commits = OutputCommits(tmp_path / JOB / "spark-output", JOB)
     commits.recover("Partition 1", None, reset=False)
-    commits.written("Partition 1", "out", "Partition_1.0001-other.parquet")
+    name = f"Partition_1.{1:020d}-0000beef.parquet"
+    pq.write_table(other, commits.stream_directory("Partition 1", "out") / name)
+    commits.written("Partition 1", "out", name)
     commits.prepare("Partition 1", Checkpoint(changelog_offsets={"s": "1"}))
     commits.committed("Partition 1", Checkpoint(changelog_offsets={"s": "1"}))
     with pytest.raises(SamzaError) as raised:

@@ -1,54 +1,60 @@
-"""Which files of a Spark system's outputs are committed: a record per task commit, kept beside the files.
+"""Which files of a Spark system's outputs are committed: each stream's ``_spark_metadata`` log, fed with
+the task's checkpoint (layout: :mod:`.generations`; the log: :mod:`.spark_log`).
 
 The sink's parquet files are written before a task's checkpoint; they count as output only once the
-checkpoint that covers them is written (exactly once, as Spark's own file sink keeps ``_spark_metadata``).
-Under ``<output root>/_samza_commits/<job.name>-<job.id>/<task>/g<generation>/``:
+checkpoint that covers them is written (exactly once, as Spark's own file sink keeps ``_spark_metadata``):
 
-- ``<seq>.json``: a committed record: the files (per stream, names relative to the stream's directory) of
-  one commit, with the checkpoint it was committed with;
-- ``pending.json``: the record of the commit under way: written before the checkpoint, renamed to the next
-  ``<seq>.json`` after it (:meth:`OutputCommits.prepare` / :meth:`OutputCommits.committed`);
-- ``started.json``: the generation began (a start that reset its inputs begins a new one).
+- :meth:`OutputCommits.prepare` (before the checkpoint): ``pending.json`` in the task's directory of the
+  generation records the commit's files (per stream), the checkpoint and the one before it;
+- :meth:`OutputCommits.committed` (after it): each stream's files are appended to that stream's log as one
+  batch (the batch id is the log's next free one: containers share the log), then ``pending.json`` goes.
 
 A container that starts again after a crash settles a ``pending.json`` (:meth:`OutputCommits.recover`):
 its commit happened when the task's last checkpoint is the one the record was prepared with and that
-checkpoint moved on from the one before it (``previous``); then the record is committed. Otherwise its
-files are deleted: the restart processes again what produced them. (A checkpoint that did not move covers
-output the restart produces again: a window fired with no change of state, end-of-stream.)
+checkpoint moved on from the one before it (``previous``); then its files that are not in their log yet
+are appended. Otherwise its files are deleted: the restart processes again what produced them. (A
+checkpoint that did not move covers output the restart produces again: a window fired with no change of
+state, end-of-stream.) Then the task's files in the generation that no log lists are deleted: written by an
+attempt that died before its record (no checkpoint can reference them), or replaced by a merged file.
 
-A task whose inputs start over (``reset.offset``) begins a new generation; :func:`committed_files` reads
-each task's newest generation only, so output of the earlier processing is never read with the new.
+A task whose inputs start over (``reset``), or that resumes from no checkpoint after committing output,
+begins a new generation (another directory, another log), unless the generation is new in this start of the
+job (another task of the same start began it). :meth:`OutputCommits.committed` merges a task's small files
+at the log's compaction (:mod:`.merge`).
 """
 
 from __future__ import annotations
 
-import os
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from samza_nb import crash_points
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.spark.inputs.manifest import fsync_directory, read_json_file, write_json_durably
+from samza_nb.systems.spark.outputs.generations import (
+    COMMITS_DIR,
+    begin_generation,
+    commits_directory,
+    current_generation,
+    generation_name,
+    safe_name,
+    stream_directory,
+)
+from samza_nb.systems.spark.outputs.merge import SmallFileMerger
+from samza_nb.systems.spark.outputs.spark_log import SparkMetadataLog, committed_paths, entry_for
 
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
 
-COMMITS_DIR: Final = "_samza_commits"
-"""The directory under an output root that holds the commit records (``_``: Spark's readers skip it)."""
-VERSION: Final = 1
+VERSION: Final = 2
 PENDING: Final = "pending.json"
 STARTED: Final = "started.json"
-_RECORD = re.compile(r"^(\d{10})\.json$")
-_GENERATION = re.compile(r"^g(\d{6})$")
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.=-]+")
-
-
-def safe_name(text: str) -> str:
-    """``text`` made safe as a file or directory name Spark reads (no leading ``.`` or ``_``)."""
-    safe = _UNSAFE.sub("_", text).lstrip("._")
-    return safe or "task"
+COMMITTED: Final = "committed"
+"""A task's marker in a generation: it committed output there."""
 
 
 def checkpoint_json(checkpoint: Checkpoint | None) -> Any:
@@ -60,48 +66,69 @@ def checkpoint_json(checkpoint: Checkpoint | None) -> Any:
     return {"offsets": offsets, "changelog": dict(sorted(checkpoint.changelog_offsets.items()))}
 
 
+def file_prefix(task: str) -> str:
+    """The start of every file name of ``task`` (``<prefix>.<stamp>-<random>.parquet``; no ``.`` in it,
+    so that no task's prefix starts another's file names)."""
+    return safe_name(task).replace(".", "_")
+
+
+def task_file(prefix: str) -> re.Pattern[str]:
+    """The names of the parquet files of the task whose file prefix is ``prefix``."""
+    return re.compile(rf"^{re.escape(prefix)}\.\d{{20}}-[0-9a-f]{{8}}\.parquet$")
+
+
 @dataclass
 class _TaskCommits:
-    """Where one task's records go, the generation it writes, and what its next commit records."""
+    """Where one task's record goes, the generation it writes, and what its next commit records."""
 
     directory: Path
-    next_seq: int
+    generation: int
     last: Any
     """The checkpoint (as JSON) of the task's last commit: the ``previous`` of its next record."""
     files: dict[str, list[str]] = field(default_factory=dict)
     """Files written since the last commit, per stream."""
     pending: bool = False
+    marked: bool = False
 
 
 class OutputCommits:
-    """The commit records of one output root for one job's tasks (see the module). Used from the container's
+    """The commits of one output root for one job's tasks (see the module). Used from the container's
     event loop; the file work runs in the caller's thread (the sink calls it through ``to_thread``)."""
 
-    def __init__(self, root: Path, job: str) -> None:
+    def __init__(self, root: Path, job: str, target_rows: int = 0) -> None:
         self.root = root
-        self.job_directory = root / COMMITS_DIR / safe_name(job)
+        self.job = job
+        self.job_directory = commits_directory(root, job)
         self._tasks: dict[str, _TaskCommits] = {}
+        self._lock = threading.Lock()
+        self._merger = SmallFileMerger(target_rows, self._owned_prefixes)
+
+    def stream_directory(self, task: str, stream: str) -> Path:
+        """Where ``task`` writes its files of ``stream`` (its generation's directory)."""
+        return stream_directory(self.root, self.job, stream, self._task(task).generation)
 
     def recover(self, task: str, checkpoint: Checkpoint | None, *, reset: bool) -> None:
-        """Settle ``task``'s pending record against the ``checkpoint`` it resumes from and choose the
-        generation it writes: a new one when it starts over (``reset``) or resumes from no checkpoint (its
-        state starts empty, so output of before would not agree with it); before the task's first commit."""
-        task_directory = self.job_directory / safe_name(task)
-        current = _newest_generation(task_directory)
+        """Choose the generation ``task`` writes (see the module), settle its pending record against the
+        ``checkpoint`` it resumes from and delete its files no log lists; before the task's first commit."""
+        current = current_generation(self.root, self.job)
+        generation = current or 1
+        task_directory = begin_generation(self.root, self.job, generation) / safe_name(task)
         restored = checkpoint_json(checkpoint)
-        if current is not None and not reset and checkpoint is not None:
-            directory = _generation_directory(task_directory, current)
-            self._settle(directory, restored)
-            records = _records(directory)
-            next_seq = records[-1][0] + 1 if records else 1
-        else:
-            directory = _generation_directory(task_directory, (current or 0) + 1)
-            write_json_durably(directory / STARTED, {"version": VERSION, "task": task, "reset": reset})
-            next_seq = 1
-        self._tasks[task] = _TaskCommits(directory, next_seq, restored)
+        starts_over = reset or (checkpoint is None and (task_directory / COMMITTED).exists())
+        if starts_over and (task_directory / STARTED).exists():
+            generation += 1
+            task_directory = begin_generation(self.root, self.job, generation) / safe_name(task)
+        if not (task_directory / STARTED).exists():
+            write_json_durably(task_directory / STARTED, {"version": VERSION, "task": task, "reset": reset})
+        marked = (task_directory / COMMITTED).exists()
+        commits = _TaskCommits(task_directory, generation, restored, marked=marked)
+        with self._lock:
+            self._tasks[task] = commits
+        self._settle(task, commits, restored)
+        self._delete_orphans(task, generation)
 
     def written(self, task: str, stream: str, name: str) -> None:
-        """``task`` wrote file ``name`` (in the directory of ``stream``) for its next commit."""
+        """``task`` wrote file ``name`` (in its directory of ``stream``) for its next commit."""
         self._task(task).files.setdefault(stream, []).append(name)
 
     def prepare(self, task: str, checkpoint: Checkpoint) -> None:
@@ -113,6 +140,7 @@ class OutputCommits:
         record = {
             "version": VERSION,
             "task": task,
+            "generation": commits.generation,
             "checkpoint": checkpoint_json(checkpoint),
             "previous": commits.last,
             "files": commits.files,
@@ -121,16 +149,30 @@ class OutputCommits:
         commits.pending = True
 
     def committed(self, task: str, checkpoint: Checkpoint) -> None:
-        """After ``task``'s checkpoint was written: its pending record becomes the next committed one."""
+        """After ``task``'s checkpoint was written: its pending files are appended to their streams' logs."""
         commits = self._task(task)
         if commits.pending:
-            target = commits.directory / f"{commits.next_seq:010d}.json"
-            os.replace(commits.directory / PENDING, target)
+            self._append(task, commits, commits.files)
+            if crash_points.ARMED:
+                crash_points.reached("spark.output-logged")
+            (commits.directory / PENDING).unlink()
             fsync_directory(commits.directory)
-            commits.next_seq += 1
             commits.pending = False
         commits.files = {}
         commits.last = checkpoint_json(checkpoint)
+
+    def _append(self, task: str, commits: _TaskCommits, files: Mapping[str, Sequence[str]]) -> None:
+        for stream, names in files.items():
+            directory = stream_directory(self.root, self.job, stream, commits.generation)
+            log = SparkMetadataLog(directory)
+            log.append([entry_for(directory / name) for name in names], self._merger.merge)
+        if not commits.marked:
+            (commits.directory / COMMITTED).touch()
+            commits.marked = True
+
+    def _owned_prefixes(self) -> frozenset[str]:
+        with self._lock:
+            return frozenset(file_prefix(task) for task in self._tasks)
 
     def _task(self, task: str) -> _TaskCommits:
         commits = self._tasks.get(task)
@@ -140,115 +182,69 @@ class OutputCommits:
             )
         return commits
 
-    def _settle(self, directory: Path, restored: Any) -> None:
-        pending = directory / PENDING
+    def _settle(self, task: str, commits: _TaskCommits, restored: Any) -> None:
+        pending = commits.directory / PENDING
         record = _read_json(pending)
         if record is None:
             return
+        files: dict[str, list[str]] = {s: list(n) for s, n in dict(record.get("files", {})).items()}
         if record.get("checkpoint") == restored and restored != record.get("previous"):
-            records = _records(directory)
-            target = directory / f"{(records[-1][0] + 1 if records else 1):010d}.json"
-            os.replace(pending, target)
+            missing: dict[str, list[str]] = {}
+            for stream, names in files.items():
+                directory = stream_directory(self.root, self.job, stream, commits.generation)
+                live = {Path(p).name for p in committed_paths(directory)}
+                if not all(name in live for name in names):
+                    missing[stream] = [name for name in names if name not in live]
+            self._append(task, commits, missing)
         else:
-            for stream, names in dict(record.get("files", {})).items():
+            for stream, names in files.items():
+                directory = stream_directory(self.root, self.job, stream, commits.generation)
                 for name in names:
-                    (self.root / stream / name).unlink(missing_ok=True)
-            pending.unlink()
-        fsync_directory(directory)
+                    (directory / name).unlink(missing_ok=True)
+        pending.unlink()
+        fsync_directory(commits.directory)
+
+    def _delete_orphans(self, task: str, generation: int) -> None:
+        """Delete ``task``'s files of ``generation`` that no log lists (and its temporary files)."""
+        prefix = file_prefix(task)
+        pattern = task_file(prefix)
+        for stream_root in _stream_roots(self.root):
+            directory = stream_directory(self.root, self.job, stream_root.name, generation)
+            if not directory.is_dir():
+                continue
+            live = {Path(p).name for p in committed_paths(directory)}
+            for path in directory.iterdir():
+                name = path.name
+                orphan = pattern.match(name) is not None and name not in live
+                if orphan or (name.startswith(f".{prefix}.") and name.endswith(".tmp")):
+                    path.unlink(missing_ok=True)
+
+
+def _stream_roots(root: Path) -> list[Path]:
+    if not root.is_dir():
+        return []
+    return [p for p in sorted(root.iterdir()) if p.is_dir() and p.name != COMMITS_DIR]
 
 
 def committed_files(root: Path, job: str, stream: str) -> list[Path]:
     """The committed files of ``stream`` under output root ``root`` written by ``job`` (``<name>-<id>``):
-    each task's newest generation, in task then commit order."""
-    job_directory = root / COMMITS_DIR / safe_name(job)
-    if not job_directory.is_dir():
+    those its current generation's log lists, in commit order."""
+    generation = current_generation(root, job)
+    if generation is None:
         return []
-    found: list[Path] = []
-    for task_directory in sorted(p for p in job_directory.iterdir() if p.is_dir()):
-        generation = _newest_generation(task_directory)
-        if generation is None:
-            continue
-        for _, path in _records(_generation_directory(task_directory, generation)):
-            record = _read_json(path) or {}
-            names: Sequence[str] = dict(record.get("files", {})).get(stream, [])
-            found.extend(root / stream / name for name in names)
-    return found
+    return [Path(p) for p in committed_paths(stream_directory(root, job, stream, generation))]
 
 
 def start_new_generations(root: Path, job: str) -> int:
-    """Begin a new generation for every task that wrote output under ``root`` for ``job`` (a reset of the
-    job: :func:`committed_files` reads nothing of before); the number of tasks."""
-    job_directory = root / COMMITS_DIR / safe_name(job)
-    if not job_directory.is_dir():
+    """Begin a new generation of ``job``'s outputs under ``root`` (a reset of the job: its next run writes
+    and :func:`committed_files` reads only the new one); the number of tasks that wrote the old one."""
+    current = current_generation(root, job)
+    if current is None:
         return 0
-    count = 0
-    for task_directory in sorted(p for p in job_directory.iterdir() if p.is_dir()):
-        current = _newest_generation(task_directory)
-        if current is None:
-            continue
-        directory = _generation_directory(task_directory, current + 1)
-        started = {"version": VERSION, "task": task_directory.name, "reset": True}
-        write_json_durably(directory / STARTED, started)
-        count += 1
-    return count
-
-
-@dataclass(frozen=True)
-class OutputGeneration:
-    """One generation of one task's output under an output root: ``records`` (its directory of commit
-    records), ``files`` (the output files its records, committed or pending, list) and whether it is the
-    task's ``current`` (newest) one, which :func:`committed_files` reads."""
-
-    task: str
-    number: int
-    records: Path
-    files: tuple[Path, ...]
-    current: bool
-
-
-def output_generations(root: Path, job: str) -> list[OutputGeneration]:
-    """Every generation of every task's output under ``root`` for ``job`` (``<name>-<id>``), in task then
-    generation order: what ``samza-nb clean`` removes (the old ones; with ``--all`` every one)."""
-    job_directory = root / COMMITS_DIR / safe_name(job)
-    if not job_directory.is_dir():
-        return []
-    found: list[OutputGeneration] = []
-    for task_directory in sorted(p for p in job_directory.iterdir() if p.is_dir()):
-        newest = _newest_generation(task_directory)
-        numbers = sorted(
-            int(m.group(1)) for p in task_directory.iterdir() if (m := _GENERATION.match(p.name))
-        )
-        for number in numbers:
-            directory = _generation_directory(task_directory, number)
-            paths = [path for _, path in _records(directory)] + [directory / PENDING]
-            files = [
-                root / stream / name
-                for path in paths if path.is_file()
-                for stream, names in dict((_read_json(path) or {}).get("files", {})).items()
-                for name in names
-            ]  # fmt: skip
-            found.append(
-                OutputGeneration(task_directory.name, number, directory, tuple(files), number == newest)
-            )
-    return found
-
-
-def _newest_generation(task_directory: Path) -> int | None:
-    if not task_directory.is_dir():
-        return None
-    numbers = [int(m.group(1)) for p in task_directory.iterdir() if (m := _GENERATION.match(p.name))]
-    return max(numbers, default=None)
-
-
-def _generation_directory(task_directory: Path, generation: int) -> Path:
-    return task_directory / f"g{generation:06d}"
-
-
-def _records(directory: Path) -> list[tuple[int, Path]]:
-    """The committed records of a generation, by sequence number."""
-    if not directory.is_dir():
-        return []
-    return sorted((int(m.group(1)), p) for p in directory.iterdir() if (m := _RECORD.match(p.name)))
+    old = commits_directory(root, job) / generation_name(current)
+    tasks = sum(1 for p in old.iterdir() if p.is_dir())
+    begin_generation(root, job, current + 1)
+    return tasks
 
 
 def _read_json(path: Path) -> Mapping[str, Any] | None:
@@ -263,10 +259,9 @@ def _read_json(path: Path) -> Mapping[str, Any] | None:
 __all__ = [
     "COMMITS_DIR",
     "OutputCommits",
-    "OutputGeneration",
     "checkpoint_json",
     "committed_files",
-    "output_generations",
+    "file_prefix",
     "safe_name",
     "start_new_generations",
 ]

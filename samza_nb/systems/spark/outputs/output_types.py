@@ -95,12 +95,10 @@ class _KnownTypes:
         self._types: dict[str, dict[str, Any]] = {}
         self._seen: dict[str, set[str]] = {}
 
-    def seed(self, root: Path) -> None:
-        """Read the footers of the files under every stream directory of ``root``."""
-        if root.is_dir():
-            for directory in sorted(root.iterdir()):
-                if directory.is_dir():
-                    self._read_new(directory.name, directory)
+    def seed(self, directories: Mapping[str, Path]) -> None:
+        """Read the footers of the files in each stream's directory (``directories``: stream -> directory)."""
+        for stream, directory in sorted(directories.items()):
+            self._read_new(stream, directory)
 
     def learn(self, stream: str, schema: Any, name: str) -> None:
         """Take the column types of the file ``name`` of ``stream`` (written or read)."""

@@ -2,14 +2,14 @@
 :func:`read_output` (docs/architecture.md §13).
 
 A task sending to ``SystemStream("<s>", "<t>")`` of a Spark system has its messages buffered (per task);
-``flush(task)``, which the container calls before every checkpoint, writes them as one parquet file under
-``systems.<s>.spark.output.dir`` (default ``<job.shared.dir>/<job.name>-<job.id>/spark-output``) ``/<t>/``
+``flush(task)``, which the container calls before every checkpoint, writes them as one parquet file into
+the stream's directory of the task's generation (``<output root>/<t>/<job>/g<N>/``, :mod:`.generations`)
 — to a hidden temporary name, fsynced, then renamed into place — and nothing when nothing was sent. A file
-counts as output only once the checkpoint covering it is written (:mod:`.commits`: a record of each
-commit's files beside them): :func:`read_output` reads committed files only, so the files of an attempt
-that died before its checkpoint are never read (exactly once), and a task whose inputs start over
-(``reset.offset``) writes a new generation that replaces its earlier output. File names sort by task, then
-in commit order, and never collide across restarts: ``<task>.<ns since epoch>-<random>.parquet``.
+counts as output only once the checkpoint covering it is written (:mod:`.commits`: the directory's
+``_spark_metadata`` log, which a plain ``spark.read.parquet`` of the directory honours): :func:`read_output`
+reads committed files only, so the files of an attempt that died before its checkpoint are never read
+(exactly once), and a job that starts over writes a new generation that replaces its earlier output. File
+names never collide across restarts: ``<task>.<ns since epoch>-<random>.parquet``.
 
 Columns and their types: :mod:`.output_types` (a dict message's fields, else ``value``; ``key`` only when
 the message is not a dict or the stream's ``spark.schema`` declares it; each column keeps its declared or
@@ -37,9 +37,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.config.key_spec import parse_int
 from samza_nb.errors import SamzaError, SystemProducerError
 from samza_nb.systems.spark.inputs.manifest import fsync_directory
-from samza_nb.systems.spark.outputs.commits import OutputCommits, committed_files, safe_name
+from samza_nb.systems.spark.outputs.commits import OutputCommits, committed_files, file_prefix
+from samza_nb.systems.spark.outputs.generations import current_output_directory, current_stream_directories
+from samza_nb.systems.spark.outputs.merge import DEFAULT_TARGET_ROWS
 from samza_nb.systems.spark.outputs.output_types import (
     _KnownTypes,
     _spark_type,
@@ -47,7 +50,7 @@ from samza_nb.systems.spark.outputs.output_types import (
     declared_schemas,
 )
 from samza_nb.systems.spark.outputs.schema_change import check_declared_types
-from samza_nb.systems.spark.settings import job_key, output_directory, output_root
+from samza_nb.systems.spark.settings import job_key, output_root
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +60,10 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
 
 
-def file_prefix(task: str) -> str:
-    """``task`` made safe as the start of a file name Spark reads (no leading ``.`` or ``_``)."""
-    return safe_name(task)
+def target_file_rows(config: Config, system: str) -> int:
+    """``systems.<s>.spark.output.target.file.rows``: files of fewer rows are merged at compaction."""
+    key = f"systems.{system}.spark.output.target.file.rows"
+    return parse_int(key, config[key]) if key in config else DEFAULT_TARGET_ROWS
 
 
 class _Buffer:
@@ -83,13 +87,15 @@ class SparkSinkProducer:
         self._lock = threading.Lock()
         self._last_stamp = 0
         self._schemas = _KnownTypes(system, config)
-        self._commits = OutputCommits(output_root(config, system), job_key(config))
+        self._commits = OutputCommits(
+            output_root(config, system), job_key(config), target_file_rows(config, system)
+        )
         self._types_checked = False
 
     async def start(self) -> None:
-        """Learn the column types of the files already in the system's output directories (their footers)."""
-        root = output_directory(self.config, self.system, "_").parent
-        await asyncio.to_thread(self._schemas.seed, root)
+        """Learn the column types of the files already in the current generation's directories (footers)."""
+        directories = current_stream_directories(output_root(self.config, self.system), job_key(self.config))
+        await asyncio.to_thread(self._schemas.seed, directories)
 
     def send(self, source: str, envelope: OutgoingMessageEnvelope) -> None:
         """Buffer ``envelope`` for ``source``'s next file of its stream."""
@@ -129,7 +135,7 @@ class SparkSinkProducer:
             await asyncio.to_thread(self._write, source, stream, buffer)
 
     def _write(self, task: str, stream: str, buffer: _Buffer) -> Path:
-        directory = output_directory(self.config, self.system, stream)
+        directory = self._commits.stream_directory(task, stream)
         table = self._schemas.table(task, stream, directory, buffer)
         name = f"{file_prefix(task)}.{self._stamp():020d}-{secrets.token_hex(4)}.parquet"
         path = directory / name
@@ -171,12 +177,12 @@ class SparkSinkProducer:
 
 def read_output(spark: Any, stream: str, config: Config, *, system: str = "spark") -> Any:
     """The committed messages the job (``job.name`` and ``job.id`` of ``config``) wrote to
-    ``SystemStream(system, stream)``, as a DataFrame of ``spark`` (schemas of the files merged): each
-    task's newest generation, files of commits whose checkpoint was written only (see :mod:`.commits`).
+    ``SystemStream(system, stream)``, as a DataFrame of ``spark`` (schemas of the files merged): the files
+    the current generation's ``_spark_metadata`` log lists (commits whose checkpoint was written).
     A SamzaError naming the directory when nothing is committed yet, and a one-line SamzaError naming the
     directory and the column when the files' column types conflict (Spark cannot merge them) or Spark
     cannot read them."""
-    directory = output_directory(config, system, stream)
+    directory = current_output_directory(config, system, stream)
     files = committed_files(output_root(config, system), job_key(config), stream)
     if not files:
         raise SamzaError(
@@ -209,4 +215,4 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 400 else text[:397] + "..."
 
 
-__all__ = ["SparkSinkProducer", "file_prefix", "read_output"]
+__all__ = ["SparkSinkProducer", "file_prefix", "read_output", "target_file_rows"]
