@@ -23,8 +23,8 @@ SEND = (
 
 
 def rows(output: Path) -> list[int]:
-    """What a plain reader sees: every parquet file of the output directory, read by DuckDB."""
-    return sorted(n for (n,) in duckdb.sql(f"select n from read_parquet('{output}/*.parquet')").fetchall())
+    """What a plain reader of the stream's directory sees: every parquet file under it (every generation's)."""
+    return sorted(n for (n,) in duckdb.sql(f"select n from read_parquet('{output}/**/*.parquet')").fetchall())
 
 
 def test_clean_removes_the_old_generation_refuses_a_running_job_and_all_removes_the_rest(

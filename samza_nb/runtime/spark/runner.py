@@ -53,7 +53,7 @@ from samza_nb.runtime.spark.placement import check_cluster_placement, with_absol
 from samza_nb.runtime.spark.probes import SharedDirProbe, shared_dir_error
 from samza_nb.runtime.spark.ship import ship_job_code
 from samza_nb.runtime.spark.slot_wait import SlotWait, wait_for_slots_telling
-from samza_nb.runtime.spark.task import FAILED_MARK, container_task
+from samza_nb.runtime.spark.task import FAILED_MARK, container_task, starting_over_streams
 from samza_nb.runtime.steering import CoordinatorSteering
 from samza_nb.systems.spark.inputs.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
@@ -377,6 +377,14 @@ class SparkJobRunner(CoordinatorSteering):
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
         url = container_url(coordinator.url, context)
         check = self._probe.check if self._probe is not None else None
+        resetting = starting_over_streams(self.config, coordinator.job_model)
+        no_retry = (
+            f"it was retried while the job resets {', '.join(resetting)} (reset.offset): a retry would start "
+            "its tasks over again, apart from the other containers' output; run the job again without "
+            "reset.offset (it resumes from the checkpoints this run wrote)"
+            if resetting
+            else None
+        )
         task = container_task(
             url,
             list(dict.fromkeys(path)),
@@ -384,6 +392,7 @@ class SparkJobRunner(CoordinatorSteering):
             token=coordinator.token,
             shipped=self._shipped,
             check=check,
+            no_retry=no_retry,
         )
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results

@@ -26,6 +26,11 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from samza_nb.config import Config
+    from samza_nb.coordinator.job_model import JobModel
 
 from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
 from samza_nb.observe.states import ContainerState
@@ -52,6 +57,7 @@ def container_task(
     token: str | None = None,
     shipped: Sequence[str] = (),
     check: Callable[[], None] | None = None,
+    no_retry: str | None = None,
 ) -> ContainerTask:
     """The function of the containers' Spark job (``rdd.mapPartitions``): it runs each container id of its
     partition with :func:`run_container` under the worker's own Python (Spark's ``spark.pyspark.python`` /
@@ -64,16 +70,27 @@ def container_task(
     shipped (``shipped``: the names of this run's archives) comes after the driver's paths
     (:func:`~samza_nb.runtime.spark.ship.shipped_paths`). ``check`` (standard library only) runs first of
     all: what the worker must see before a container starts there (the driver's marker in
-    ``job.shared.dir``, :mod:`.probes`)."""
+    ``job.shared.dir``, :mod:`.probes`). ``no_retry``: why a retried attempt must not run its containers
+    (a job that starts tasks over with ``reset.offset``: a retry would start them over again, in another
+    output generation than the other containers'); such an attempt reports each container failed with it,
+    which fails the job at once."""
     driver_path = [p for p in python_path if p]
     archives = list(shipped)
-    missing, fix = WORKER_PYTHON_MISSING, WORKER_PYTHON_FIX
+    missing, fix, failed = WORKER_PYTHON_MISSING, WORKER_PYTHON_FIX, FAILED_MARK
 
     def run_partition(ids: Iterable[str]) -> Iterator[tuple[str, str]]:
         import sys as worker_sys
 
         if check is not None:
             check()
+        if no_retry is not None:
+            from pyspark import TaskContext
+
+            context = TaskContext.get()
+            if context is not None and context.attemptNumber() > 0:
+                for cid in ids:
+                    yield cid, f"{failed}container {cid} {no_retry}"
+                return
 
         for entry in reversed(driver_path):
             if entry not in worker_sys.path:
@@ -149,6 +166,19 @@ def run_container(
     if status in (EXIT_BAD_MESSAGE, EXIT_CONFIG):
         return container_id, f"{FAILED_MARK}{what}"  # not retried: the same message or config fails it again
     raise ContainerAttemptFailed(f"container {container_id} {FAILED_MARK}{what}")
+
+
+def starting_over_streams(config: Config, model: JobModel) -> list[str]:
+    """The inputs of ``model``'s tasks whose ``reset.offset`` starts their tasks over (not bootstrap
+    streams, which are re-read into the state kept), as ``system.stream``, sorted (on the driver only)."""
+    from samza_nb.container.offsets import OffsetSetting
+
+    streams = {ssp.system_stream for task in model.tasks.values() for ssp in task.ssps}
+    return sorted(
+        f"{s.system}.{s.stream}"
+        for s in streams
+        if (setting := OffsetSetting.from_config(config, s)).reset and not setting.bootstrap
+    )
 
 
 def _die_with_parent(parent: int) -> None:

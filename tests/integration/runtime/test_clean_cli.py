@@ -44,8 +44,9 @@ def files(directory: Path) -> set[Path]:
 
 
 def output_rows(output: Path) -> list[tuple[int, str, int]]:
-    """What a plain reader sees: every parquet file of the output directory, read by DuckDB."""
-    pattern = str(output / "*.parquet")
+    """What a plain reader of the stream's directory sees: every parquet file under it (every generation's,
+    recursively), read by DuckDB."""
+    pattern = str(output / "**" / "*.parquet")
     return sorted(duckdb.sql(f"select \"order\", customer, total from read_parquet('{pattern}')").fetchall())
 
 
@@ -89,7 +90,7 @@ def test_clean_removes_old_output_generations_and_keeps_the_current_one(spark_jo
     lines = ok(samza(spark_job, "clean"))
     assert len(lines) <= 5 and lines[0].startswith("job 'spent' (job.id '1'): removed "), lines
     old = next(line for line in lines if line.startswith("  old output generations:"))
-    assert "2 generation(s) of 1 task(s)" in old, lines
+    assert "1 generation(s) of 1 stream(s)" in old, lines
     assert lines[-1].startswith("kept: the current generation"), lines
     assert output_rows(output / "out") == expected_rows(), "the current generation only, exactly once"
     assert ok(samza(spark_job, "clean"))[0] == "job 'spent' (job.id '1'): nothing to clean"

@@ -318,3 +318,27 @@ def test_pause_and_resume_reach_the_containers_through_the_coordinator(spark: An
         runner.stop()
         assert runner.join(timeout=90)
     assert runner.failure is None
+
+
+def test_a_container_retried_while_the_job_resets_offsets_fails_the_job_in_one_line(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A retry of a container whose tasks start over (``reset.offset``) would start them over again, in
+    another output generation than the other containers': the job fails at once naming the reset stream,
+    instead of leaving a current generation without the other containers' output."""
+    marker = tmp_path / "failed-once"
+    config = file_job(
+        tmp_path,
+        **{
+            "test.fail.on": "c20",
+            "test.fail.marker": str(marker),
+            "systems.file.streams.c.samza.reset.offset": "true",
+        },
+    )
+    runner = SparkJobRunner(config, spark)
+    with pytest.raises(SamzaError) as error:
+        runner.run(timeout=120)
+    line = str(error.value)
+    assert marker.exists(), "the first attempt failed"
+    assert "\n" not in line and "retried while the job resets file.c (reset.offset)" in line, line
+    assert runner.coordinator is not None and container_processes(runner.coordinator.url) == []
