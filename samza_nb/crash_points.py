@@ -6,6 +6,10 @@ process writes one line to its standard error, ``samza_nb crash point <name> rea
 watches it knows where it died. The variable is read once, at import; a process without it pays one global
 lookup per point (call sites test :data:`ARMED` before calling :func:`reached`), nothing more.
 
+With ``SAMZA_NB_CRASH_ONCE=<file>`` as well, only the first process to reach the fatal arrival dies (it
+creates ``<file>``; a process that finds it lives on): a container that Spark retries with the same
+environment crashes once, not in every attempt.
+
 Every point is declared in :data:`POINTS` with what is true when it is reached; naming a point that is not
 declared is an error at import (a misspelt point would otherwise never fire and the test would pass).
 """
@@ -20,6 +24,7 @@ from typing import Final, NoReturn
 from samza_nb.errors import ConfigError
 
 ENV: Final = "SAMZA_NB_CRASH_POINT"
+ONCE_ENV: Final = "SAMZA_NB_CRASH_ONCE"
 
 POINTS: Final[Mapping[str, str]] = {
     # -- one container: the commit sequence (container/container.py, storage/manager.py) ----------------
@@ -99,7 +104,15 @@ def armed_for(name: str) -> bool:
     if name != _NAME:
         return False
     _reached += 1
-    return _reached == _AT
+    if _reached != _AT:
+        return False
+    once = os.environ.get(ONCE_ENV)
+    if once:
+        try:
+            os.close(os.open(once, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False  # another process (an earlier attempt) died here already
+    return True
 
 
 def reached(name: str) -> None:
@@ -116,4 +129,4 @@ def crash(name: str) -> NoReturn:
     raise SystemExit(137)  # not reached: SIGKILL cannot be caught
 
 
-__all__ = ["ARMED", "ENV", "POINTS", "armed_for", "crash", "reached"]
+__all__ = ["ARMED", "ENV", "ONCE_ENV", "POINTS", "armed_for", "crash", "reached"]

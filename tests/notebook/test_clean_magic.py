@@ -23,7 +23,7 @@ SEND = (
 
 
 def rows(output: Path) -> list[int]:
-    """What a plain reader of the stream's directory sees: every parquet file under it (every generation's)."""
+    """What a plain reader of the stream's directory sees: every parquet file under it (all generations)."""
     return sorted(n for (n,) in duckdb.sql(f"select n from read_parquet('{output}/**/*.parquet')").fetchall())
 
 
