@@ -19,7 +19,8 @@ breakdown is the median of each step over the runs:
     coordinator                its start, which includes
       input written            writing the Spark input (a Spark job) or checking it is written
     containers' job submitted  -> the runner submits the containers' Spark job
-    Python worker              -> the container's process started (Spark's daemon and worker, the task)
+    Python worker              -> the container's process started (Spark's daemon and worker, the task;
+                                  the worker forked before the submission, < 0, is a reused one)
     container start            -> the task's init (the container's imports, its checkpoints, the inputs)
     first message              -> the task's first message
 
@@ -62,6 +63,7 @@ STEPS = [
     ("  of which input written", "input.start", "input.ready"),
     ("containers' job submitted", "coordinator.ready", "job.submit"),
     ("Python worker (daemon, worker, task)", "job.submit", "container.process"),
+    ("  of which the worker was forked", "job.submit", "python.worker"),
     ("container start (imports, checkpoints)", "container.process", "task.init"),
     ("first message", "task.init", "first.message"),
 ]
@@ -212,8 +214,11 @@ class Cluster:
         }
 
 
-def launch(runner: str, kind: str, master: str, cluster: Cluster | None) -> dict[str, float]:
-    """One launch of ``samza-nb run`` (``runner`` "spark" or "local"): each mark's seconds from the launch."""
+def launch(
+    runner: str, kind: str, master: str, cluster: Cluster | None, code: str | None = None
+) -> dict[str, float]:
+    """One launch of ``samza-nb run`` (``runner`` "spark" or "local"; ``code``: a directory whose samza_nb
+    it runs instead of this checkout's): each mark's seconds from the launch."""
     with tempfile.TemporaryDirectory(prefix="samza-launch-") as tmp:
         base = Path(tmp) if cluster is None else cluster.cluster.shared / uuid.uuid4().hex[:8]
         base.mkdir(exist_ok=True)
@@ -232,9 +237,13 @@ def launch(runner: str, kind: str, master: str, cluster: Cluster | None) -> dict
         marks = Path(tmp) / "marks"
         args = ["run", "--config-path", "job.properties", "--no-progress"]
         args += ["--runner", "spark"] if runner == "spark" else []
-        path = os.pathsep.join([str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")])
+        path = os.pathsep.join(
+            [*([code] if code else []), str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]
+        )
         env = dict(os.environ, PYTHONPATH=path, **{MARKS_ENV: str(marks)})
-        env.pop("PYSPARK_PYTHON", None)
+        env.pop("PYSPARK_PYTHON", None)  # a local master's workers: the runner picks this Python itself
+        if cluster is not None:
+            env["PYSPARK_PYTHON"] = sys.executable  # a cluster's executors: the driver says which
         started = time.time()
         process = subprocess.Popen(
             [sys.executable, str(HERE / "spark_launch.py"), "--trace", *args],
@@ -290,27 +299,49 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--input", choices=("spark", "log"), default="spark")
     parser.add_argument("--master", default="local[2]", help="a local master, or 'cluster'")
+    parser.add_argument(
+        "--before",
+        help="a directory holding another samza_nb (e.g. main's, exported with git archive) launched too, "
+        "interleaved: a before/after in one run",
+    )
     args = parser.parse_args()
     print(f"{args.input} input, master {args.master}; {uptime()}", flush=True)
     with Cluster() if args.master == "cluster" else contextlib.nullcontext() as cluster:
         master = cluster.cluster.master_url if cluster is not None else args.master
         spark: list[dict[str, float]] = []
+        before: list[dict[str, float]] = []
         plain: list[float] = []
         for run in range(args.runs):
             plain.append(launch("local", args.input, master, None)["first.message"])
             spark.append(launch("spark", args.input, master, cluster))
+            if args.before:
+                before.append(launch("spark", args.input, master, cluster, args.before))
+            was = f", before {before[-1]['first.message']:.2f} s" if before else ""
             print(
-                f"run {run}: --runner spark {spark[-1]['first.message']:.2f} s, plain {plain[-1]:.2f} s "
+                f"run {run}: --runner spark {spark[-1]['first.message']:.2f} s{was}, plain {plain[-1]:.2f} s "
                 f"({uptime()})",
                 flush=True,
             )
     first = [run["first.message"] for run in spark]
-    print(f"samza-nb run --runner spark, launch to first message: median {statistics.median(first):.2f} s "
-          f"(runs: {', '.join(f'{s:.2f}' for s in first)})")
+    print(
+        f"samza-nb run --runner spark, launch to first message: median {statistics.median(first):.2f} s "
+        f"(runs: {', '.join(f'{s:.2f}' for s in first)})"
+    )
     print(f"samza-nb run (plain runner), the same: median {statistics.median(plain):.2f} s")
+    if before:
+        was = [run["first.message"] for run in before]
+        print(
+            f"--before's samza_nb, the same: median {statistics.median(was):.2f} s "
+            f"(runs: {', '.join(f'{s:.2f}' for s in was)}); ratio after / before "
+            f"{statistics.median(a / b for a, b in zip(first, was, strict=True)):.2f}"
+        )
     print("where it goes (medians):")
     for line in breakdown(spark):
         print(line)
+    if before:
+        print("before:")
+        for line in breakdown(before):
+            print(line)
 
 
 if __name__ == "__main__":
