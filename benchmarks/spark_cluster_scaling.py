@@ -164,7 +164,8 @@ def main() -> None:
                     busy[containers].append(seconds)
                     print(
                         f"run {run}: {containers} container(s), {containers} worker(s): "
-                        f"busy {seconds:.2f} s, {rates[containers]:,.0f} msg/s between 10% and 90% ({uptime()})",
+                        f"busy {seconds:.2f} s, {rates[containers]:,.0f} msg/s from 10% to 90% "
+                        f"({uptime()})",
                         flush=True,
                     )
                 ratios.append(rates[2] / rates[1])
