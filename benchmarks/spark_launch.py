@@ -70,9 +70,10 @@ STEPS = [
 
 
 # -- what runs in the traced processes ------------------------------------------------------------------
-def mark(name: str, when: float | None = None) -> None:
-    """Append ``name`` at ``when`` (default: now) to the marks file of this run, if any."""
-    path = os.environ.get(MARKS_ENV)
+def mark(name: str, when: float | None = None, path: str | None = None) -> None:
+    """Append ``name`` at ``when`` (default: now) to the marks file of this run (``path``, default
+    ``$SAMZA_NB_LAUNCH_MARKS``), if any."""
+    path = path or os.environ.get(MARKS_ENV)
     if path:
         with open(path, "a") as out:
             out.write(f"{name} {time.time() if when is None else when!r}\n")
@@ -91,16 +92,17 @@ class FirstMark:
     """A task that marks when its process and its parents started, its init and its first message."""
 
     def init(self, context: Any) -> None:
-        mark("container.process", started_at())
+        self.marks = context.config.get_str("bench.marks", "")  # an executor has not the driver's env
+        mark("container.process", started_at(), self.marks)
         with contextlib.suppress(OSError):
-            mark("python.worker", started_at(os.getppid()))
-        mark("task.init")
+            mark("python.worker", started_at(os.getppid()), self.marks)
+        mark("task.init", path=self.marks)
         self.first = True
 
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
         if self.first:
             self.first = False
-            mark("first.message")
+            mark("first.message", path=self.marks)
 
 
 def _timed(module: Any, name: str, start: str | None, end: str) -> None:
@@ -233,8 +235,9 @@ def launch(
         if runner == "spark":
             values["spark.master"] = master
             values.update(cluster.config() if cluster is not None else {})
+        marks = base / "marks"  # the cluster's shared directory for a cluster's container
+        values["bench.marks"] = str(marks)
         (base / "job.properties").write_text("".join(f"{k} = {v}\n" for k, v in values.items()))
-        marks = Path(tmp) / "marks"
         args = ["run", "--config-path", "job.properties", "--no-progress"]
         args += ["--runner", "spark"] if runner == "spark" else []
         path = os.pathsep.join(
@@ -265,6 +268,8 @@ def launch(
             if process.poll() is None:
                 process.kill()
                 process.wait()
+            if process.stderr is not None:
+                process.stderr.close()
         return {name: when - started for name, when in read_marks(marks).items()} | {"launch": 0.0}
 
 

@@ -26,7 +26,9 @@ def test_the_warmup_leaves_the_workers_with_the_task_module_loaded(spark: Any) -
 
 
 def test_the_warmup_task_yields_zero_where_samza_nb_is_not_importable() -> None:
-    saved = sys.modules.pop("samza_nb.runtime.spark.task")
+    import samza_nb.runtime.spark.task as saved
+
+    del sys.modules["samza_nb.runtime.spark.task"]
     sys.modules["samza_nb.runtime.spark.task"] = None  # type: ignore[assignment] # import fails
     try:
         assert list(warmup_task()([0])) == [0]
