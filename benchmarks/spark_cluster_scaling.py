@@ -41,16 +41,43 @@ TASK = "spark_cluster_scaling.Passthrough"
 
 
 class Passthrough:
-    """Does ``bench.work`` iterations per message."""
+    """Does ``bench.work`` iterations per message; at its close appends to ``bench.cpu.file`` the CPU
+    seconds its process spent and the wall seconds that passed between its first message and its last
+    (to 8,192 messages), and how many it processed."""
 
     def init(self, context: Any) -> None:
         self.work = int(context.config.get_str("bench.work", "0") or 0)
+        self.cpu_file = context.config.get_str("bench.cpu.file", "")
+        self.count = 0
+        self.first = self.last = (0.0, 0.0)
 
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
         x = 0
         for i in range(self.work):
             x += i
         self.sink = x
+        self.count += 1
+        if self.count & 8191 == 1:
+            self.last = (time.process_time(), time.time())
+            if self.count == 1:
+                self.first = self.last
+
+    def close(self) -> None:
+        if self.cpu_file and self.count:
+            with open(self.cpu_file, "a") as out:
+                cpu, wall = self.last[0] - self.first[0], self.last[1] - self.first[1]
+                out.write(f"{cpu} {wall} {self.count}\n")
+
+
+def cpu_shares(path: Path) -> list[float]:
+    """Each container's CPU seconds over its busy wall seconds (1.0: it had a core to itself)."""
+    if not path.exists():
+        return []
+    shares = []
+    for line in path.read_text().splitlines():
+        cpu, wall, _ = (float(x) for x in line.split())
+        shares.append(cpu / wall if wall > 0 else 0.0)
+    return shares
 
 
 def write_rows(directory: Path, rows: int) -> Path:
@@ -89,8 +116,9 @@ def _descendants(pid: int) -> list[int]:
 
 def one_run(
     spark: Any, cluster: Cluster, data: Path, containers: int, work: int, total: int
-) -> tuple[float, float]:
-    """(busy seconds, steady messages a second) of one run with ``containers`` containers."""
+) -> tuple[float, float, list[float]]:
+    """(busy seconds, steady messages a second, each container's CPU share) of one run with
+    ``containers`` containers."""
     from samza_nb import Config
     from samza_nb.runtime.spark.runner import SparkJobRunner
 
@@ -106,6 +134,7 @@ def one_run(
         "cluster-manager.container.status.interval.ms": "100",
         "job.logged.store.base.dir": str(cluster.cluster.shared / "state"),
         "bench.work": str(work),
+        "bench.cpu.file": str(data.parent / f"cpu-{uuid.uuid4().hex[:6]}"),
     }
     runner = SparkJobRunner(Config(values), spark, python_path=[str(HERE)])
     runner.start()
@@ -125,7 +154,7 @@ def one_run(
         )
     busy = end - marks.get(1e-9, end)
     rate = 0.8 * total / (marks.get(0.9, end) - marks.get(0.1, end - busy))
-    return busy, rate
+    return busy, rate, cpu_shares(Path(values["bench.cpu.file"]))
 
 
 def main() -> None:
@@ -160,12 +189,14 @@ def main() -> None:
                 for containers in (1, 2):
                     if args.pin:
                         pin(cluster)  # executors and Python workers started since
-                    seconds, rates[containers] = one_run(spark, cluster, data, containers, args.work, total)
+                    seconds, rates[containers], shares = one_run(
+                        spark, cluster, data, containers, args.work, total
+                    )
                     busy[containers].append(seconds)
                     print(
                         f"run {run}: {containers} container(s), {containers} worker(s): "
-                        f"busy {seconds:.2f} s, {rates[containers]:,.0f} msg/s from 10% to 90% "
-                        f"({uptime()})",
+                        f"busy {seconds:.2f} s, {rates[containers]:,.0f} msg/s from 10% to 90%, CPU share "
+                        f"{', '.join(f'{x:.2f}' for x in shares)} ({uptime()})",
                         flush=True,
                     )
                 ratios.append(rates[2] / rates[1])

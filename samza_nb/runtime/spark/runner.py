@@ -217,7 +217,8 @@ class SparkJobRunner(CoordinatorSteering):
         except BaseException:
             probe.remove()
             raise
-        PythonWarmup(context, self.slots_needed, self.group).start()  # while the coordinator starts
+        warm = min(slots, 4 * self.slots_needed)  # tasks enough to reach every executor a container may get
+        PythonWarmup(context, warm, self.group).start()  # while the coordinator starts
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._main, args=(context, ready), name=f"samza-spark-driver-{self.name}", daemon=True
