@@ -15,7 +15,7 @@ breakdown is the median of each step over the runs:
     interpreter + CLI imports  launch -> samza_nb's CLI imported
     config checks              -> the runner asks for a session
     SparkSession               the JVM and the SparkContext
-    executors / task slots     until Spark has the slots (executors registered, under a cluster master)
+    code shipped, task slots   the job's code shipped; until Spark has the slots (executors registered)
     coordinator                its start, which includes
       input written            writing the Spark input (a Spark job) or checking it is written
     containers' job submitted  -> the runner submits the containers' Spark job
@@ -58,7 +58,7 @@ STEPS = [
     ("interpreter + CLI imports", "launch", "cli.imported"),
     ("config checks", "cli.imported", "session.start"),
     ("SparkSession", "session.start", "session.ready"),
-    ("executors / task slots", "session.ready", "slots.ready"),
+    ("code shipped, executors / task slots", "session.ready", "slots.ready"),
     ("coordinator", "coordinator.start", "coordinator.ready"),
     ("  of which input written", "input.start", "input.ready"),
     ("containers' job submitted", "coordinator.ready", "job.submit"),
@@ -142,8 +142,8 @@ def traced_driver(argv: list[str]) -> int:
     from samza_nb.systems.spark import factory
 
     _timed(runner, "spark_session", "session.start", "session.ready")
-    _timed(runner, "wait_for_slots", None, "slots.ready")
-    _timed(runner, "ship_job_module", "job.submit", "job.shipped")
+    _timed(runner, "wait_for_slots_telling", None, "slots.ready")
+    _timed(runner, "container_task", "job.submit", "job.task")
     _timed(JobCoordinator, "start", "coordinator.start", "coordinator.ready")
     _timed(factory, "prepare_input", "input.start", "input.ready")
     status: int = cli.main(argv)
