@@ -1,7 +1,7 @@
 """What an executor's Python worker imports to start a container (:mod:`samza_nb.runtime.spark.task`):
-nothing of the driver's side (the runner, the coordinator, the container, the Spark system), which it would
-import only to start a child process that imports them itself (it was ~0.5 s of each container's launch);
-and the names the task copies instead of importing agree with their homes."""
+nothing of the driver's side (the runner, the coordinator, the container, the Spark system's factory and
+sink), which it would import only to start a child process that imports them itself (it was ~0.5 s of
+each container's launch); and the names the task copies instead of importing agree with their homes."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ DRIVER_SIDE = (
     "samza_nb.runtime.local",
     "samza_nb.coordinator",
     "samza_nb.container",
-    "samza_nb.systems.spark",
+    "samza_nb.systems.spark.factory",
+    "samza_nb.systems.spark.outputs.sink",
     "asyncio",
     "pyspark",
 )
