@@ -7,7 +7,7 @@ STAMP := $(VENV)/.samza_nb-installed
 # The Mermaid script the documentation site draws its diagrams with, offline (scripts/docs-assets.sh).
 MERMAID_JS := docs/_static/vendor/mermaid.min.js
 
-.PHONY: run run-spark test docs lint bench bench-peers setup fuzz-nightly reliability
+.PHONY: run run-spark test docs lint bench bench-spark-launch bench-peers setup fuzz-nightly reliability
 
 setup: $(STAMP) $(MERMAID_JS)
 
@@ -53,6 +53,13 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/spark.py
 	$(BIN)/python benchmarks/kafka.py
 	$(BIN)/python benchmarks/kafka_passthrough.py
+
+# The Spark runner's launch (local[2], then the 2-worker standalone cluster harness) and 2 workers against 1
+# on the harness (long: several JVMs; root for the harness' mount namespaces; kept out of bench and CI).
+bench-spark-launch: $(STAMP)
+	$(BIN)/python benchmarks/spark_launch.py
+	$(BIN)/python benchmarks/spark_launch.py --master cluster
+	$(BIN)/python benchmarks/spark_cluster_scaling.py
 
 # samza_nb beside Bytewax, streamz and Quix Streams (benchmarks/peers; a long run, ~15 min): the peers and
 # samza_nb (editable, with its Kafka extra) go into a venv of their own, .venv-peers, never into .venv.

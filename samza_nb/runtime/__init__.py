@@ -1,6 +1,33 @@
-"""Runners: run a job in this process (``LocalJobRunner``) and the ``samza-nb`` command line."""
+"""Runners: run a job in this process (``LocalJobRunner``) and the ``samza-nb`` command line.
 
-from samza_nb.container.loop.control import NextMessage, Step, Steps
-from samza_nb.runtime.local import LocalJobRunner, load_task_factory
+The names load on first use: a process that needs one module of this package (an executor's Python worker
+imports :mod:`.spark.task`, a container :mod:`.console`) does not import the local runner and the
+container's loop with it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from samza_nb.container.loop.control import NextMessage, Step, Steps
+    from samza_nb.runtime.local import LocalJobRunner, load_task_factory
+
+_HOMES = {
+    "NextMessage": "samza_nb.container.loop.control",
+    "Step": "samza_nb.container.loop.control",
+    "Steps": "samza_nb.container.loop.control",
+    "LocalJobRunner": "samza_nb.runtime.local",
+    "load_task_factory": "samza_nb.runtime.local",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
+
 
 __all__ = ["LocalJobRunner", "NextMessage", "Step", "Steps", "load_task_factory"]

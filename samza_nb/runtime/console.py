@@ -3,7 +3,6 @@ routing, and the summary of a run."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import signal
 import sys
@@ -14,6 +13,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from samza_nb.errors import ConfigError, SamzaError, is_bad_message
 
 if TYPE_CHECKING:
+    import asyncio
+
     from samza_nb.api.streams import SystemStreamPartition
 
 PROG = "samza-nb"

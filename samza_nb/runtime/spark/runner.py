@@ -54,6 +54,7 @@ from samza_nb.runtime.spark.probes import SharedDirProbe, shared_dir_error
 from samza_nb.runtime.spark.ship import ship_job_code
 from samza_nb.runtime.spark.slot_wait import SlotWait, wait_for_slots_telling
 from samza_nb.runtime.spark.task import FAILED_MARK, container_task, starting_over_streams
+from samza_nb.runtime.spark.warmup import PythonWarmup
 from samza_nb.runtime.steering import CoordinatorSteering
 from samza_nb.systems.spark.inputs.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
@@ -216,6 +217,8 @@ class SparkJobRunner(CoordinatorSteering):
         except BaseException:
             probe.remove()
             raise
+        warm = min(slots, 4 * self.slots_needed)  # tasks enough to reach every executor a container may get
+        PythonWarmup(context, warm, self.group).start()  # while the coordinator starts
         ready: concurrent.futures.Future[None] = concurrent.futures.Future()
         self._thread = threading.Thread(
             target=self._main, args=(context, ready), name=f"samza-spark-driver-{self.name}", daemon=True

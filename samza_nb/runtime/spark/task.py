@@ -32,13 +32,17 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
     from samza_nb.coordinator.job_model import JobModel
 
-from samza_nb.coordinator.client import ID_ENV, TOKEN_ENV, URL_ENV
-from samza_nb.observe.states import ContainerState
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, EXIT_CONFIG, PROG
 from samza_nb.runtime.spark.ship import shipped_paths, spark_files_directory
 from samza_nb.systems.spark.session import WORKER_PYTHON_FIX, WORKER_PYTHON_MISSING
 from samza_nb.systems.spark.settings import READ_ONLY_INPUTS_ENV
 
+URL_ENV, ID_ENV, TOKEN_ENV = "SAMZA_COORDINATOR_URL", "SAMZA_CONTAINER_ID", "SAMZA_COORDINATOR_TOKEN"
+"""The container's environment as :mod:`samza_nb.coordinator.client` names it, and ``"stopped"`` as
+:class:`~samza_nb.observe.states.ContainerState` does (a unit test keeps them equal): not imported from
+there, which would load the coordinator and the container into every Python worker before it starts one
+(~0.5 s of a container's launch)."""
+STOPPED = "stopped"
 ContainerTask = Callable[[Iterable[str]], Iterator[tuple[str, str]]]
 FAILED_MARK = "failed: "
 MAX_LINE_CHARS = 2000
@@ -157,7 +161,7 @@ def run_container(
         if process.stderr is not None:
             process.stderr.close()
     if status == 0:
-        return container_id, ContainerState.STOPPED.value  # a plain str: Spark collects it
+        return container_id, STOPPED  # a plain str: Spark collects it
     detail = (
         last.removeprefix(f"{PROG}: ").removeprefix(f"container {container_id}: ").removeprefix("error: ")
     )

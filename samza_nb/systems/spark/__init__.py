@@ -5,12 +5,33 @@ from Python (:func:`register_dataframe`) or configured by path (``systems.<s>.st
 a bounded one is written once into the job's directory and read with pyarrow by row index, a streaming one is
 fed into the durable log by ``foreachBatch``; outputs are parquet files per task per commit, read back with
 :func:`read_output`. pyspark is imported only where a SparkSession is needed (on the driver): containers on
-executors read the written files with pyarrow alone.
+executors read the written files with pyarrow alone. The names load on first use: an executor's Python
+worker imports this package's settings to start a container, not the system's factory, sink and feeds.
 """
 
-from samza_nb.systems.spark.factory import SparkSystemFactory
-from samza_nb.systems.spark.outputs.sink import read_output
-from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from samza_nb.systems.spark.factory import SparkSystemFactory
+    from samza_nb.systems.spark.outputs.sink import read_output
+    from samza_nb.systems.spark.registry import register_dataframe, unregister_dataframe
+
+_HOMES = {
+    "SparkSystemFactory": "samza_nb.systems.spark.factory",
+    "read_output": "samza_nb.systems.spark.outputs.sink",
+    "register_dataframe": "samza_nb.systems.spark.registry",
+    "unregister_dataframe": "samza_nb.systems.spark.registry",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
 
 
 def register_samza_log(spark: object) -> None:

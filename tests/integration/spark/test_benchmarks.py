@@ -32,6 +32,14 @@ def test_spark_runner_first_message() -> None:
     assert benchmark("spark_runner").first_message("local") > 0
 
 
+def test_spark_launch_breakdown_of_the_plain_runner() -> None:
+    launch = benchmark("spark_launch")
+    marks = launch.launch("local", "log", "local[2]", None)
+    assert 0 < marks["cli.imported"] <= marks["task.init"] <= marks["first.message"]
+    steps = [line.split()[0] for line in launch.breakdown([marks])]
+    assert steps[0] == "interpreter" and steps[-2:] == ["container", "first"], steps
+
+
 def test_spark_stream_latency(spark: Any, checks: list[str]) -> None:
     benchmark("spark_stream_latency").measure(spark, 20, 3, 1, 2)
     assert checks == ["messages processed once each"]
