@@ -30,4 +30,9 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(home), name)
 
 
+def __dir__() -> list[str]:
+    """The module's names, those loaded on first use included (what ``dir()`` and Sphinx's autodoc list)."""
+    return sorted({*globals(), *_HOMES})
+
+
 __all__ = ["LocalJobRunner", "NextMessage", "Step", "Steps", "load_task_factory"]

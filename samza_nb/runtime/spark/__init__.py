@@ -23,3 +23,8 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["SparkJobRunner"]
+
+
+def __dir__() -> list[str]:
+    """The module's names, ``SparkJobRunner`` (loaded on first use) included (what autodoc lists)."""
+    return sorted({*globals(), "SparkJobRunner"})

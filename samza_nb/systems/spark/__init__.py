@@ -34,6 +34,11 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(home), name)
 
 
+def __dir__() -> list[str]:
+    """The module's names, those loaded on first use included (what ``dir()`` and Sphinx's autodoc list)."""
+    return sorted({*globals(), *_HOMES})
+
+
 def register_samza_log(spark: object) -> None:
     """Register the ``samza-log`` data source on ``spark`` (:mod:`.datasource`; imports pyspark)."""
     from samza_nb.systems.spark.datasource import register_samza_log as register
