@@ -5,8 +5,10 @@ A child process rather than the worker itself: Spark reuses its Python workers, 
 one would leave its signal handlers, threads and imported modules behind (a notebook's task module, once
 imported, would shadow the next run's); and the container's process is what Spark's task waits on, so its
 exit decides the task's. The child runs in its own session (the worker daemon's SIGHUP to its process group
-does not reach it) and gets SIGTERM when the worker dies (Linux; a killed task's worker: it then commits
-and exits), and like every container it stops when the coordinator stays unreachable for
+does not reach it) and is killed (SIGKILL) when the worker dies (Linux; a lost executor's worker): it must
+not commit then, since Spark already runs the task's retry elsewhere, which resumes from the last checkpoint
+(a commit of the orphan after that would put its output in the log beside the retry's); what it wrote since
+is deleted when the retry recovers. Like every container it stops when the coordinator stays unreachable for
 ``cluster-manager.container.coordinator.timeout.ms`` (the driver is gone).
 
 The task returns ``(container id, "stopped")`` when its container exits 0 and raises
@@ -186,15 +188,16 @@ def starting_over_streams(config: Config, model: JobModel) -> list[str]:
 
 
 def _die_with_parent(parent: int) -> None:
-    """In the child before exec: SIGTERM when the worker that started it dies (Linux's PR_SET_PDEATHSIG);
+    """In the child before exec: SIGKILL when the worker that started it dies (Linux's PR_SET_PDEATHSIG: no
+    commit by an orphan whose retry already runs, see the module);
     exit at once when it already died."""
     import ctypes
 
     pr_set_pdeathsig = 1
     with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
     if os.getppid() != parent:
-        os._exit(128 + signal.SIGTERM)
+        os._exit(128 + signal.SIGKILL)
 
 
 __all__ = [
