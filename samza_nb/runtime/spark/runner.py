@@ -28,7 +28,6 @@ import concurrent.futures
 import contextlib
 import logging
 import os
-import re
 import socket
 import sys
 import threading
@@ -38,7 +37,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.coordinator.job_coordinator import JobCoordinator
-from samza_nb.errors import BAD_MESSAGE_MARK, ConfigError, JobTimeoutError, SamzaError
+from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 from samza_nb.runtime.applications import JobProgram, what_job_runs
 from samza_nb.runtime.config_check import check_job_config
 from samza_nb.runtime.local import read_checkpoints
@@ -49,16 +48,17 @@ from samza_nb.runtime.spark.cluster import (
     task_attempts,
     task_slots,
 )
+from samza_nb.runtime.spark.failures import bad_message, job_failure, retry_refusal
 from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
-from samza_nb.runtime.spark.probes import SharedDirProbe, shared_dir_error
+from samza_nb.runtime.spark.probes import SharedDirProbe
 from samza_nb.runtime.spark.ship import ship_job_code
 from samza_nb.runtime.spark.slot_wait import SlotWait, wait_for_slots_telling
-from samza_nb.runtime.spark.task import FAILED_MARK, container_task, starting_over_streams
+from samza_nb.runtime.spark.task import FAILED_MARK, container_task
 from samza_nb.runtime.spark.warmup import PythonWarmup
 from samza_nb.runtime.steering import CoordinatorSteering
 from samza_nb.systems.spark.inputs.feed import feed_failure
 from samza_nb.systems.spark.registry import registered_frames
-from samza_nb.systems.spark.session import import_pyspark_sql, spark_session, worker_python_error
+from samza_nb.systems.spark.session import import_pyspark_sql, spark_session
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
@@ -74,8 +74,6 @@ SPARK_FACTORY = "samza_nb.systems.spark.SparkSystemFactory"
 """``systems.<s>.samza.factory`` of a Spark system."""
 WATCH_INTERVAL_S = 0.05
 """How often the driver's loop looks at the Spark job and a stop request."""
-CONFIG_EXIT = "(exited with status 2)"
-"""How a container that refused the job's config ends (exit status 2): the job's error is a ConfigError."""
 
 
 class SparkJobRunner(CoordinatorSteering):
@@ -345,7 +343,7 @@ class SparkJobRunner(CoordinatorSteering):
         asked: float | None = None
         while not job.done():
             await asyncio.wait({job}, timeout=WATCH_INTERVAL_S)
-            failed = self._failed_feed() or _bad_message(coordinator) or coordinator.fenced
+            failed = self._failed_feed() or bad_message(coordinator) or coordinator.fenced
             if failed is not None and self.failure is None:
                 self.failure = failed  # a feed: containers would wait for rows that never come
                 self._stop_requested.set()
@@ -380,14 +378,7 @@ class SparkJobRunner(CoordinatorSteering):
         path = [*self.python_path, os.getcwd(), *(p or os.getcwd() for p in sys.path)]
         url = container_url(coordinator.url, context)
         check = self._probe.check if self._probe is not None else None
-        resetting = starting_over_streams(self.config, coordinator.job_model)
-        no_retry = (
-            f"it was retried while the job resets {', '.join(resetting)} (reset.offset): a retry would start "
-            "its tasks over again, apart from the other containers' output; run the job again without "
-            "reset.offset (it resumes from the checkpoints this run wrote)"
-            if resetting
-            else None
-        )
+        no_retry = retry_refusal(self.config, coordinator.job_model)
         task = container_task(
             url,
             list(dict.fromkeys(path)),
@@ -416,22 +407,11 @@ class SparkJobRunner(CoordinatorSteering):
 
     def _job_failed(self, exc: BaseException) -> None:
         """The Spark job ended with ``exc``: a failure, unless it was this runner's cancellation."""
-        text = str(exc)
-        missing = worker_python_error(text) or shared_dir_error(text)
-        if missing is not None:
-            self.failure, self.failure_kind = str(missing), ConfigError
-            return
-        found = re.findall(rf"container \S+ {FAILED_MARK}[^\n]*", text)
-        if self._stop_requested.is_set() and (self.cancelled or not found):
+        ended = job_failure(exc, stop_requested=self._stop_requested.is_set(), cancelled=self.cancelled)
+        if ended.line is None:
             self.stopped = True
-            return
-        if found:
-            line = found[-1].strip()
         else:
-            line = next((part.strip() for part in text.splitlines() if part.strip()), type(exc).__name__)
-            line = f"the Spark job of the containers failed: {line}"
-        self.failure = line
-        self.failure_kind = ConfigError if line.endswith(CONFIG_EXIT) else SamzaError
+            self.failure, self.failure_kind = ended.line, ended.kind
 
     async def _containers_gone(self, coordinator: JobCoordinator) -> None:
         """Wait (up to the coordinator timeout) until every container that reported has reported its end or
@@ -447,14 +427,6 @@ class SparkJobRunner(CoordinatorSteering):
                 return
             await asyncio.sleep(WATCH_INTERVAL_S)
         log.warning("job %s: containers still running after the Spark job ended", self.name)
-
-
-def _bad_message(coordinator: JobCoordinator) -> str | None:
-    """The line of the first container a bad message failed (it is not retried), if any."""
-    for report in coordinator.job_status().failed():
-        if report.error is not None and BAD_MESSAGE_MARK in report.error:
-            return f"container {report.container_id} {FAILED_MARK}{report.error}"
-    return None
 
 
 def _fed_streams(config: Config) -> list[tuple[str, str]]:
