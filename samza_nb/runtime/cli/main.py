@@ -33,6 +33,7 @@ from samza_nb.runtime.cli.dev_broker import add_dev_broker_command
 from samza_nb.runtime.cli.job_args import add_job_config_arguments, load_job_config
 from samza_nb.runtime.cli.log_dump import add_log_dump_command
 from samza_nb.runtime.cli.reset import add_reset_command
+from samza_nb.runtime.cli.spark_archive import add_spark_class_archive_command
 from samza_nb.runtime.console import (
     EXIT_CONFIG,
     EXIT_OK,
@@ -71,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_control_command(commands)
     add_reset_command(commands)
     add_clean_command(commands)
+    add_spark_class_archive_command(commands)
     return parser
 
 

@@ -2,7 +2,8 @@
 
 ``spark.master`` (default ``local[<containers>,4]``: a slot per container, a task retried up to 4 times) and
 ``spark.conf.<key> = <value>`` configure a session this module builds; the UI is off unless
-``spark.conf.spark.ui.enabled`` says otherwise. An active session (a notebook's, a test's) is used as it is.
+``spark.conf.spark.ui.enabled`` says otherwise, and its driver JVM starts quickly (:mod:`.jvm_start`). An
+active session (a notebook's, a test's) is used as it is.
 With ``jvm_log``, the JVM of a session this module starts writes its output (Spark's start-up lines and
 log, its Python workers' and the containers' standard error) to that file instead of the terminal.
 """
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import ConfigError
+from samza_nb.systems.spark.jvm_start import DRIVER_OPTIONS_CONF, driver_java_options
 from samza_nb.systems.spark.settings import job_directory, job_key
 
 if TYPE_CHECKING:
@@ -64,6 +66,9 @@ def spark_session(
     for key in sorted(config):
         if key.startswith(CONF_PREFIX):
             builder = builder.config(key.removeprefix(CONF_PREFIX), config[key])
+    driver_options = driver_java_options(config)
+    if driver_options is not None:
+        builder = builder.config(DRIVER_OPTIONS_CONF, driver_options)
     with _worker_python(config):
         if jvm_log is None:
             return builder.getOrCreate()
