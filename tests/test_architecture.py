@@ -2,7 +2,8 @@
 
 The layers are read from the ```` ```layers ```` block of docs/architecture.md §1 (rows lowest first;
 packages on one row are peers and may not import each other). Imports under ``if TYPE_CHECKING:`` name
-types only and may point anywhere; imports inside functions run and count.
+types only and may point anywhere, except through the walls of ``TYPE_WALLS``; imports inside functions run
+and count.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ LEAF_IMPORTS = {
     "observe": frozenset({"api"}),
 }
 """What each leaf itself may import (besides itself)."""
+TYPE_WALLS = frozenset({("container", "coordinator"), ("storage", "coordinator"), ("api", "config")})
+"""(importer, imported) pairs that may not name each other even under ``if TYPE_CHECKING:``: the container
+and the storage layer run the job model they are given (its values live in ``api/``), and the API a task
+sees names no config class (``TaskContext.config`` is an ``api`` ``ConfigMapping``)."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +63,9 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def runtime_imports(source: str, module: str) -> list[tuple[str, int]]:
-    """The ``samza_nb`` modules ``source`` (module ``module``) imports at run time, with their lines.
+def runtime_imports(source: str, module: str, types: bool = False) -> list[tuple[str, int]]:
+    """The ``samza_nb`` modules ``source`` (module ``module``) imports at run time (with ``types``, also
+    under ``if TYPE_CHECKING:``), with their lines.
 
     ``from samza_nb.x import y`` counts as an import of ``samza_nb.x.y`` when that is a module, so a
     package's ``__init__`` is not blamed for its sub-modules; relative imports are resolved."""
@@ -67,7 +73,7 @@ def runtime_imports(source: str, module: str) -> list[tuple[str, int]]:
 
     def visit(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
+            if isinstance(child, ast.If) and _is_type_checking(child.test) and not types:
                 for statement in child.orelse:
                     visit_one(statement)
                 continue
@@ -147,14 +153,23 @@ def _against(source: str, target: str, layers: dict[str, int]) -> str | None:
     return None
 
 
-def all_violations(layers: dict[str, int]) -> list[Violation]:
-    """Every run-time import in ``samza_nb/`` against ``layers``."""
-    problems: list[Violation] = []
+def modules() -> list[tuple[str, str, str]]:
+    """Path, dotted name and source of every module in ``samza_nb/`` (a package's own is
+    ``<package>.__init__``)."""
+    found = []
     for file in sorted(PACKAGE.rglob("*.py")):
         relative = file.relative_to(ROOT)
-        module = ".".join(relative.with_suffix("").parts)  # a package's own is ``<package>.__init__``
-        problems += check_module(str(relative), module, file.read_text(), layers)
-    return problems
+        found.append((str(relative), ".".join(relative.with_suffix("").parts), file.read_text()))
+    return found
+
+
+def all_violations(layers: dict[str, int]) -> list[Violation]:
+    """Every run-time import in ``samza_nb/`` against ``layers``."""
+    return [
+        problem
+        for path, module, source in modules()
+        for problem in check_module(path, module, source, layers)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -162,9 +177,26 @@ def layers() -> dict[str, int]:
     return read_layers(ARCHITECTURE.read_text())
 
 
+def wall_crossings(path: str, module: str, source: str) -> list[Violation]:
+    """The imports of one module, ``TYPE_CHECKING`` ones included, through a wall of ``TYPE_WALLS``."""
+    source_layer = layer_of(module)
+    return [
+        Violation(path, line, imported, f"{source_layer} may not name {target}, not even for types")
+        for imported, line in dict.fromkeys(runtime_imports(source, module, types=True))
+        if (source_layer, target := layer_of(imported)) in TYPE_WALLS
+    ]
+
+
 def test_every_import_follows_the_map(layers: dict[str, int]) -> None:
     problems = all_violations(layers)
     assert not problems, "imports against docs/architecture.md §1:\n" + "\n".join(map(str, problems))
+
+
+def test_no_import_goes_through_a_wall_even_for_types() -> None:
+    problems = [
+        problem for path, module, source in modules() for problem in wall_crossings(path, module, source)
+    ]
+    assert not problems, "imports through a wall of TYPE_WALLS:\n" + "\n".join(map(str, problems))
 
 
 def test_every_package_is_on_the_map(layers: dict[str, int]) -> None:
@@ -202,6 +234,22 @@ def test_a_lazy_import_counts_and_a_type_checking_one_does_not(layers: dict[str,
     )
     problems = check_module("samza_nb/systems/base.py", "samza_nb.systems.base", source, layers)
     assert [(p.line, p.imported) for p in problems] == [(5, "samza_nb.runtime")]
+
+
+@pytest.mark.parametrize(
+    ("module", "imported"),
+    [
+        ("samza_nb.storage.manager", "samza_nb.coordinator.planning"),
+        ("samza_nb.container.loop.run_loop", "samza_nb.coordinator.control"),
+        ("samza_nb.api.task", "samza_nb.config.config"),
+    ],
+)
+def test_a_type_checking_import_through_a_wall_is_caught(module: str, imported: str) -> None:
+    source = f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import {imported}\n"
+    path = module.replace(".", "/") + ".py"
+    (problem,) = wall_crossings(path, module, source)
+    assert (problem.line, problem.imported) == (3, imported)
+    assert "not even for types" in problem.reason
 
 
 def test_peers_may_not_import_each_other(layers: dict[str, int]) -> None:

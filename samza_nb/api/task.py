@@ -10,13 +10,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from samza_nb.api.config_mapping import ConfigMapping
     from samza_nb.api.streams import (
         IncomingMessageEnvelope,
         OutgoingMessageEnvelope,
         SystemStream,
         SystemStreamPartition,
     )
-    from samza_nb.config import Config
     from samza_nb.observe.events import Event
 
 
@@ -157,7 +157,7 @@ class TaskContext:
         self,
         task_name: str,
         ssps: frozenset[SystemStreamPartition],
-        config: Config,
+        config: ConfigMapping,
         stores: Mapping[str, Any] | None = None,
         metrics: dict[str, Any] | None = None,
         *,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, overload
 
+from samza_nb.api.config_mapping import ConfigMapping
 from samza_nb.config.catalogue import KEYS, job_id, job_name, spec_for
 from samza_nb.config.key_spec import parse_bool, parse_int, parse_list
 from samza_nb.errors import ConfigError
@@ -12,8 +13,9 @@ from samza_nb.errors import ConfigError
 _MISSING: Any = object()
 
 
-class Config(Mapping[str, str]):
-    """Read-only ``str -> str`` mapping with typed getters.
+class Config(ConfigMapping):
+    """Read-only ``str -> str`` mapping with typed getters: the API's
+    :class:`~samza_nb.api.config_mapping.ConfigMapping`, which a task reads in ``TaskContext.config``.
 
     Getters of catalogued keys fall back to the catalogue's default and raise :class:`ConfigError` naming
     the key, the bad value and what is allowed.

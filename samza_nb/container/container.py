@@ -44,9 +44,9 @@ from samza_nb.systems.registry import system_factory
 if TYPE_CHECKING:
     import os
 
+    from samza_nb.api.job_model import JobModel, TaskModel
     from samza_nb.api.metadata import OffsetReset, SSPMetadata
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import JobModel, TaskModel
     from samza_nb.storage.sql.results import QueryResult
     from samza_nb.systems.base import SystemAdmin, SystemFactory, SystemProducer
 

@@ -11,9 +11,9 @@ from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.systems.base import FeedingSystemAdmin
 
 if TYPE_CHECKING:
+    from samza_nb.api.job_model import ContainerModel, JobModel, TaskModel
     from samza_nb.api.metadata import SSPMetadata
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import ContainerModel, JobModel, TaskModel
     from samza_nb.systems.base import SystemAdmin
 
 

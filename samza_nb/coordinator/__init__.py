@@ -1,5 +1,6 @@
 """Job coordination: the coordinator stream (messages, bootstrap, store), groupers and the job model."""
 
+from samza_nb.api.job_model import ContainerModel, JobModel, TaskModel
 from samza_nb.coordinator.bootstrap import bootstrap
 from samza_nb.coordinator.grouper import (
     GroupByPartition,
@@ -7,8 +8,8 @@ from samza_nb.coordinator.grouper import (
     grouper_for,
     parse_broadcast_inputs,
 )
-from samza_nb.coordinator.job_model import ContainerModel, JobModel, TaskModel, build_job_model
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
+from samza_nb.coordinator.planning import build_job_model
 from samza_nb.coordinator.stream_store import (
     CoordinatorStreamStore,
     coordinator_stream_name,

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.api.job_model import JobModel
 from samza_nb.coordinator.control import ControlState
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import SamzaError
 

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from samza_nb import crash_points
+from samza_nb.api.job_model import JobModel
 from samza_nb.checkpoint.carry_over import carry_over_default_checkpoints
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_metadata, input_streams, start_feeding, stop_feeding
@@ -19,7 +20,6 @@ from samza_nb.coordinator.changes import refuse_incompatible_change
 from samza_nb.coordinator.control import ControlState, JobControl, run_command
 from samza_nb.coordinator.driver_claim import DriverClaim, DriverLease
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.coordinator.status import ContainerReport, JobStatus

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-from samza_nb.config import Config
+from samza_nb.api.config_mapping import ConfigMapping
 from samza_nb.config.catalogue import job_id, job_name
 from samza_nb.errors import SamzaError
 from samza_nb.operators.graph import ApplicationGraph, InputSpec, OpKind
@@ -27,7 +27,7 @@ class StreamApplicationDescriptor:
     """What ``describe`` builds on: input and output streams by stream id, and the graph they grow.
     ``config`` is the job's config (job.name and job.id name the intermediate streams)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: ConfigMapping) -> None:
         self.config = config
         self.graph = ApplicationGraph()
         self._outputs: dict[str, OutputStream] = {}
@@ -69,7 +69,7 @@ class StreamApplicationDescriptor:
         return f"{intermediate_stream_prefix(self.config)}{op_id}"
 
 
-def intermediate_stream_prefix(config: Config) -> str:
+def intermediate_stream_prefix(config: ConfigMapping) -> str:
     """``<job.name>-<job.id>-partition_by-`` (``app.name`` / ``app.id`` standing for them where set): what
     the name of every intermediate stream of the application of ``config`` begins with."""
     name = config.get_str(APP_NAME_KEY, "") or job_name(config)
@@ -77,7 +77,7 @@ def intermediate_stream_prefix(config: Config) -> str:
     return f"{name}-{ident}-partition_by-"
 
 
-def describe_application(app: Any, config: Config) -> StreamApplicationDescriptor:
+def describe_application(app: Any, config: ConfigMapping) -> StreamApplicationDescriptor:
     """Run ``app.describe`` (``app`` a StreamApplication instance or class) on a new descriptor; a
     SamzaError naming the application when it is not one or declares no input."""
     instance = app() if isinstance(app, type) and issubclass(app, StreamApplication) else app

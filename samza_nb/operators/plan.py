@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from samza_nb.api.config_mapping import ConfigMapping
 from samza_nb.api.streams import SystemStream
-from samza_nb.config import Config
 from samza_nb.config.app_keys import (
     APP_CLASS_KEY,
     APP_ID_KEY,
@@ -120,7 +120,7 @@ class ApplicationPlan:
             ) from None
 
     @classmethod
-    def from_config(cls, config: Config) -> ApplicationPlan:
+    def from_config(cls, config: ConfigMapping) -> ApplicationPlan:
         """The plan of the job ``config`` describes; a ConfigError when the config was not planned."""
         text = config.get_str(APP_PLAN_KEY, "")
         if not text:

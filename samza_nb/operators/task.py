@@ -22,9 +22,9 @@ from samza_nb.operators.impl.graph import TaskGraph, build_task_graph
 from samza_nb.operators.plan import ApplicationPlan
 
 if TYPE_CHECKING:
+    from samza_nb.api.config_mapping import ConfigMapping
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.api.task import MessageCollector, TaskContext, TaskCoordinator
-    from samza_nb.config import Config
 
 IDLE_TIMEOUT_KEY = "task.watermark.idle.timeout.ms"
 
@@ -41,7 +41,7 @@ class ApplicationDescriber:
             )
         self.app = app
 
-    def describe(self, config: Config) -> StreamApplicationDescriptor:
+    def describe(self, config: ConfigMapping) -> StreamApplicationDescriptor:
         """A new descriptor of the application for ``config``."""
         return describe_application(self.app, config)
 

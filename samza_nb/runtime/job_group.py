@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from samza_nb.api.job_model import JobModel
 from samza_nb.api.streams import SystemStreamPartition
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.runtime.local import LocalJobRunner
 
 

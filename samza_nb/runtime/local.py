@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Callable, Iterable, Mapping
 
+    from samza_nb.api.job_model import JobModel
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
     from samza_nb.container.loop.stepping import NextMessage, Steps
-    from samza_nb.coordinator.job_model import JobModel
     from samza_nb.observe.bus import EventBus
 
 

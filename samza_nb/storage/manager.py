@@ -30,8 +30,8 @@ from samza_nb.storage.settings import changelog_stream, configured_store_names
 from samza_nb.systems.base import ChangelogStreamAdmin
 
 if TYPE_CHECKING:  # (DuckDB's modules are imported where stores are opened or read: not without stores)
+    from samza_nb.api.job_model import TaskModel
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import TaskModel
     from samza_nb.observe.bus import EventBus
     from samza_nb.storage.duckdb.state_file import StateFile, TaskOffsets
     from samza_nb.storage.engine import StorageEngine

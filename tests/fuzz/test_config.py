@@ -14,11 +14,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from samza_nb.api.job_model import JobModel
 from samza_nb.checkpoint.stream_format import CheckpointFormat
 from samza_nb.config import Config, load_config, unknown_key_warnings
 from samza_nb.config.catalogue import KEYS
 from samza_nb.config.loaders import parse_properties
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.operators.plan import ApplicationPlan
 from samza_nb.runtime.cli.main import load_job_config
 from samza_nb.serde import serde_for

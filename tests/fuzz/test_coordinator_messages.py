@@ -8,6 +8,7 @@ import json
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from samza_nb.api.job_model import JobModel
 from samza_nb.coordinator.bootstrap import (
     Bootstrapped,
     changelog_mapping_of,
@@ -15,7 +16,6 @@ from samza_nb.coordinator.bootstrap import (
     container_hosts_of,
     task_containers_of,
 )
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.messages import (
     SET_CHANGELOG,
     SET_CONFIG,

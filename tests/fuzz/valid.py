@@ -15,11 +15,11 @@ from typing import Any
 from hypothesis import strategies as st
 
 from samza_nb.api.checkpoint import Checkpoint
+from samza_nb.api.job_model import ContainerModel, JobModel, TaskModel
 from samza_nb.api.streams import END_OF_STREAM_OFFSET, SystemStream, SystemStreamPartition
 from samza_nb.config.catalogue import KEYS, spec_for
 from samza_nb.config.key_spec import KeySpec
 from samza_nb.control.messages import EndOfStreamMessage, WatermarkMessage
-from samza_nb.coordinator.job_model import ContainerModel, JobModel, TaskModel
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
 from samza_nb.operators.plan import ApplicationPlan, StreamPlan
 

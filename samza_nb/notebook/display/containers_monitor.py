@@ -20,8 +20,8 @@ from samza_nb.notebook.display.views import ContainerView, JobView, PartitionVie
 from samza_nb.observe.states import ContainerState, RunOutcome
 
 if TYPE_CHECKING:
+    from samza_nb.api.job_model import JobModel
     from samza_nb.api.streams import SystemStreamPartition
-    from samza_nb.coordinator.job_model import JobModel
     from samza_nb.coordinator.status import ContainerReport, JobStatus
     from samza_nb.notebook.runs.job import Listener
     from samza_nb.observe.events import ChooserDecision

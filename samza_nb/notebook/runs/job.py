@@ -33,8 +33,8 @@ from samza_nb.notebook.runs.cell_output import CellOutput, route_here
 from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
+    from samza_nb.api.job_model import JobModel
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import JobModel
     from samza_nb.notebook.display.views import JobView
     from samza_nb.observe.events import ChooserDecision
 

@@ -15,10 +15,10 @@ import asyncio
 import logging
 from collections import deque
 
+from samza_nb.api.job_model import JobModel
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_streams
 from samza_nb.coordinator.job_coordinator import JobCoordinator
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import JobStatus
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.display.containers_monitor import containers_starting

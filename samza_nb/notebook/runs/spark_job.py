@@ -15,8 +15,8 @@ import asyncio
 import logging
 from typing import Any
 
+from samza_nb.api.job_model import JobModel
 from samza_nb.config import Config
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import JobStatus
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.display.containers_monitor import containers_starting

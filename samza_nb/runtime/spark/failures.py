@@ -19,9 +19,9 @@ from samza_nb.runtime.spark.task import FAILED_MARK, starting_over_streams
 from samza_nb.systems.spark.session import worker_python_error
 
 if TYPE_CHECKING:
+    from samza_nb.api.job_model import JobModel
     from samza_nb.config import Config
     from samza_nb.coordinator.job_coordinator import JobCoordinator
-    from samza_nb.coordinator.job_model import JobModel
 
 CONFIG_EXIT = "(exited with status 2)"
 """How a container that refused the job's config ends (exit status 2): the job's error is a ConfigError."""

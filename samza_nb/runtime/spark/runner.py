@@ -61,9 +61,9 @@ from samza_nb.systems.spark.registry import registered_frames
 from samza_nb.systems.spark.session import import_pyspark_sql, spark_session
 
 if TYPE_CHECKING:
+    from samza_nb.api.job_model import JobModel
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import JobModel
     from samza_nb.coordinator.status import JobStatus
 
 log = logging.getLogger(__name__)

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from samza_nb.api.job_model import JobModel
     from samza_nb.config import Config
-    from samza_nb.coordinator.job_model import JobModel
 
 from samza_nb.runtime.console import EXIT_BAD_MESSAGE, EXIT_CONFIG, PROG
 from samza_nb.runtime.spark.ship import shipped_paths, spark_files_directory

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from samza_nb import Config, ConfigError
+from samza_nb.api.job_model import JobModel
 from samza_nb.coordinator.changes import JobChangeRefused
 from samza_nb.coordinator.driver_claim import DRIVER_CLAIM
 from samza_nb.coordinator.job_coordinator import JobCoordinator
-from samza_nb.coordinator.job_model import JobModel
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.systems.inmemory.system import InMemoryBroker
 from tests.eventually import eventually

@@ -1,5 +1,8 @@
-"""The job model: which containers run which tasks, which input partitions each task reads, and which
-changelog partition holds each task's stores; with Samza's JSON form (what the job coordinator serves).
+"""The job model's values: which containers run which tasks, which input partitions each task reads, and
+which changelog partition holds each task's stores; with Samza's JSON form (what the job coordinator serves).
+
+Plain values beside the stream identities they are built from, so the container and the storage layer that
+run a model name no coordinator; the coordinator computes models (``coordinator/planning.py``).
 
 JSON (compact, as Samza's object mapper writes it)::
 
@@ -19,12 +22,12 @@ Reading ignores unknown fields, takes ``container-id`` where older Samza wrote i
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from samza_nb.api.streams import SystemStreamPartition
-from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.errors import SamzaError
 
 ACTIVE = "Active"
 """The task mode of every task samza_nb builds (Samza also knows standby tasks)."""
@@ -160,47 +163,4 @@ def _task_from_json(key: str, raw: dict[str, Any]) -> TaskModel:
     return TaskModel(str(name), frozenset(ssps), changelog, str(mode))
 
 
-def build_job_model(
-    groups: Mapping[str, frozenset[SystemStreamPartition]],
-    container_count: int = 1,
-    previous_changelog: Mapping[str, int] | None = None,
-    config: Mapping[str, str] | None = None,
-) -> JobModel:
-    """Deal the tasks, sorted by name as strings ("Partition 10" < "Partition 2", as Samza), round robin to
-    ``container_count`` containers "0", "1", …
-
-    Changelog partitions: the mappings of ``previous_changelog`` are kept; tasks without one get, in the
-    same string order, the highest partition so far + 1 (the first gets 0). Fewer tasks than containers is
-    a ConfigError naming ``job.container.count``. ``config`` becomes the model's config.
-    """
-    if container_count < 1:
-        raise ConfigError(f"job.container.count={container_count} must be >= 1", key="job.container.count")
-    names = sorted(groups)
-    if len(names) < container_count:
-        raise ConfigError(
-            f"job.container.count={container_count} but the job has only {len(names)} tasks; "
-            "every container needs at least one task",
-            key="job.container.count",
-        )
-    changelog = dict(previous_changelog or {})
-    next_partition = max(changelog.values(), default=-1) + 1
-    containers: dict[str, dict[str, TaskModel]] = {str(i): {} for i in range(container_count)}
-    for index, name in enumerate(names):
-        if name not in changelog:
-            changelog[name] = next_partition
-            next_partition += 1
-        containers[str(index % container_count)][name] = TaskModel(
-            name, frozenset(groups[name]), changelog[name]
-        )
-    return JobModel(
-        {cid: ContainerModel(cid, tasks) for cid, tasks in containers.items()},
-        dict(config or {}),
-    )
-
-
-def ssps_of(streams: Iterable[tuple[str, str, int]]) -> list[SystemStreamPartition]:
-    """SSPs for ``(system, stream, partition_count)`` triples."""
-    return [SystemStreamPartition(s, t, p) for s, t, n in streams for p in range(n)]
-
-
-__all__ = ["ACTIVE", "ContainerModel", "JobModel", "TaskModel", "build_job_model", "ssps_of"]
+__all__ = ["ACTIVE", "ContainerModel", "JobModel", "TaskModel"]
