@@ -421,6 +421,13 @@ class NotebookSession:
             return run, run.job.config
         return None, cell_config.effective_config(self.config, self._state_directory())
 
+    def config_of(self, name: str | None, magic: str) -> Config:
+        """The config of the latest run (or job ``name``'s); before a first run, the notebook's (a
+        NotebookError when there is none yet)."""
+        if name is None and self.run is None and not self.config:
+            raise NotebookError(f"{magic}: no job config yet: write a %%samza_config cell")
+        return self._job_config(name, magic)[1]
+
     def store_run(self, store: str = "") -> JobRun | None:
         """The run whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the latest
         run); None before a first run."""
