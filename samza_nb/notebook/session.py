@@ -278,7 +278,12 @@ class NotebookSession:
         """The one line that reports ``run``'s failure (see :func:`failure_line`); marks it as shown."""
         run.failure_reported = True
         return failure_line(
-            run.view.job, run.view.processed, run.view.error, run.error, self._tasks.get(run.view.job)
+            run.view.job,
+            run.view.processed,
+            run.view.error,
+            run.error,
+            self._tasks.get(run.view.job),
+            run.job.config.get_str("job.record.path", "") or None,
         )
 
     def report_failures(self) -> list[str]:
