@@ -105,12 +105,22 @@ def test_browse_shows_a_jobs_input_and_output_on_the_durable_log(kernel: Kernel)
     assert [r[:2] for r in rows] == [["0", "0"], ["1", "0"]]
     assert "partition 0: more from offset 1 (-n 1 shown)" in notes
 
+    # While the job runs (its container holds the log open and waits for more), and as more arrive.
+    kernel.run("%samza_run --no-dashboard")
+    fill(kernel, "words", 2, 8)  # the same 2 partitions, 8 more messages
+    eventually(
+        lambda: len(kernel.value("SEEN")) == 14, timeout=30, message="the job processed the new messages"
+    )
+    _, rows, _ = shown(kernel.run("%samza_browse log.words --partition 0 --from 3"))
+    assert [r[1] for r in rows] == ["3", "4", "5", "6"]
+    kernel.run("%samza_stop")
+
 
 @pytest.mark.parametrize(
     ("line", "says"),
     [
         ("log.words --partition 5", "log.words: --partition 5: the stream has partitions 0..1"),
-        ("log.words --from 9", "log.words: --from 9: log.words#0 has offsets 0..2"),
+        ("log.words --from 90", "log.words: --from 90: log.words#0 has offsets 0..6"),
         ("log.words --from x", "log.words: --from x: system 'log': 'x' is not a durable log offset"),
         ("log.nowhere", "log.nowhere: durable log"),
         ("nosystem.words", "nosystem.words: system 'nosystem' is not one of the job's"),
