@@ -57,12 +57,14 @@ class BrowsedMessage:
 @dataclass(frozen=True)
 class Browse:
     """What a browse found: the ``messages`` (by partition, then offset) and ``notes``, one line for each
-    partition that had nothing to show or was cut short (an empty partition, a key found nowhere)."""
+    partition that had nothing to show or was cut short (an empty partition, a key found nowhere);
+    ``partitions`` the stream's partitions (their offsets when the browse began), ``read`` those read."""
 
     stream: SystemStream
     messages: tuple[BrowsedMessage, ...]
     notes: tuple[str, ...] = ()
     partitions: dict[int, SSPMetadata] = field(default_factory=dict)
+    read: tuple[int, ...] = ()
 
 
 def parse_stream(text: str) -> SystemStream:
@@ -168,7 +170,7 @@ async def browse(
     if key is not None and not messages:
         notes.append(f"no message with key {key!r} in the offsets read")
     messages.sort(key=lambda m: m.partition)  # stable: offset order within each partition
-    return Browse(stream, tuple(messages), tuple(notes), metadata)
+    return Browse(stream, tuple(messages), tuple(notes), metadata, tuple(numbers))
 
 
 async def _metadata(admin: SystemAdmin, stream: SystemStream) -> dict[int, SSPMetadata]:

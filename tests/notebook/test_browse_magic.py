@@ -92,7 +92,7 @@ def test_browse_shows_a_jobs_input_and_output_on_the_durable_log(kernel: Kernel)
     kernel.run("%samza_run --wait --max-messages 6 --no-dashboard")
 
     html, rows, _ = shown(kernel.run("%samza_browse log.words --partition 1 --from 1 -n 2"))
-    assert "log.words: 2 messages (2 partitions)" in html and "class='samza-browse'" in html
+    assert "log.words: 2 messages (partition 1 of 2)" in html and "class='samza-browse'" in html
     # Decoded with the stream's serdes (json values, string keys), with the headers.
     assert rows == [["1", "1", "k0", "{'n':", "3}", "i=3"], ["1", "2", "k2", "{'n':", "5}", "i=5"]]
     assert "<td style='padding:0 8px;white-space:nowrap'>{&#x27;n&#x27;: 3}</td>" in html

@@ -65,13 +65,14 @@ class BrowseReport:
 
     @property
     def title(self) -> str:
-        """``log.words: 3 messages`` (of how many partitions)."""
-        count = len(self.result.messages)
-        partitions = len(self.result.partitions)
-        return (
-            f"{self.result.stream}: {count} message{'' if count == 1 else 's'} "
-            f"({partitions} partition{'' if partitions == 1 else 's'})"
-        )
+        """``log.words: 3 messages (2 partitions)``, or ``(partition 1 of 2)`` when one was read."""
+        count, result = len(self.result.messages), self.result
+        total = len(result.partitions)
+        if len(result.read) == 1 and total > 1:
+            which = f"partition {result.read[0]} of {total}"
+        else:
+            which = f"{total} partition{'' if total == 1 else 's'}"
+        return f"{result.stream}: {count} message{'' if count == 1 else 's'} ({which})"
 
     def __str__(self) -> str:
         parts = [self.title]
