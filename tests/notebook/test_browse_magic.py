@@ -154,6 +154,26 @@ def test_a_failed_jobs_cell_links_its_failing_message_to_browse_and_to_the_repla
     assert reply.error.endswith(link), reply.error
     assert kernel.value("SEEN") == [0, 1, 2, 3, 4, 5]
 
+    # The replay and steps of the link reach it: after 5 steps, the next one is the failing message.
+    kernel.run(
+        "import threading\nfrom samza_nb.config import Config\n"
+        "from samza_nb.runtime.local import LocalJobRunner\n"
+        "config = {k: v for k, v in samza.runs['browse-fail'].job.config.items() if k != 'job.record.path'}\n"
+        f"replay = LocalJobRunner(Config(config), Copy, replay={recording!r})\n"
+        "replay.pause()\nfailed = []\n"
+        "def run():\n    try:\n        replay.run(timeout=60)\n"
+        "    except Exception as exc:\n        failed.append(exc)\n"
+        "thread = threading.Thread(target=run)\nthread.start()\n"
+        "before = [f'{s.ssp}@{s.offset}' for s in replay.step(5, timeout=30)]\n"
+        "next_one = replay.peek(timeout=30)"
+    )
+    assert kernel.value("before") == [f"log.orders#0@{i}" for i in range(5)]
+    assert kernel.value("f'{next_one.ssp}@{next_one.offset}'") == "log.orders#0@5"
+    kernel.run("replay.resume()\nthread.join(30)")
+    assert kernel.value("[str(e) for e in failed]")[0].startswith(
+        "task 'Partition 0' failed in process at log.orders#0 offset 5"
+    )
+
     # The browse line of the link shows that message.
     _, rows, _ = shown(kernel.run("%samza_browse log.orders --partition 0 --from 5 -n 1"))
     assert rows == [["0", "5", "k2", "{'n':", "5}", "i=5"]]
