@@ -278,7 +278,12 @@ class NotebookSession:
         """The one line that reports ``run``'s failure (see :func:`failure_line`); marks it as shown."""
         run.failure_reported = True
         return failure_line(
-            run.view.job, run.view.processed, run.view.error, run.error, self._tasks.get(run.view.job)
+            run.view.job,
+            run.view.processed,
+            run.view.error,
+            run.error,
+            self._tasks.get(run.view.job),
+            run.job.config.get_str("job.record.path", "") or None,
         )
 
     def report_failures(self) -> list[str]:
@@ -420,6 +425,13 @@ class NotebookSession:
         if run is not None:
             return run, run.job.config
         return None, cell_config.effective_config(self.config, self._state_directory())
+
+    def config_of(self, name: str | None, magic: str) -> Config:
+        """The config of the latest run (or job ``name``'s); before a first run, the notebook's (a
+        NotebookError when there is none yet)."""
+        if name is None and self.run is None and not self.config:
+            raise NotebookError(f"{magic}: no job config yet: write a %%samza_config cell")
+        return self._job_config(name, magic)[1]
 
     def store_run(self, store: str = "") -> JobRun | None:
         """The run whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the latest

@@ -26,6 +26,7 @@ from samza_nb.notebook.display.text_status import StatusReport
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
 from samza_nb.notebook.magics import awaiting, cell_config, sql, steering
 from samza_nb.notebook.magics.arguments import MagicArguments
+from samza_nb.notebook.magics.browse import BROWSE_ARGS, BrowseReport, browse_stream
 from samza_nb.notebook.magics.checkpoints import CheckpointReport
 from samza_nb.notebook.magics.task_cell import define_task
 from samza_nb.notebook.session import NotebookSession
@@ -116,6 +117,7 @@ PARSERS: dict[str, MagicArguments] = {
     "samza_pause": PAUSE_ARGS,
     "samza_step": STEP_ARGS,
     "samza_set": SET_ARGS,
+    "samza_browse": BROWSE_ARGS,
     **NAME_ARGS,
     **DEFINE_ARGS,
 }
@@ -125,7 +127,8 @@ PARSERS: dict[str, MagicArguments] = {
 @magics_class
 class SamzaMagics(Magics):
     """``%%samza_config``, ``%%samza_task``, ``%%samza_app``, ``%samza_run``, ``%samza_stop``,
-    ``%samza_status``, ``%samza_checkpoints``, ``%samza_clean``, ``%%samza_sql`` and the steering magics
+    ``%samza_status``, ``%samza_checkpoints``, ``%samza_clean``, ``%%samza_sql``, ``%samza_browse`` and the
+    steering magics
     ``%samza_pause``, ``%samza_step``, ``%samza_resume``, ``%samza_set`` (and ``%%samza_task --swap``).
     Each instance owns one :class:`NotebookSession`."""
 
@@ -369,6 +372,14 @@ class SamzaMagics(Magics):
         the store: key, value, partition), as a DataFrame."""
         with one_line_errors(self.shell):
             return sql.query(self.session.store_run(line.strip()), line, cell)
+
+    @line_magic
+    def samza_browse(self, line: str) -> BrowseReport:
+        """``%samza_browse <system.stream> [--partition P] [--from OFFSET] [--key K] [-n N] [--name NAME]``:
+        the stream's messages (partition, offset, key, value, headers, timestamp) as a table, decoded
+        with the stream's serdes; at most N of each partition (default 20) from OFFSET (default oldest)."""
+        with one_line_errors(self.shell):
+            return browse_stream(self.session.config_of(BROWSE_ARGS.parse(line).name, "samza_browse"), line)
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _ui(self, no_dashboard: bool) -> str:

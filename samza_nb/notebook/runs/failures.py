@@ -21,6 +21,7 @@ from types import TracebackType
 import samza_nb
 from samza_nb.notebook.display.views import plural
 from samza_nb.notebook.magics.task_cell import TaskDefinition
+from samza_nb.notebook.runs.failing_message import failing_message
 
 
 def _chain(error: BaseException) -> list[BaseException]:
@@ -93,16 +94,25 @@ def keep_for_tb(error: BaseException) -> None:
 
 
 def failure_line(
-    job: str, processed: int, summary: str | None, error: BaseException | None, task: TaskDefinition | None
+    job: str,
+    processed: int,
+    summary: str | None,
+    error: BaseException | None,
+    task: TaskDefinition | None,
+    record: str | None = None,
 ) -> str:
     """``job 'x' failed after 3 messages: <error> (line 5 of the %%samza_task cell: ...); %tb shows the
-    traceback``: the one line a failed job is reported with; ``error`` is left for ``%tb``."""
+    traceback``: the one line a failed job is reported with; ``error`` is left for ``%tb``. When a message
+    failed it, the line links it (:mod:`.failing_message`; ``record``: the run's recording directory)."""
     line = f"job {job!r} failed after {plural(processed, 'message')}: {summary}"
     if error is not None:
         keep_for_tb(error)
         where = task_cell_line(error, task)
         if where is not None:
             line += f" ({where}); %tb shows the traceback"
+        message = failing_message(error)
+        if message is not None:
+            line += f"; {message.link(record)}"
     return line
 
 

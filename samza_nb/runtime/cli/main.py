@@ -25,6 +25,7 @@ from samza_nb.config import Config
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, JobTimeoutError
 from samza_nb.runtime.applications import JobProgram, what_job_runs
+from samza_nb.runtime.cli.browse import add_browse_command
 from samza_nb.runtime.cli.clean import add_clean_command
 from samza_nb.runtime.cli.container import add_container_command
 from samza_nb.runtime.cli.control import add_control_command
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_reset_command(commands)
     add_clean_command(commands)
     add_spark_class_archive_command(commands)
+    add_browse_command(commands)
     return parser
 
 
