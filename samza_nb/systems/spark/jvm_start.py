@@ -47,8 +47,8 @@ QUIET_CDS: Final = "-Xlog:cds=off,cds+dynamic=off"
 
 def installation_key() -> str | None:
     """A hash of what a class archive depends on: the ``java`` that PySpark starts (``JAVA_HOME``'s, else the
-    one on PATH, resolved) with its size and mtime, and the names and sizes of PySpark's jars; None without
-    PySpark or Java."""
+    one on PATH, resolved) with its size and mtime, PySpark's jars directory (the JVM's classpath names it)
+    and the names and sizes of its jars; None without PySpark or Java."""
     try:
         import pyspark
     except ImportError:
@@ -62,7 +62,13 @@ def installation_key() -> str | None:
         java = Path(found)
     java = java.resolve()
     jars = Path(pyspark.__file__).parent / "jars"
-    parts = [str(java), str(java.stat().st_size), str(java.stat().st_mtime_ns), pyspark.__version__]
+    parts = [
+        str(java),
+        str(java.stat().st_size),
+        str(java.stat().st_mtime_ns),
+        pyspark.__version__,
+        str(jars),
+    ]
     if jars.is_dir():
         parts.extend(f"{jar.name}:{jar.stat().st_size}" for jar in sorted(jars.iterdir()))
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:16]
