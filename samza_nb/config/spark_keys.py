@@ -45,6 +45,13 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "_spark_metadata log is compacted; 0: never merged.",
     ),
     KeySpec(
+        "systems.<system>.spark.local.write.max.bytes",
+        "16777216",
+        "int>=0",
+        "Spark: configured parquet inputs with spark.partitions of at most these source bytes are "
+        "partitioned by key in the driver with pyarrow (no Spark job at launch); 0: always with Spark.",
+    ),
+    KeySpec(
         "job.shared.dir",
         None,
         "str",

@@ -61,6 +61,7 @@ def test_a_rewritten_configured_file_is_a_change_also_when_spark_writes_it(
         "systems.spark.streams.clicks.spark.key": "user",
         "systems.spark.streams.clicks.spark.value": "n",
         "systems.spark.streams.clicks.spark.partitions": "2",
+        "systems.spark.spark.local.write.max.bytes": "0",  # Spark writes it, not the driver
     }
     assert sorted(run(job_config(tmp_path / "base", **configured))) == list(range(6))
     pq.write_table(pa.table({"user": [f"u{i}" for i in range(8)], "n": list(range(8))}), path)

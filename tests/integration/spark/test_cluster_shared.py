@@ -55,6 +55,7 @@ def spark_input_job(cluster: SparkCluster, broker: DevBroker, tmp_path: Path, **
             "systems.spark.streams.rows.spark.path": str(path),
             "systems.spark.streams.rows.spark.key": "k",
             "systems.spark.streams.rows.spark.partitions": "2",
+            "systems.spark.spark.local.write.max.bytes": "0",  # Spark's executors write it
             **extra,
         }
     )

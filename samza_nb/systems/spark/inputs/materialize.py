@@ -5,8 +5,9 @@ the rows, the
 parquet files under ``data/``. Configured parquet without ``spark.partitions`` is read where it is (one
 partition per file, sorted by path; no Spark at all). Anything else is written by Spark: as the DataFrame
 is partitioned (partition n = the n-th part file by part number: Spark writes none for an empty
-partition), or, with ``partitions`` N, partition of a row = :class:`.keys.RowPartitioner` (Kafka's
-``key_partition`` of the key bytes), rows sorted by the timestamp column within each partition, every one
+partition), or, with ``partitions`` N (a small configured parquet input: in the driver,
+:mod:`.local_write`), partition of a row = :class:`.keys.RowPartitioner` (Kafka's ``key_partition`` of
+the key bytes), rows sorted by the timestamp column within each partition, every one
 of the N partitions present (an empty one has no file and 0 rows).
 
 A fingerprint tells whether the source changed since it was written, the same in every driver process: for
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.systems.spark.inputs.keys import RowPartitioner, key_serde
+from samza_nb.systems.spark.inputs.local_write import partition_locally, writes_locally
 from samza_nb.systems.spark.inputs.manifest import (
     Manifest,
     PartitionFiles,
@@ -145,8 +147,14 @@ class _Source:
         staging = directory.with_name(f".{directory.name}.tmp-{uuid.uuid4().hex}")
         staging.mkdir(parents=True)
         try:
-            write = self._write_with_spark if settings.needs_spark else self._files_in_place
-            partitions = write(staging)
+            if writes_locally(self.config, settings, self.files):
+                serde = key_serde(self.config, settings.system, settings.stream)
+                partitions = partition_locally(
+                    settings, serde, self.files, staging / "data", PARTITION_COLUMN
+                )
+            else:
+                write = self._write_with_spark if settings.needs_spark else self._files_in_place
+                partitions = write(staging)
             _check_timestamp(settings, [staging / f for p in partitions for f in p.files if p.rows])
             write_manifest(Manifest(staging, settings.stream, fingerprint, settings.roles, tuple(partitions)))
             _swap(staging, directory)
