@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 
 from samza_nb.notebook.display.text_status import control_html, html_table
+from samza_nb.notebook.display.time_views import time_html, time_rows_count
 from samza_nb.notebook.display.view_rows import (
     COMMIT_HEADERS,
     CONTAINER_HEADERS,
@@ -114,8 +115,8 @@ def header_html(view: JobView) -> str:
 
 def body_html(view: JobView) -> str:
     """The container processes (a job of several), task rows, the partitions table (each stream's totals
-    first), recent decisions and the checkpoint history, each a foldable section (long ones folded once
-    the job is done)."""
+    first), event time (a job running an application: :mod:`.time_views`), recent decisions and the
+    checkpoint history, each a foldable section (long ones folded once the job is done)."""
     live = not view.done
     parts = []
     if view.containers:
@@ -130,6 +131,9 @@ def body_html(view: JobView) -> str:
         title = f"partitions ({len(view.partitions):,})"
         parts.append(collapsible("samza-partitions", title, table, len(partitions), live=live))
     parts.extend(control_html(view))
+    if view.time is not None:
+        body = time_html(view.time)
+        parts.append(collapsible("samza-time", "event time", body, time_rows_count(view.time), live=live))
     if view.decisions:
         decisions = decision_rows(view)[:8]
         table = html_table(DECISION_HEADERS, decisions)
