@@ -10,8 +10,8 @@ the tasks do not know:
   partitions' watermarks, so ``behind`` is how far a partition's watermark trails its stream's newest event;
 - when anything last came from each partition (its processed count, control messages included, or its
   watermark moved), from one sample to the next;
-- which partitions hold back a watermark: of a stream's partitions (not ended), those whose watermark is
-  the lowest while another's is higher. Whatever combines them (a task of several of them, a
+- which partitions hold back a watermark: of a source stream's partitions (not ended), those whose
+  watermark is the lowest while another's is higher. Whatever combines them (a task of several of them, a
   ``partition_by`` whose consumers take the minimum over their producers, a join) waits for them. The line
   naming one says how far behind it is and since when nothing came from it, so the idle-partition case
   (a partition that stops sending) is named in the first view after it falls behind.
@@ -105,11 +105,12 @@ class TimeSampler:
     def _holders(
         inputs: list[tuple[str, InputTime]], processed: dict[SystemStreamPartition, tuple[int, bool]]
     ) -> set[tuple[str, SystemStreamPartition]]:
-        """The (task, partition)s whose watermark is the lowest of their stream's open partitions while
-        another's is higher."""
+        """The (task, partition)s of source streams whose watermark is the lowest of their stream's open
+        partitions while another's is higher. (An intermediate partition trails its slowest producer,
+        which its row names: the source partition behind that producer is the one to name.)"""
         by_stream: dict[SystemStream, list[tuple[str, InputTime]]] = {}
         for task, i in inputs:
-            if not processed.get(i.ssp, (0, False))[1]:
+            if not i.intermediate and not processed.get(i.ssp, (0, False))[1]:
                 by_stream.setdefault(i.ssp.system_stream, []).append((task, i))
         holders: set[tuple[str, SystemStreamPartition]] = set()
         for members in by_stream.values():
