@@ -164,8 +164,17 @@ class NotebookJob:
         knobs asked of them all (a change one refuses: a ConfigError naming it)."""
         steering = coordinated(self.run, "set")
         if steering is not None:
-            return steering.set(changes, **keywords)
-        return self._container("set").set(changes, **keywords)
+            values = steering.set(changes, **keywords)
+        else:
+            values = self._container("set").set(changes, **keywords)
+        self.run.knobs = values
+        return values
+
+    @property
+    def knobs(self) -> Mapping[str, str]:
+        """The live knobs' values in force as the last :meth:`set` (any handle's) returned them; empty
+        before the first."""
+        return self.run.knobs
 
     def peek(self, timeout: float | None = None) -> NextMessage | None:
         """While paused: the message the next step (or the resume) processes first and why the chooser
