@@ -120,7 +120,7 @@ class Dashboard:
         # shrinks to share a narrow page (at 1,280 px the slider became a dot and "Resume" was cut).
         self._row = w.HBox(
             top,
-            layout=w.Layout(align_items="center", flex_flow="row wrap", grid_gap="6px 12px", width="100%"),
+            layout=w.Layout(align_items="center", flex_flow="row wrap", grid_gap="6px 12px"),
         )
         self._extras = tuple(extras)
         rows = [self.header, self._row] if top else [self.header]

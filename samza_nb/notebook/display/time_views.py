@@ -181,7 +181,8 @@ def time_html(view: TimeView) -> str:
     of the input partitions (``samza-time-partitions``), operators (``samza-time-operators``) and open
     windows (``samza-time-windows``)."""
     parts = [
-        f"<div class='samza-time-holding' style='color:{HOLDING_COLOUR}'>{html.escape(line)}</div>"
+        f"<div class='samza-time-holding' style='color:{HOLDING_COLOUR};white-space:normal'>"
+        f"{html.escape(line)}</div>"
         for line in view.holding_back
     ]
     parts.append(html_table(PARTITION_HEADERS, partition_rows(view), "samza-time-partitions"))
