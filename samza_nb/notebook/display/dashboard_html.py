@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import html
 
+from samza_nb.notebook.display.event_time.views import time_html, time_rows_count
 from samza_nb.notebook.display.text_status import control_html, html_table
-from samza_nb.notebook.display.time_views import time_html, time_rows_count
 from samza_nb.notebook.display.view_rows import (
     COMMIT_HEADERS,
     CONTAINER_HEADERS,
@@ -122,7 +122,7 @@ def header_html(view: JobView) -> str:
 
 def body_html(view: JobView) -> str:
     """The container processes (a job of several), task rows, the partitions table (each stream's totals
-    first), event time (a job running an application: :mod:`.time_views`), recent decisions and the
+    first), event time (a job running an application: :mod:`.event_time.views`), recent decisions and the
     checkpoint history, each a foldable section (long ones folded once the job is done)."""
     live = not view.done
     parts = []

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from samza_nb.chooser.settings import read_chooser_settings
+from samza_nb.notebook.display.event_time.sampler import TimeSampler
 from samza_nb.notebook.display.samplers import LiveSamples
-from samza_nb.notebook.display.time_sampler import TimeSampler
 from samza_nb.notebook.display.views import (
     CommitView,
     DecisionView,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
-    from samza_nb.notebook.display.time_views import TimeView
+    from samza_nb.notebook.display.event_time.views import TimeView
     from samza_nb.observe.states import ContainerState, RunOutcome
 
 

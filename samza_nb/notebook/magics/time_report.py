@@ -1,12 +1,12 @@
 """``%samza_time``: the event time of a job as a report (text, or HTML in a notebook), the same tables as the
-dashboard's "event time" section (:mod:`~samza_nb.notebook.display.time_views`)."""
+dashboard's "event time" section (:mod:`~samza_nb.notebook.display.event_time.views`)."""
 
 from __future__ import annotations
 
 import html
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.notebook.display.time_views import TimeView, time_html, time_text
+from samza_nb.notebook.display.event_time.views import TimeView, time_html, time_text
 from samza_nb.notebook.errors import NotebookError
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """Event time as the notebook shows it: the frozen :class:`TimeView` of a job (the dashboard's "event time"
 section and ``%samza_time``) and the rows, text and HTML it renders as.
 
-A TimeView is built by :class:`~samza_nb.notebook.display.time_sampler.TimeSampler` with every JobView of a
+A TimeView is built by :class:`~.sampler.TimeSampler` with every JobView of a
 job that runs an application (the high-level API: watermarks live in its operators). Times are ms of
 event time; ``-1`` (no watermark yet) shows as ``none yet``.
 """

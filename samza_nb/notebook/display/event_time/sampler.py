@@ -1,4 +1,4 @@
-"""The sampler of a job's event time: a :class:`~.time_views.TimeView` with each JobView of a container
+"""The sampler of a job's event time: a :class:`~.views.TimeView` with each JobView of a container
 that runs an application.
 
 It runs on the job's loop thread with the monitor's timer (never per message): at each sample it asks
@@ -21,14 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from samza_nb.notebook.display.samplers import short
-from samza_nb.notebook.display.time_views import (
+from samza_nb.notebook.display.event_time.views import (
     OpenWindowView,
     OperatorTimeView,
     PartitionTimeView,
     TimeView,
     mark,
 )
+from samza_nb.notebook.display.samplers import short
 from samza_nb.observe import events as ev
 from samza_nb.operators.task import StreamOperatorTask
 
