@@ -56,7 +56,8 @@ class PaneTime:
 class WindowTime:
     """A window operator: event time (fired by its input watermark) or processing time (by the window
     timer), its kind and size (ms; a session's gap), messages dropped as late, panes fired, and the open
-    panes (``open_panes`` in all; ``panes`` the earliest ending, at most :data:`PANES_SHOWN`)."""
+    panes (``open_panes`` in all, for a session window the keys with open sessions; ``panes`` the
+    earliest ending, at most :data:`PANES_SHOWN`)."""
 
     event_time: bool
     kind: str
@@ -116,6 +117,20 @@ def task_time(task: str, graph: TaskGraph, control: ControlFlow, limit: int = PA
     return TaskTime(task, tuple(inputs), operators)
 
 
+def _smallest(heap: list[Any], k: int) -> list[Any]:
+    """The ``k`` smallest entries of a heap (a list in heap order), smallest first, reading about
+    ``k log k`` of them (never the whole heap: a window of a million keys costs what one of twenty does)."""
+    found: list[Any] = []
+    frontier = [(heap[0], 0)] if heap else []
+    while frontier and len(found) < k:
+        entry, i = heapq.heappop(frontier)
+        found.append(entry)
+        for child in (2 * i + 1, 2 * i + 2):
+            if child < len(heap):
+                heapq.heappush(frontier, (heap[child], child))
+    return found
+
+
 def _window(op: WindowImpl, limit: int) -> WindowTime:
     panes: list[PaneTime] = []
     total = 0
@@ -129,10 +144,19 @@ def _window(op: WindowImpl, limit: int) -> WindowTime:
                 break
     elif isinstance(op, SessionWindowImpl):
         gap = op.window.size_ms
-        sessions = [(s, key) for key, open_ in op.sessions.items() for s in open_]
-        total = len(sessions)
-        for (start, last, messages), key in heapq.nsmallest(limit, sessions, key=lambda item: item[0][1]):
-            panes.append(PaneTime(key, start, last + gap, None, len(messages)))
+        total = len(op.sessions)  # keys with open sessions (a key may have several)
+        seen: set[int] = set()
+        for _, _, key in _smallest(op.checks, 4 * limit):
+            open_ = op.sessions.get(key)
+            if not open_ or id(open_) in seen:
+                continue  # a stale check, or a key already listed
+            seen.add(id(open_))
+            panes.extend(
+                PaneTime(key, start, last + gap, None, len(messages)) for start, last, messages in open_
+            )
+            if len(panes) >= limit:
+                break
+        panes = sorted(panes, key=lambda pane: pane.end_ms)[:limit]
     return WindowTime(
         op.event_time,
         op.window.kind.value,
