@@ -96,12 +96,15 @@ class ContainerControls:
     def peek(self, timeout: float | None = None) -> NextMessage | None:
         """While paused: the message the next step (or the resume) processes first, with the chooser's
         reason; None when nothing is buffered. Peeking changes no order: the chooser's decision is made
-        now and kept. JobTimeoutError when the job is not there within ``timeout`` s."""
-        return self._blocking("peek_async", lambda c: self._timed(c.peek(), timeout), self._peek_before)
+        now and kept. A job paused before its run starts: the peek waits for that start. JobTimeoutError
+        when the job is not there within ``timeout`` s."""
+        wait = (self._start_due("peek"), timeout)
+        return self._blocking("peek_async", lambda c: self._timed(c.peek(), timeout), self._peek_before, wait)
 
     async def peek_async(self, timeout: float | None = None) -> NextMessage | None:
         """:meth:`peek`, awaitable on any thread."""
-        return await self._awaiting(lambda c: self._timed(c.peek(), timeout), self._peek_before)
+        wait = (self._start_due("peek"), timeout)
+        return await self._awaiting(lambda c: self._timed(c.peek(), timeout), self._peek_before, wait)
 
     @staticmethod
     async def _timed(command: Coroutine[Any, Any, T], timeout: float | None) -> T:
@@ -253,11 +256,12 @@ class ContainerControls:
             raise SamzaError(f"container {self.container_id} has ended ({self.state}): it runs no more")
 
     def _start_due(self, command: str) -> bool:
-        """True when ``command`` ("step", "swap") must wait for the run loop rather than act before it: it
-        is being built, or (a step) the job was paused before its start, so the start is coming."""
+        """True when ``command`` ("step", "peek", "swap") must wait for the run loop rather than act before
+        it: it is being built, or (a step, a peek) the job was paused before its start, so the start is
+        coming."""
         if self.state is ContainerState.STARTING:
             return True
-        return command == "step" and self.state is ContainerState.NEW and self._start_paused
+        return command in ("step", "peek") and self.state is ContainerState.NEW and self._start_paused
 
     def _started(self, ready: bool, timeout: float | None) -> None:
         if not ready:

@@ -49,7 +49,7 @@ from samza_nb.notebook.runs.failures import failure_line
 from samza_nb.notebook.runs.fresh_inputs import FreshInputs
 from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
-from samza_nb.notebook.runs.steering import NotebookJob, running_application
+from samza_nb.notebook.runs.steering import NotebookJob, running_application, start_paused
 from samza_nb.notebook.runs.waiting import idle_note
 from samza_nb.observe.states import RunOutcome
 
@@ -150,6 +150,7 @@ class NotebookSession:
         awaiting: bool = False,
         record: str | None = None,
         replay: str | None = None,
+        paused: bool = False,
     ) -> JobRun:
         """``%samza_run``: start the job on its own thread; with ``wait``, block until it ends (with
         ``awaiting`` too, return at once: the caller awaits :meth:`wait_and_report_async`).
@@ -157,7 +158,8 @@ class NotebookSession:
         ``name`` (``--name``) sets ``job.name`` for this run; runs are keyed by it, and several named jobs
         may run at once. ``ui``: ``widgets`` (the live dashboard), ``text`` or ``off``; ``runner``:
         ``local`` (the kernel, or ``job.container.count`` processes) or ``spark`` (:mod:`.runs.spark_job`);
-        ``record``/``replay``: a directory to record the run's schedule into, or to replay one from.
+        ``record``/``replay``: a directory to record the run's schedule into, or to replay one from;
+        ``paused``: the job starts paused (a job of one container; see :func:`.runs.steering.start_paused`).
         Raises NotebookError for mistakes and, with ``wait``, when the job failed.
         """
         values = dict(self.config)
@@ -183,6 +185,8 @@ class NotebookSession:
             replay=replay,
             fresh_inputs=self._fresh_inputs,
         )
+        if paused:
+            start_paused(runnable, job)
         note = ignored_class_note(values, self.task)
         if note is not None:
             self._show(note)
@@ -221,7 +225,12 @@ class NotebookSession:
             else:
                 self.updater.watch(run, dashboard, lambda _run, d: d.close(), self._dashboard_view)
         if not wait:
-            if ui != "widgets":
+            if paused:
+                self._show(
+                    f"job {job!r} started paused: %samza_peek shows the next message, %samza_step [N] "
+                    f"processes the next ones, %samza_resume {job} lets it go on"
+                )
+            elif ui != "widgets":
                 self._show(
                     f"job {job!r} started in the background {monitor.view.mode}: %samza_status shows "
                     f"progress, %samza_stop {job} stops it"

@@ -103,14 +103,15 @@ class ProcessCompleted(Event):
 @dataclass(frozen=True, slots=True)
 class MessageTaken(Event):
     """A sample of the messages coming into a task: ``task`` took the message at ``ssp``/``offset`` with
-    this ``key`` and ``message`` (the envelope's own objects, not copies). Published only as a sample
-    (see :data:`samza_nb.observe.bus.SAMPLED_EVENTS`)."""
+    this ``key`` and ``message`` (the envelope's own objects, not copies) and event time ``timestamp``
+    (ms; None without one). Published only as a sample (see :data:`samza_nb.observe.bus.SAMPLED_EVENTS`)."""
 
     task: str
     ssp: SystemStreamPartition
     offset: str
     key: Any
     message: Any
+    timestamp: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

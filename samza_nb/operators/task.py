@@ -19,6 +19,7 @@ from samza_nb.operators.impl.base import MissingTimestamp, OpRuntime
 from samza_nb.operators.impl.compile import Process, ProcessHooks, stop_catching_up
 from samza_nb.operators.impl.control import ControlFlow
 from samza_nb.operators.impl.graph import TaskGraph, build_task_graph
+from samza_nb.operators.impl.time_view import TaskTime, task_time
 from samza_nb.operators.plan import ApplicationPlan
 
 if TYPE_CHECKING:
@@ -140,6 +141,13 @@ class StreamOperatorTask:
         self._catch_up()
 
     # -- inspection ------------------------------------------------------------------------------------
+    def event_time(self) -> TaskTime | None:
+        """What the task knows of event time now (its partitions' and operators' watermarks, its windows'
+        late messages and open panes); None before init. Call it on the thread that runs the task."""
+        if self.context is None or self._graph is None or self._control is None:
+            return None
+        return task_time(self.context.task_name, self._graph, self._control)
+
     @property
     def metrics(self) -> dict[str, Any]:
         """The task's metrics (``["operators"][op_id]``: ``late``, ``panes``, ``purged`` counters)."""

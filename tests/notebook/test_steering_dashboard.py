@@ -108,3 +108,58 @@ def test_a_job_with_stream_priorities_shows_a_field_per_stream_that_sets_it_live
     finally:
         run(shell, "%samza_stop")
     assert all(field.disabled for field in controls.priorities.children)
+
+
+def test_a_job_run_paused_processes_nothing_and_its_controls_show_the_values_set_in_cells(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    seen: list[int] = []
+    shell.push({"DASH_SEEN": seen})
+    fill(broker, "in", 1, 3, end=False)
+    fill(broker, "side", 1, 3, end=False)
+    system = broker.namespace
+    priorities = {f"systems_{system}_streams_in_samza_priority": 1}
+    run(shell, config_cell(broker, "in", "side", job="paused", **priorities))
+    run(shell, SEEING)
+    assert run(shell, "%samza_run --paused").success
+    try:
+        dashboard = widget_magics.session.dashboard
+        assert dashboard is not None and dashboard.controls is not None
+        controls = dashboard.controls
+        # Started paused: the dashboard says so and shows the next message (the peek waited for the start:
+        # no stale "has not started" line), and not one message was processed.
+        eventually(lambda: "samza-paused" in dashboard.header.value, timeout=10, message="header: paused")
+        eventually(lambda: "next: Partition 0 · " in controls.note.value, timeout=10, message="next shown")
+        assert "has not started" not in controls.note.value
+        assert seen == []
+        peeked = run(shell, "%samza_peek").result
+        assert peeked.next is not None and peeked.next.ssp.stream == "in", peeked
+        assert "why chosen" in str(peeked) and "processes this message first" in str(peeked)
+        steps = run(shell, "%samza_step 1").result
+        assert [(s.ssp, s.offset) for s in steps.steps] == [(peeked.next.ssp, peeked.next.offset)]
+        assert len(seen) == 1
+
+        # %samza_set in a cell: the slider and the priority field show the values in force.
+        eventually(lambda: len(controls.priorities.children) == 2, timeout=10, message="priority fields")
+        assert run(shell, f"%samza_set task.max.concurrency=5 systems.{system}.streams.side.samza.priority=3")
+        eventually(lambda: controls.slider.value == 5, timeout=10, message="the slider at 5")
+        by_name = {field.description: field for field in controls.priorities.children}
+        eventually(lambda: by_name["side priority"].value == 3, timeout=10, message="the side field at 3")
+        assert controls.commands == 0, "showing the values in force set nothing again"
+        assert widget_magics.session.job("paused").set({})["task.max.concurrency"] == "5"
+        run(shell, "%samza_resume")
+        eventually(lambda: len(seen) == 6, timeout=10, message="the rest processed after the resume")
+        eventually(lambda: "next:" not in controls.note.value, timeout=10, message="the next line cleared")
+    finally:
+        run(shell, "%samza_stop")
+
+
+def test_run_paused_refuses_wait_in_one_line(
+    shell: InteractiveShell, widget_magics: SamzaMagics, broker: InMemoryBroker
+) -> None:
+    fill(broker, "in", 1, 1)
+    run(shell, config_cell(broker, "in", job="never"))
+    run(shell, SEEING)
+    result = run(shell, "%samza_run --paused --wait")
+    assert not result.success
+    assert "a paused job would never end" in str(result.error_in_exec)

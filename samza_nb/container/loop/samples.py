@@ -99,7 +99,15 @@ class PumpSampler:
         if bus.messages and envelope.offset != END_OF_STREAM_OFFSET:
             task = state.route[envelope.ssp].name
             bus.publish_sample(
-                ev.MessageTaken(now, task, envelope.ssp, envelope.offset, envelope.key, envelope.message)
+                ev.MessageTaken(
+                    now,
+                    task,
+                    envelope.ssp,
+                    envelope.offset,
+                    envelope.key,
+                    envelope.message,
+                    envelope.timestamp,
+                )
             )
 
 

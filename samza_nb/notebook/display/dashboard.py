@@ -13,8 +13,9 @@ Stop button) and, for a job of one container, the steering widgets (:mod:`.steer
 ``samza-chart`` (the live throughput and lag chart), ``samza-body`` (foldable sections, ``samza-section``:
 ``samza-containers`` for a job of several container processes, ``samza-tasks`` of ``samza-task-row``
 with ``data-task``, ``samza-in-flight``, ``samza-task-detail`` and ``samza-oldest-in-flight``;
-``samza-partitions``, ``samza-watermarks`` and ``samza-end-of-stream`` (applications of the high-level
-API), ``samza-decisions``, ``samza-checkpoints``, ``samza-messages`` (sampled messages in and out),
+``samza-partitions``, ``samza-watermarks``, ``samza-end-of-stream`` and ``samza-time`` (applications of the
+high-level API; the event time section's classes are listed in :mod:`.event_time.views`), ``samza-decisions``,
+``samza-checkpoints``, ``samza-messages`` (sampled messages in and out),
 ``samza-stores`` (store tables at the latest commit)), ``samza-live-<id>`` on the live root (``id``: the
 dashboard's :attr:`Dashboard.id`), and ``samza-snapshot`` (with ``samza-snapshot-<id>``) on the static HTML
 that stands for it in a saved notebook (:meth:`Dashboard.snapshot_html`: the chart as a picture with
@@ -95,10 +96,12 @@ class Dashboard:
         self.body.add_class("samza-body")
         self.task_rows: dict[str, TaskView] = {}
         self.stop_button: Any = None
-        top = [self.header]
+        top = []
         if on_stop is not None:
             self.stop_button = w.Button(
-                description="Stop", tooltip="stop gracefully (commits)", layout=w.Layout(width="80px")
+                description="Stop",
+                tooltip="stop gracefully (commits)",
+                layout=w.Layout(width="80px", min_width="80px", flex="0 0 auto"),
             )
             self.stop_button.add_class("samza-stop")
             stop = on_stop
@@ -113,9 +116,15 @@ class Dashboard:
         if controls is not None:
             top.extend(controls.widgets)
             extras = (controls.note, *extras)
-        self._row = w.HBox(top, layout=w.Layout(align_items="center", grid_gap="12px"))
+        # The header on a line of its own, the buttons and knobs below it on a row that wraps: no widget
+        # shrinks to share a narrow page (at 1,280 px the slider became a dot and "Resume" was cut).
+        self._row = w.HBox(
+            top,
+            layout=w.Layout(align_items="center", flex_flow="row wrap", grid_gap="6px 12px"),
+        )
         self._extras = tuple(extras)
-        self.widget = w.VBox([self._row, *extras, self.body])
+        rows = [self.header, self._row] if top else [self.header]
+        self.widget = w.VBox([*rows, *extras, self.body])
         self.widget.add_class("samza-dashboard")
         self.widget.add_class(f"samza-live-{self.id}")
         self.renders = 0

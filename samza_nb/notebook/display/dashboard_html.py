@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 
+from samza_nb.notebook.display.event_time.views import time_html, time_rows_count
 from samza_nb.notebook.display.text_status import control_html, html_table
 from samza_nb.notebook.display.view_rows import (
     COMMIT_HEADERS,
@@ -47,19 +48,26 @@ BAR_FULL = "var(--jp-success-color1, #2a7)"
 SECTION_MAX_HEIGHT = "240px"
 """The most a section of the body takes on the page; longer ones scroll."""
 
+FILL_WIDTH = "width:0;min-width:100%"
+"""A section's content fills the dashboard's width and scrolls sideways within it: its tables' widths do not
+widen the dashboard past the page (at 1,280 px a wide table pushed the whole dashboard, lines and all, past
+the output area's edge)."""
+
 OPEN_ROWS = 12
 """Sections of at most this many rows start open; longer ones start folded (a click opens them)."""
 
 
 def collapsible(css_class: str, title: str, body: str, rows: int, *, live: bool = False) -> str:
     """A foldable section (``<details>``) titled ``title`` in a ``div`` of ``css_class``, its content
-    scrolling past :data:`SECTION_MAX_HEIGHT`: open when it has at most :data:`OPEN_ROWS` rows or is
-    ``live`` (re-rendered a few times a second), folded otherwise."""
+    scrolling past :data:`SECTION_MAX_HEIGHT` (and sideways past the dashboard's width,
+    :data:`FILL_WIDTH`): open when it has at most :data:`OPEN_ROWS` rows or is ``live`` (re-rendered a few
+    times a second), folded otherwise."""
     opened = " open" if live or rows <= OPEN_ROWS else ""
     return (
         f"<div class='{css_class}'><details class='samza-section'{opened}>"
         f"<summary><b>{html.escape(title)}</b></summary>"
-        f"<div style='max-height:{SECTION_MAX_HEIGHT};overflow:auto'>{body}</div></details></div>"
+        f"<div style='max-height:{SECTION_MAX_HEIGHT};overflow:auto;{FILL_WIDTH}'>{body}</div>"
+        "</details></div>"
     )
 
 
@@ -114,8 +122,8 @@ def header_html(view: JobView) -> str:
 
 def body_html(view: JobView) -> str:
     """The container processes (a job of several), task rows, the partitions table (each stream's totals
-    first), recent decisions and the checkpoint history, each a foldable section (long ones folded once
-    the job is done)."""
+    first), event time (a job running an application: :mod:`.event_time.views`), recent decisions and the
+    checkpoint history, each a foldable section (long ones folded once the job is done)."""
     live = not view.done
     parts = []
     if view.containers:
@@ -130,6 +138,9 @@ def body_html(view: JobView) -> str:
         title = f"partitions ({len(view.partitions):,})"
         parts.append(collapsible("samza-partitions", title, table, len(partitions), live=live))
     parts.extend(control_html(view))
+    if view.time is not None:
+        body = time_html(view.time)
+        parts.append(collapsible("samza-time", "event time", body, time_rows_count(view.time), live=live))
     if view.decisions:
         decisions = decision_rows(view)[:8]
         table = html_table(DECISION_HEADERS, decisions)

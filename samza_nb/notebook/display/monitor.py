@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from samza_nb.chooser.settings import read_chooser_settings
+from samza_nb.notebook.display.event_time.sampler import TimeSampler
 from samza_nb.notebook.display.samplers import LiveSamples
 from samza_nb.notebook.display.views import (
     CommitView,
@@ -211,6 +212,7 @@ class Monitor:
             bus.subscribe(self._on_decision, [ev.ChooserDecision], sampled=not trace_all),
         ]
         self._live = LiveSamples(container, self._since_start)  # sampled messages, store tables
+        self._time = TimeSampler(container)  # watermarks, late messages, open windows
 
     # -- lifecycle (on the job's loop thread) ---------------------------------------------------------------
     def start(self) -> None:
@@ -232,6 +234,7 @@ class Monitor:
         except Exception:  # the systems may be gone after a failure: the view shows what it had
             log.debug("head offsets after the run are not available", exc_info=True)
         await self._live.finish()
+        self._time.unsubscribe()
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._failure = error or self._failure
@@ -386,6 +389,7 @@ class Monitor:
                 for _, e in sorted(self._end_of_stream.items())
             ),
             **self._live.fields(),
+            time=self._time.view(status, now_ms),
         )
 
     def _offset_key(self, stream: SystemStream) -> str:

@@ -10,7 +10,12 @@ While the job is paused, :meth:`SteerControls.header_suffix` marks the dashboard
 the note's second line shows the message the chooser picks next and why (``peek``: the decision is made
 then and kept, so the next Step processes exactly that message); it is asked again after each step.
 The priority fields appear once the job runs, when its chooser has priority tiers (a priority or bootstrap
-stream configured at start); a field's new value is set at the next message boundary.
+stream configured at start); a field's new value is set at the next message boundary. The slider and the
+fields follow the values in force: a ``%samza_set`` in a cell moves them at the next render.
+
+Every widget keeps its width (``flex: 0 0 auto``) and the dashboard's row of controls wraps, so at
+1,200 to 1,400 px the slider, the fields and the button labels show whole. A peek that fails (a job that
+is starting, or stopping) shows in the next-message line, which clears once the job runs again.
 
 CSS classes: ``samza-pause``, ``samza-step``, ``samza-resume``, ``samza-concurrency``, ``samza-priority``,
 ``samza-steer-note``, ``samza-next`` (the next message's line) and ``samza-paused`` (the header's mark).
@@ -71,6 +76,11 @@ class Steerable(Protocol):
         """Change live knobs; the values in force."""
         ...
 
+    @property
+    def knobs(self) -> Mapping[str, str]:
+        """The live knobs' values in force as the last ``set`` returned them (empty before the first)."""
+        ...
+
 
 class SteerControls:
     """The buttons, the slider and the note of one job's dashboard. ``target()`` is the job's handle
@@ -92,13 +102,15 @@ class SteerControls:
             max=MAX_CONCURRENCY,
             description="concurrency",
             continuous_update=False,
-            layout=w.Layout(width="260px"),
+            style={"description_width": "initial"},
+            layout=w.Layout(width="280px", min_width="280px", flex="0 0 auto"),
         )
         self.slider.add_class("samza-concurrency")
         self.slider.observe(self._slid, names="value")
         self.note = w.HTML(value="")
         self.note.add_class("samza-steer-note")
-        self.priorities = w.HBox([], layout=w.Layout(flex_flow="row wrap", grid_gap="6px"))
+        self.priorities = w.HBox([], layout=w.Layout(flex_flow="row wrap", grid_gap="6px", flex="0 1 auto"))
+        self._fields: dict[str, Any] = {}  # priority key -> its field
         self.widgets = (self.pause_button, self.step_button, self.resume_button, self.slider, self.priorities)
         self.commands = 0
         self._w = w
@@ -107,12 +119,18 @@ class SteerControls:
         self._next = ""
         self._next_for: int | None = None  # the processed count the next line was asked at
         self._knobs_asked = False
+        self._knobs_shown: Mapping[str, str] | None = None
+        self._syncing = False  # the widgets are being set to the values in force: no set() for it
         self._peeking = False
 
     @staticmethod
     def _button(w: Any, label: str, tooltip: str, css: str) -> Any:
         # Wide enough for "Resume" in JupyterLab's font (80px cut it to "Re…").
-        button = w.Button(description=label, tooltip=tooltip, layout=w.Layout(width="96px"))
+        button = w.Button(
+            description=label,
+            tooltip=tooltip,
+            layout=w.Layout(width="96px", min_width="96px", flex="0 0 auto"),
+        )
         button.add_class(f"samza-{css}")
         return button
 
@@ -136,6 +154,8 @@ class SteerControls:
         if target is not None and not done and not self._knobs_asked:
             self._knobs_asked = True
             self._run("set", self._show_knobs, count=False)
+        if target is not None and not done:
+            self._sync(target.knobs)
         if paused and target is not None:
             processed = target.processed
             if (processed != self._next_for or self._next == NOTHING_NEXT) and not self._peeking:
@@ -177,6 +197,27 @@ class SteerControls:
         self._said = text
         self._draw()
 
+    def _sync(self, knobs: Mapping[str, str]) -> None:
+        """Show the values in force (after a ``%samza_set``, or a click): the slider and the fields move
+        without setting anything again."""
+        if knobs is self._knobs_shown or not knobs:
+            return
+        self._knobs_shown = knobs
+        self._syncing = True
+        try:
+            concurrency = knobs.get("task.max.concurrency")
+            if concurrency is not None:
+                value = int(concurrency)
+                if value > self.slider.max:
+                    self.slider.max = value
+                if self.slider.value != value:
+                    self.slider.value = value
+            for key, field in self._fields.items():
+                if key in knobs and field.value != int(knobs[key]):
+                    field.value = int(knobs[key])
+        finally:
+            self._syncing = False
+
     def _show_next(self, text: str) -> None:
         self._next = text
         self._draw()
@@ -190,6 +231,10 @@ class SteerControls:
     def _peek(self, target: Steerable) -> str:
         try:
             upcoming = target.peek(PAUSE_TIMEOUT_S) if target.paused else None
+        except Exception as exc:  # shown as the next line, which clears once the job runs (or asks again)
+            self._next_for = None
+            self._show_next(f"next: not known yet ({type(exc).__name__}: {' '.join(str(exc).split())})")
+            return ""
         finally:
             self._peeking = False
         if not target.paused:
@@ -218,16 +263,20 @@ class SteerControls:
                 value=int(value),
                 description=f"{match.group(2)} priority",
                 style={"description_width": "initial"},
-                layout=w.Layout(width="170px"),
+                layout=w.Layout(width="auto", min_width="190px", flex="0 0 auto"),
             )
             field.add_class("samza-priority")
             field.observe(lambda change, key=key: self._set_priority(key, int(change["new"])), names="value")
             fields.append(field)
+            self._fields[key] = field
         if fields:
             self.priorities.children = tuple(fields)
         return ""
 
     def _set_priority(self, key: str, value: int) -> None:
+        if self._syncing:
+            return
+
         def apply(target: Steerable) -> str:
             values = target.set({key: value})
             return f"{key} = {values[key]}"
@@ -253,6 +302,8 @@ class SteerControls:
         return "resumed"
 
     def _slid(self, change: Mapping[str, Any]) -> None:
+        if self._syncing:
+            return
         value = int(change["new"])
 
         def apply(target: Steerable) -> str:

@@ -1,4 +1,5 @@
-"""What ``%samza_step`` shows: the messages a paused job processed on request, one row each.
+"""What ``%samza_step`` shows: the messages a paused job processed on request, one row each; and what
+``%samza_peek`` shows: the message it processes next (:class:`PeekReport`).
 
 A row: the task, ``ssp@offset``, why the chooser picked it, the message (``key: value`` when it has a key),
 the envelopes it sent and the store writes it made (``store[key]: old → new``). HTML in Jupyter (CSS class
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.notebook.display.text_status import html_table, text_table
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.stepping import Step, Steps
+    from samza_nb.container.loop.stepping import NextMessage, Step, Steps
 
 HEADERS = ("task", "ssp@offset", "why chosen", "message", "outputs", "store writes")
 WIDTH = 60
@@ -26,15 +27,22 @@ def _short(value: Any) -> str:
     return text if len(text) <= WIDTH else text[: WIDTH - 1] + "…"
 
 
+def next_row(upcoming: NextMessage) -> tuple[str, str, str, str]:
+    """The task, ``ssp@offset``, why chosen and message of a message peeked or stepped."""
+    message = _short(upcoming.message)
+    if upcoming.key is not None:
+        message = f"{_short(upcoming.key)}: {message}"
+    return (upcoming.task, f"{upcoming.ssp}@{upcoming.offset}", upcoming.reason, message)
+
+
 def step_row(step: Step) -> tuple[str, ...]:
     """The cells of one step's row."""
-    message = _short(step.message) if step.key is None else f"{_short(step.key)}: {_short(step.message)}"
     outputs = "; ".join(f"{envelope.system_stream}: {_short(envelope.message)}" for envelope in step.outputs)
     writes = "; ".join(
         f"{store}[{_short(key)}]: {_short(old)} → {'(deleted)' if new is None else _short(new)}"
         for store, key, old, new in step.writes
     )
-    return (step.task, f"{step.ssp}@{step.offset}", step.reason, message, outputs or "—", writes or "—")
+    return (*next_row(step), outputs or "—", writes or "—")
 
 
 class StepsReport:
@@ -74,4 +82,34 @@ class StepsReport:
         return f"{table}<div class='samza-note'>{html.escape(self.note)}</div>"
 
 
-__all__ = ["HEADERS", "StepsReport", "step_row"]
+class PeekReport:
+    """What ``%samza_peek`` returns: the message a paused job processes next (``next``, a
+    :class:`NextMessage`; None when nothing is buffered) and why the chooser picked it, as a one-row table."""
+
+    def __init__(self, job: str, upcoming: NextMessage | None) -> None:
+        self.job = job
+        self.next = upcoming
+
+    @property
+    def note(self) -> str:
+        """What the next step does."""
+        if self.next is None:
+            return f"job {self.job!r}: nothing buffered: %samza_step waits for the next message"
+        return f"job {self.job!r}: %samza_step (or %samza_resume) processes this message first"
+
+    def __str__(self) -> str:
+        table = text_table(HEADERS[:4], [next_row(self.next)]) if self.next is not None else ""
+        return "\n".join(part for part in (table, self.note) if part)
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+    def _repr_html_(self) -> str:
+        table = html_table(HEADERS[:4], [next_row(self.next)], "samza-peek") if self.next is not None else ""
+        return f"{table}<div class='samza-note'>{html.escape(self.note)}</div>"
+
+
+__all__ = ["HEADERS", "PeekReport", "StepsReport", "next_row", "step_row"]

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
+    from samza_nb.notebook.display.event_time.views import TimeView
     from samza_nb.observe.states import ContainerState, RunOutcome
 
 
@@ -172,7 +173,8 @@ class JobView:
     in the kernel's process); its ``tasks`` are then every container's tasks. ``watermarks`` and
     ``end_of_stream`` show the high-level API's event time and the end-of-stream bookkeeping of intermediate
     partitions (empty otherwise); ``messages`` a live sample of messages in and out of the tasks (newest
-    first), ``stores`` each store's contents at its latest commit.
+    first), ``stores`` each store's contents at its latest commit; ``time`` the event time of a job that
+    runs an application in the kernel (None otherwise).
     """
 
     job: str
@@ -194,6 +196,7 @@ class JobView:
     end_of_stream: tuple[EndOfStreamView, ...] = ()
     messages: tuple[MessageView, ...] = ()
     stores: tuple[StoreTableView, ...] = ()
+    time: TimeView | None = None
 
     @property
     def average_rate(self) -> float:

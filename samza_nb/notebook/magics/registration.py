@@ -21,7 +21,7 @@ from IPython.display import display
 from traitlets import Enum, Float
 
 from samza_nb.notebook.display.dashboard import widgets_available
-from samza_nb.notebook.display.steps import StepsReport
+from samza_nb.notebook.display.steps import PeekReport, StepsReport
 from samza_nb.notebook.display.text_status import StatusReport
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
 from samza_nb.notebook.magics import awaiting, cell_config, sql, steering
@@ -29,6 +29,7 @@ from samza_nb.notebook.magics.arguments import MagicArguments
 from samza_nb.notebook.magics.browse import BROWSE_ARGS, BrowseReport, browse_stream
 from samza_nb.notebook.magics.checkpoints import CheckpointReport
 from samza_nb.notebook.magics.task_cell import define_task
+from samza_nb.notebook.magics.time_report import TimeReport, time_report
 from samza_nb.notebook.session import NotebookSession
 
 if TYPE_CHECKING:
@@ -37,6 +38,11 @@ if TYPE_CHECKING:
 
 RUN_ARGS = MagicArguments("samza_run")
 RUN_ARGS.add_argument("--wait", action="store_true", help="wait until every input reached end-of-stream")
+RUN_ARGS.add_argument(
+    "--paused",
+    action="store_true",
+    help="start paused: not one message before %%samza_step or %%samza_resume",
+)
 RUN_ARGS.add_argument("--timeout", type=float, metavar="S", help="stop gracefully after S seconds")
 RUN_ARGS.add_argument("--max-messages", type=int, metavar="N", help="stop gracefully after N messages")
 RUN_ARGS.add_argument("--no-dashboard", action="store_true", help="one line of text instead of the dashboard")
@@ -69,7 +75,9 @@ CLEAN_ARGS.add_argument("--all", dest="everything", action="store_true", help="t
 CLEAN_ARGS.add_argument("--topics", action="store_true", help="with --all: the job's Kafka topics too")
 CLEAN_ARGS.add_argument("name", nargs="?", metavar="NAME", help=JOB_NAME_HELP)
 
-NAME_ARGS = {magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status", "samza_resume")}
+NAME_ARGS = {
+    magic: MagicArguments(magic) for magic in ("samza_stop", "samza_status", "samza_resume", "samza_time")
+}
 for _magic, _parser in NAME_ARGS.items():
     _parser.add_argument(
         "name",
@@ -87,6 +95,10 @@ PAUSE_ARGS.add_argument(
     metavar="S",
     help="how long to wait for the job to be quiet (seconds)",
 )
+
+PEEK_ARGS = MagicArguments("samza_peek")
+PEEK_ARGS.add_argument("name", nargs="?", metavar="NAME", help=JOB_NAME_HELP)
+PEEK_ARGS.add_argument("--timeout", type=float, default=steering.DEFAULT_PAUSE_TIMEOUT_S, metavar="S")
 
 STEP_ARGS = MagicArguments("samza_step")
 STEP_ARGS.add_argument("n", nargs="?", type=int, default=1, metavar="N", help="how many messages (default 1)")
@@ -116,6 +128,7 @@ PARSERS: dict[str, MagicArguments] = {
     "samza_clean": CLEAN_ARGS,
     "samza_pause": PAUSE_ARGS,
     "samza_step": STEP_ARGS,
+    "samza_peek": PEEK_ARGS,
     "samza_set": SET_ARGS,
     "samza_browse": BROWSE_ARGS,
     **NAME_ARGS,
@@ -127,9 +140,9 @@ PARSERS: dict[str, MagicArguments] = {
 @magics_class
 class SamzaMagics(Magics):
     """``%%samza_config``, ``%%samza_task``, ``%%samza_app``, ``%samza_run``, ``%samza_stop``,
-    ``%samza_status``, ``%samza_checkpoints``, ``%samza_clean``, ``%%samza_sql``, ``%samza_browse`` and the
-    steering magics
-    ``%samza_pause``, ``%samza_step``, ``%samza_resume``, ``%samza_set`` (and ``%%samza_task --swap``).
+    ``%samza_status``, ``%samza_time``, ``%samza_checkpoints``, ``%samza_clean``, ``%%samza_sql``,
+    ``%samza_browse`` and the steering magics ``%samza_pause``, ``%samza_step``, ``%samza_peek``,
+    ``%samza_resume``, ``%samza_set`` (and ``%%samza_task --swap``).
     Each instance owns one :class:`NotebookSession`."""
 
     dashboard = Enum(
@@ -245,16 +258,17 @@ class SamzaMagics(Magics):
     # -- running ------------------------------------------------------------------------------------------
     @line_magic
     def samza_run(self, line: str) -> None:
-        """``%samza_run [--wait] [--timeout S] [--max-messages N] [--name NAME] [--no-dashboard] [--trace]
-        [--runner R] [--record DIR | --replay DIR]``
+        """``%samza_run [--wait | --paused] [--timeout S] [--max-messages N] [--name NAME] [--no-dashboard]
+        [--trace] [--runner R] [--record DIR | --replay DIR]``
 
-        Run the job in the background on its own thread (the cell returns at once; the job keeps running
-        while other cells run), or with ``--wait`` until every input reached end-of-stream (interrupt the
-        kernel or press Stop to stop it gracefully). ``--timeout S`` stops it gracefully after S seconds,
-        ``--max-messages N`` after N messages; ``--name NAME`` runs it as job NAME (several named jobs may
-        run at once); ``--no-dashboard`` shows one line of text; ``--trace`` records every chooser
-        decision in ``samza.decisions`` (it slows the job: for small demonstrations); ``--runner spark``
-        runs the containers as the tasks of one Spark job on the kernel's SparkSession (or a new local
+        Run the job in the background on its own thread (the cell returns at once; the job keeps running while
+        other cells run), or with ``--wait`` until every input reached end-of-stream (interrupt the kernel or
+        press Stop to stop it gracefully), or ``--paused``: started paused, it processes not one message
+        before ``%samza_step`` or ``%samza_resume`` (a job of one container). ``--timeout S`` stops it
+        gracefully after S seconds, ``--max-messages N`` after N messages; ``--name NAME`` runs it as job NAME
+        (several named jobs may run at once); ``--no-dashboard`` shows one line of text; ``--trace`` records
+        every chooser decision in ``samza.decisions`` (it slows the job: for small demonstrations); ``--runner
+        spark`` runs the containers as the tasks of one Spark job on the kernel's SparkSession (or a new local
         one), its coordinator in the kernel. ``--record DIR`` writes down the run's schedule (dispatches,
         async completions, timers) and ``--replay DIR`` forces a recorded schedule on a later run, to
         reproduce a race."""
@@ -274,6 +288,8 @@ class SamzaMagics(Magics):
             raise NotebookError("samza_run: --timeout must be a positive number of seconds")
         if args.max_messages is not None and args.max_messages <= 0:
             raise NotebookError("samza_run: --max-messages must be a positive integer")
+        if args.paused and args.wait:
+            raise NotebookError("samza_run: --paused and --wait: a paused job would never end (pick one)")
         if args.name is not None and not args.name.strip():
             raise NotebookError("samza_run: --name needs a job name")
         self.session.refresh_s = self.refresh_interval
@@ -288,6 +304,7 @@ class SamzaMagics(Magics):
             awaiting=awaiting,
             record=args.record,
             replay=args.replay,
+            paused=args.paused,
         )
         return run if args.wait and awaiting else None
 
@@ -320,6 +337,14 @@ class SamzaMagics(Magics):
             return steering.step(self.session, args.name, args.n, args.timeout)
 
     @line_magic
+    def samza_peek(self, line: str) -> PeekReport:
+        """``%samza_peek [NAME] [--timeout S]``: the message the paused job processes next and why the
+        chooser picked it; the decision holds (the next step processes exactly that message)."""
+        with one_line_errors(self.shell):
+            args = PEEK_ARGS.parse(line)
+            return steering.peek(self.session, args.name, args.timeout)
+
+    @line_magic
     def samza_resume(self, line: str) -> None:
         """``%samza_resume [NAME]``: a paused job dispatches again."""
         with one_line_errors(self.shell):
@@ -341,6 +366,16 @@ class SamzaMagics(Magics):
         decisions and checkpoints (default: the latest job)."""
         with one_line_errors(self.shell):
             return self.session.status(NAME_ARGS["samza_status"].parse(line).name)
+
+    @line_magic
+    def samza_time(self, line: str) -> TimeReport:
+        """``%samza_time [NAME]``: the job's event time (a job running an application): per input partition
+        its watermark and how far it is behind the newest event, naming a partition that holds back the
+        watermark; per operator its watermarks and a window's late messages; the open windows (key, start,
+        end, so far) and when each fires. The dashboard's "event time" section shows the same."""
+        with one_line_errors(self.shell):
+            name = NAME_ARGS["samza_time"].parse(line).name
+            return time_report(self.session.job(name, "samza_time").run)
 
     @line_magic
     def samza_checkpoints(self, line: str) -> CheckpointReport | None:

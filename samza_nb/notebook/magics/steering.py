@@ -1,5 +1,6 @@
-"""The steering magics' work: ``%samza_pause``, ``%samza_step``, ``%samza_resume``, ``%samza_set`` and
-``%%samza_task --swap`` on the session's job handle (:class:`~..runs.steering.NotebookJob`).
+"""The steering magics' work: ``%samza_pause``, ``%samza_step``, ``%samza_peek``, ``%samza_resume``,
+``%samza_set`` and ``%%samza_task --swap`` on the session's job handle
+(:class:`~..runs.steering.NotebookJob`).
 
 The parsing is in :mod:`.registration`; here each magic calls the handle and turns what the container
 raises (a SamzaError, a ConfigError naming the key) into a one-line :class:`NotebookError`. A swap's
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import SamzaError
-from samza_nb.notebook.display.steps import StepsReport
+from samza_nb.notebook.display.steps import PeekReport, StepsReport
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.runs.failures import task_cell_line
 from samza_nb.notebook.runs.steering import steerable
@@ -49,6 +50,18 @@ def step(session: NotebookSession, name: str | None, n: int, timeout: float | No
         )
     steps = _call("samza_step", lambda: job.step(n, timeout))
     return StepsReport(job.name, steps)
+
+
+def peek(session: NotebookSession, name: str | None, timeout: float | None) -> PeekReport:
+    """``%samza_peek``: the message the paused job processes next, and why (the decision holds)."""
+    job = session.job(name, "samza_peek")
+    steerable(job.run, "samza_peek")
+    if not job.paused:
+        raise NotebookError(
+            f"samza_peek: job {job.name!r} is running: %samza_pause {job.name} first (or start it with "
+            "%samza_run --paused)"
+        )
+    return PeekReport(job.name, _call("samza_peek", lambda: job.peek(timeout)))
 
 
 def resume(session: NotebookSession, name: str | None) -> str:
@@ -131,4 +144,4 @@ def _in_cell(exc: SamzaError, definition: TaskDefinition) -> str:
     return text.replace(raw, f" at {where}") if raw in text else f"{text} ({where})"
 
 
-__all__ = ["pause", "resume", "set_knobs", "step", "swap"]
+__all__ = ["pause", "peek", "resume", "set_knobs", "step", "swap"]

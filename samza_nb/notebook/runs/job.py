@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from samza_nb.container import event_loop
@@ -145,6 +145,8 @@ class JobRun:
     to ``sys.stdout``/``sys.stderr`` (:mod:`.cell_output`); it shows the rest before ``done`` turns true.
     ``run_seconds`` is how long
     ``job.run()`` took, ``run_cpu_seconds`` the CPU time the process (every thread) used meanwhile.
+    ``knobs`` are the live knobs' values in force as the last ``set`` through the notebook's job handle
+    returned them (``%samza_set``, the dashboard's slider; empty before the first), for the dashboard.
     """
 
     def __init__(
@@ -167,6 +169,7 @@ class JobRun:
         self.run_cpu_seconds: float | None = None
         self.on_done: list[DoneCallback] = []
         self.failure_reported = False
+        self.knobs: Mapping[str, str] = {}
         self.started_at = time.monotonic()
         self._stop_reason: RunOutcome | None = None
         self._finishing = False

@@ -60,6 +60,18 @@ def steerable(run: JobRun, what: str) -> SamzaContainer:
     return job
 
 
+def start_paused(runnable: object, job: str) -> None:
+    """``%samza_run --paused``: ``runnable`` (not started yet) starts paused: not one message is processed
+    before a step or a resume. A NotebookError for a job of several containers (its containers start
+    on their own: pause it once it runs)."""
+    if not isinstance(runnable, SamzaContainer):
+        raise NotebookError(
+            f"samza_run --paused: job {job!r} runs as several containers, which start on their own: "
+            "%samza_pause it once it runs (--paused starts a job of one container in this kernel)"
+        )
+    runnable.pause()
+
+
 def running_application(run: JobRun, definition: TaskDefinition | None) -> Any:
     """The StreamApplication ``run`` runs (None for a task's job): the ``%%samza_app`` cell's class
     (``definition``, the cell the run started with or last swapped in), else the config's ``app.class``."""
@@ -152,8 +164,17 @@ class NotebookJob:
         knobs asked of them all (a change one refuses: a ConfigError naming it)."""
         steering = coordinated(self.run, "set")
         if steering is not None:
-            return steering.set(changes, **keywords)
-        return self._container("set").set(changes, **keywords)
+            values = steering.set(changes, **keywords)
+        else:
+            values = self._container("set").set(changes, **keywords)
+        self.run.knobs = values
+        return values
+
+    @property
+    def knobs(self) -> Mapping[str, str]:
+        """The live knobs' values in force as the last :meth:`set` (any handle's) returned them; empty
+        before the first."""
+        return self.run.knobs
 
     def peek(self, timeout: float | None = None) -> NextMessage | None:
         """While paused: the message the next step (or the resume) processes first and why the chooser
@@ -185,4 +206,4 @@ class NotebookJob:
         return f"<NotebookJob {self.name!r}: {state}, {self.processed:,} processed>"
 
 
-__all__ = ["NotebookJob", "coordinated", "running_application", "steerable"]
+__all__ = ["NotebookJob", "coordinated", "running_application", "start_paused", "steerable"]

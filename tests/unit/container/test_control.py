@@ -340,6 +340,24 @@ def test_peek_shows_the_next_message_and_why_and_changes_no_order(
     assert sent[1].startswith(f"v1:{upcoming.offset}:{upcoming.message}="), "the peeked message ran next"
 
 
+def test_a_peek_of_a_job_paused_before_its_start_waits_for_the_start(
+    tmp_path: Path, running: list[Running]
+) -> None:
+    j = job(tmp_path)
+    j.send("in", ["a", "b"])
+    container = j.container(Counter)
+    container.pause()
+    peeked: list[object] = []
+    waiting = threading.Thread(target=lambda: peeked.append(container.peek(30)))
+    waiting.start()  # before the start: it waits for it, where it said "has not started"
+    start(running, container)
+    waiting.join(30)
+    assert len(peeked) == 1 and peeked[0] is not None, peeked
+    assert container.processed == 0
+    container.resume()
+    j.end()
+
+
 def test_peek_of_a_drained_job_is_none_and_needs_a_pause(tmp_path: Path, running: list[Running]) -> None:
     j = job(tmp_path)
     container = j.container(Counter)
