@@ -24,7 +24,7 @@ from samza_nb.notebook.display.dashboard import widgets_available
 from samza_nb.notebook.display.steps import StepsReport
 from samza_nb.notebook.display.text_status import StatusReport
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
-from samza_nb.notebook.magics import awaiting, cell_config, sql, steering
+from samza_nb.notebook.magics import awaiting, cell_config, get, sql, steering
 from samza_nb.notebook.magics.arguments import MagicArguments
 from samza_nb.notebook.magics.checkpoints import CheckpointReport
 from samza_nb.notebook.magics.task_cell import define_task
@@ -116,6 +116,7 @@ PARSERS: dict[str, MagicArguments] = {
     "samza_pause": PAUSE_ARGS,
     "samza_step": STEP_ARGS,
     "samza_set": SET_ARGS,
+    "samza_get": get.GET_ARGS,
     **NAME_ARGS,
     **DEFINE_ARGS,
 }
@@ -369,6 +370,13 @@ class SamzaMagics(Magics):
         the store: key, value, partition), as a DataFrame."""
         with one_line_errors(self.shell):
             return sql.query(self.session.store_run(line.strip()), line, cell)
+
+    @line_magic
+    def samza_get(self, line: str) -> None:
+        """``%samza_get <store> <key> [--committed] [--name NAME]``: the key's live value in the running
+        job's store (``--committed``: as of the last commit), and which container and partition answered."""
+        with one_line_errors(self.shell):
+            print(get.get(self.session, line))
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _ui(self, no_dashboard: bool) -> str:
