@@ -15,7 +15,7 @@ container, task and partition that answered.
 
 from __future__ import annotations
 
-import asyncio
+import concurrent.futures
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -223,17 +223,23 @@ class StoreReader:
         if run_loop is not None and threading.get_ident() == run_loop.state.thread_id:
             raise SamzaError(f"a live lookup cannot run on container {cid}'s own loop thread")
 
-        async def look() -> tuple[str, Any] | None:
-            for task in order:  # on the loop: between two slices of messages, as the task itself reads
-                stores = storage.stores_of(task)
-                if store not in stores:
-                    continue
-                value = stores[store].get(key)
-                if value is not None:
-                    return task, value
-            return None
+        future: concurrent.futures.Future[tuple[str, Any] | None] = concurrent.futures.Future()
 
-        future = asyncio.run_coroutine_threadsafe(look(), loop)
+        def look() -> None:  # on the loop: between two slices of messages, as the task itself reads
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                for task in order:
+                    stores = storage.stores_of(task)
+                    value = stores[store].get(key) if store in stores else None
+                    if value is not None:
+                        future.set_result((task, value))
+                        return
+                future.set_result(None)
+            except BaseException as exc:
+                future.set_exception(exc)
+
+        loop.call_soon_threadsafe(look)  # (a plain callback: runs at the loop's next turn, no task made)
         try:
             return future.result(KEY_WAIT_S)
         except TimeoutError:
