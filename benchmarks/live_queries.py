@@ -9,7 +9,8 @@ of ``--window`` seconds: unqueried, then queried ``--rate`` times a second with 
 the container owning the user's partition, which reads the live value on its loop), and so on. Throughput
 is the messages the containers reported per window; the ratio is the median of the queried windows to the
 median of the unqueried ones. Lookup latency is measured end to end (client → coordinator → container →
-its loop → back), p50 and p99 over every lookup.
+its loop → back), p50 and p99 over every lookup; the same lookups again once the job has processed its
+input (idle) show what the busy job's contention adds.
 
 Checked: every lookup found its user, with a value at most the messages sent of that user and not below
 the previous lookup's of the same user (live counts only grow); after the stop, every user's committed
@@ -184,9 +185,14 @@ async def measure(messages: int, users: int, windows: int, window_s: float, rate
                     print(f"window {index}: the input ran out (figures undercount): give more --messages")
                 rates[queried].append((after - before) / elapsed)
                 print(f"window {index}: queried={queried} {rates[queried][-1]:,.0f} msgs/s", file=sys.stderr)
-            prober.close()
+            busy = sorted(prober.latencies_ms)
             while coordinator.job_status().processed < messages:  # the rest of the input, then stop
                 await asyncio.sleep(0.05)  # polling the coordinator's status (an observed condition)
+            prober.active.set()  # the same lookups of the job now idle (its input all processed)
+            while len(prober.latencies_ms) < len(busy) + min(len(busy), 200):
+                await asyncio.sleep(0.05)  # polling the prober's count (an observed condition)
+            prober.close()
+            idle = sorted(prober.latencies_ms[len(busy) :])
             processes.stop()
             await watch
         finally:
@@ -200,14 +206,19 @@ async def measure(messages: int, users: int, windows: int, window_s: float, rate
         same("each user's committed count after the stop", final, dict(sent))
         if prober.problems:
             raise RuntimeError(f"lookups answered wrongly: {prober.problems[:3]}")
-        latencies = sorted(prober.latencies_ms)
         return {
             "unqueried": statistics.median(rates[False]),
             "queried": statistics.median(rates[True]),
-            "lookups": len(latencies),
-            "p50": statistics.median(latencies),
-            "p99": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))],
+            "lookups": len(busy),
+            "p50": statistics.median(busy),
+            "p99": percentile(busy, 0.99),
+            "idle p50": statistics.median(idle),
+            "idle p99": percentile(idle, 0.99),
         }
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))]
 
 
 def both_running(status: Any) -> bool:
@@ -242,7 +253,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print(
         f"2 containers, {args.users} users: unqueried {figures['unqueried']:,.0f} msgs/s, queried "
         f"{args.rate:g}/s {figures['queried']:,.0f} msgs/s, ratio {ratio:.3f}; "
-        f"{figures['lookups']} lookups: p50 {figures['p50']:.2f} ms, p99 {figures['p99']:.2f} ms"
+        f"{figures['lookups']} lookups: p50 {figures['p50']:.2f} ms, p99 {figures['p99']:.2f} ms; of the job "
+        f"idle: p50 {figures['idle p50']:.2f} ms, p99 {figures['idle p99']:.2f} ms"
     )
     return figures
 
