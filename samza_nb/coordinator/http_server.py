@@ -39,8 +39,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from samza_nb.container.queries import StoreNotReady
+from samza_nb.container.queries import error_status
 from samza_nb.coordinator.status import ContainerReport, StatusReportError
+from samza_nb.coordinator.store_queries import sql_of_body
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 
 log = logging.getLogger(__name__)
@@ -209,13 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = self._body("a store query")
             if body is None:
                 return
-            text = body.decode("utf-8", "replace")
-            try:
-                data = json.loads(text)
-                sql = str(data["sql"]) if isinstance(data, dict) and "sql" in data else text
-            except (ValueError, RecursionError):
-                sql = text
-            answer = self._store_call(lambda: endpoints.store_sql(parts[0], sql))
+            answer = self._store_call(lambda: endpoints.store_sql(parts[0], sql_of_body(body)))
             if answer is not None:
                 self._json(HTTPStatus.OK, dict(answer))
         else:
@@ -225,12 +220,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _store_call(self, call: Callable[[], Mapping[str, Any]]) -> Mapping[str, Any] | None:
         try:
             return call()
-        except StoreNotReady as exc:
-            self._json(HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(exc)})
         except SamzaError as exc:
-            status = HTTPStatus.NOT_FOUND if str(exc).startswith("no store ") else HTTPStatus.BAD_REQUEST
-            self._json(status, {"error": str(exc)})
-        return None
+            self._json(HTTPStatus(error_status(exc)), {"error": str(exc)})
+            return None
 
     def _take_command(self) -> None:
         body = self._body("a control command")

@@ -20,7 +20,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
-from samza_nb.container.queries import KeyAnswer, StoreNotReady, key_bytes, owning_partition, store_serdes
+from samza_nb.container.queries import (
+    KeyAnswer,
+    StoreNotReady,
+    UnknownStore,
+    key_bytes,
+    owning_partition,
+    store_serdes,
+)
 from samza_nb.errors import SamzaError
 from samza_nb.serde.builtin import BytesSerde, IntSerde, JsonSerde, LongSerde
 
@@ -121,7 +128,7 @@ class StoreQueries:
     def _refuse_unknown(self, store: str) -> None:
         if not self._config.get_str(f"stores.{store}.factory", ""):
             known = sorted({k.split(".")[1] for k in self._config if _is_store_factory(k)})
-            raise SamzaError(f"no store {store!r} in this job (stores: {', '.join(known) or 'none'})")
+            raise UnknownStore(f"no store {store!r} in this job (stores: {', '.join(known) or 'none'})")
 
     def _endpoint(self, cid: str) -> tuple[str, str]:
         report = self._status().reports.get(cid)
@@ -154,8 +161,8 @@ class StoreQueries:
                 error = str(json.loads(data).get("error", data[:200]))
             except (ValueError, AttributeError):
                 error = data[:200].decode(errors="replace")
-            kind = StoreNotReady if response.status == 503 else SamzaError
-            raise kind(f"container {cid}: {error}")
+            kinds = {503: StoreNotReady, 404: UnknownStore}
+            raise kinds.get(response.status, SamzaError)(f"container {cid}: {error}")
         raise AssertionError("unreachable")
 
     def _connection(self, url: str) -> http.client.HTTPConnection:
@@ -184,6 +191,16 @@ class StoreQueries:
             self._idle.clear()
 
 
+def sql_of_body(body: bytes) -> str:
+    """The SQL of a ``POST /stores/<store>/sql`` body: JSON ``{"sql": "..."}``, else the text itself."""
+    text = body.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return str(data["sql"]) if isinstance(data, dict) and "sql" in data else text
+
+
 def _is_store_factory(key: str) -> bool:
     return key.startswith("stores.") and key.endswith(".factory") and key.count(".") == 2
 
@@ -208,4 +225,4 @@ def key_of_text(config: Config, store: str, text: str) -> Any:
     return text
 
 
-__all__ = ["StoreQueries", "key_of_text"]
+__all__ = ["StoreQueries", "key_of_text", "sql_of_body"]

@@ -39,6 +39,15 @@ class StoreNotReady(SamzaError):
     """The store cannot be read yet or any more (its container has not opened it, or has stopped)."""
 
 
+class UnknownStore(SamzaError):
+    """The job has no store of that name (the message lists the stores it has)."""
+
+
+def error_status(exc: SamzaError) -> int:
+    """The HTTP status a query's error is answered with: 503 not ready, 404 no such store, else 400."""
+    return 503 if isinstance(exc, StoreNotReady) else 404 if isinstance(exc, UnknownStore) else 400
+
+
 @dataclass(frozen=True)
 class KeyAnswer:
     """One key lookup: whether ``store`` had ``key``, its ``value`` (live, or as of the last commit when
@@ -193,7 +202,7 @@ class StoreReader:
             raise StoreNotReady(f"container {cid} has not opened its stores yet (or has closed them)")
         if store not in storage.names:
             known = ", ".join(storage.names) or "none"
-            raise SamzaError(f"no store {store!r} in this job (stores: {known})")
+            raise UnknownStore(f"no store {store!r} in this job (stores: {known})")
         return storage
 
     def _committed(
@@ -255,6 +264,8 @@ __all__ = [
     "KeyAnswer",
     "StoreNotReady",
     "StoreReader",
+    "UnknownStore",
+    "error_status",
     "key_bytes",
     "owning_partition",
     "plain",

@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from samza_nb.container.queries.reader import StoreNotReady, StoreReader, store_serdes
+from samza_nb.container.queries.reader import StoreReader, error_status, store_serdes
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -69,11 +69,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._rows(parts[1])
             else:
                 self._answer(HTTPStatus.NOT_FOUND, {"error": f"no such resource: {method} {self.path}"})
-        except StoreNotReady as exc:
-            self._answer(HTTPStatus.SERVICE_UNAVAILABLE, {"error": str(exc)})
         except SamzaError as exc:
-            status = HTTPStatus.NOT_FOUND if str(exc).startswith("no store ") else HTTPStatus.BAD_REQUEST
-            self._answer(status, {"error": str(exc)})
+            self._answer(HTTPStatus(error_status(exc)), {"error": str(exc)})
         except Exception as exc:  # never a traceback to the client
             log.exception("query service: %s %s failed", method, self.path)
             self._answer(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"})

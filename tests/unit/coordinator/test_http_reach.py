@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from samza_nb.container.queries import UnknownStore
 from samza_nb.coordinator import client
 from samza_nb.coordinator.http_server import CoordinatorHttpServer, is_loopback
 from samza_nb.coordinator.status import ContainerReport
@@ -49,7 +50,7 @@ class Endpoints:
 
     def store_key(self, store: str, key: str, committed: bool) -> Mapping[str, Any]:
         if store != "counts":
-            raise SamzaError(f"no store {store!r} in this job (stores: counts)")
+            raise UnknownStore(f"no store {store!r} in this job (stores: counts)")
         return {"store": store, "key": key, "found": key == "a/b", "value": 3 if committed else 4}
 
     def store_sql(self, store: str, sql: str) -> Mapping[str, Any]:
