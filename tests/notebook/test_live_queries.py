@@ -183,7 +183,14 @@ def test_sql_and_lookups_into_a_running_two_container_job(kernel: Kernel, workdi
         assert http(sql_url, token, json.dumps({"sql": "SELECT count(*) FROM counts"}).encode())[1][
             "rows"
         ] == [[12]]
-        assert http(f"{url}/status", None)[0] == 200, "the other routes stay as they were on loopback"
+        code, status = http(f"{url}/status", None)
+        assert code == 200, "the other routes stay as they were on loopback"
+        # Each container serves its stores behind a token of its own, which /status never shows.
+        reports = status["containers"]
+        assert all(r["query-url"].startswith("http://127.0.0.1:") for r in reports.values())
+        assert not any("query-token" in r for r in reports.values())
+        for report in reports.values():
+            assert http(f"{report['query-url']}/stores/counts/rows", token)[0] == 401
     finally:
         kernel.run("%samza_stop")
     # The stop committed: the state files hold the live values now.
