@@ -5,19 +5,20 @@ The job (``job.container.count`` = 2, the processes runner, a job coordinator in
 messages ``{"user": "u<k>", "n": i}`` from a 4-partition durable-log stream, keyed by user, and counts them
 per user in a DuckDB store; it processes at full speed (CPU-bound) while the benchmark alternates windows
 of ``--window`` seconds: unqueried, then queried ``--rate`` times a second with ``GET
-/stores/counts/keys/<user>`` on the coordinator (a kept-alive connection, the token; each lookup routed to
-the container owning the user's partition, which reads the live value on its loop), and so on. Throughput
-is the messages the containers reported per window; the ratio is the median of the queried windows to the
-median of the unqueried ones. Lookup latency is measured end to end (client → coordinator → container →
-its loop → back), p50 and p99 over every lookup; the same lookups again once the job has processed its
-input (idle) show what the busy job's contention adds.
+/stores/counts/keys/<user>`` on the coordinator (four clients, each a kept-alive connection, the token;
+each lookup routed to the container owning the user's partition, which reads the live value on its
+loop), and so on. Throughput is the messages the containers reported per window; the ratio is the median
+of the queried windows to the median of the unqueried ones. Lookup latency is measured end to end
+(client → coordinator → container → its loop → back), p50 and p99 over every lookup; the same lookups
+again once the job has processed its input (idle) show what the busy job's contention adds.
 
 Checked: every lookup found its user, with a value at most the messages sent of that user and not below
-the previous lookup's of the same user (live counts only grow); after the stop, every user's committed
-count (``%%samza_sql``'s path) equals the messages sent.
+the previous answer of the same user to the same client (live counts only grow); after the stop, every
+user's committed count (``%%samza_sql``'s path) equals the messages sent.
 
 Run: ``python benchmarks/live_queries.py [--messages N] [--users U] [--windows W] [--window S] [--rate R]``;
-the defaults take about half a minute.
+the defaults take about a minute and a half (filling the input is half of it). The job commits only when
+it stops: a commit stalls a container for seconds on a loaded machine, with or without queries.
 """
 
 from __future__ import annotations
@@ -87,7 +88,9 @@ def job_config(base: Path) -> Config:
             "systems.log.samza.offset.default": "oldest",
             "job.container.count": "2",
             "job.logged.store.base.dir": str(base),
-            "task.commit.ms": "1000",
+            # A commit here stalls a container for seconds on a loaded machine (DuckDB writing the
+            # store down; so does main's code): the windows measure processing, the stop commits.
+            "task.commit.ms": "600000",
             "cluster-manager.container.status.interval.ms": "50",
             "task.class": "benchmarks.live_queries.CountJson",
             "stores.counts.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
@@ -98,25 +101,27 @@ def job_config(base: Path) -> Config:
 
 
 class Prober:
-    """Looks users up over HTTP at ``rate`` per second on its own thread while :attr:`active`."""
+    """Looks users up over HTTP at ``rate`` per second in all while :attr:`active`: ``clients`` threads, each
+    with its own kept-alive connection at ``rate / clients`` (so a slow answer does not lower the rate)."""
 
-    def __init__(self, url: str, token: str, sent: Counter[str], rate: float) -> None:
-        parts = urlsplit(url)
-        self._conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
+    def __init__(self, url: str, token: str, sent: Counter[str], rate: float, clients: int = 4) -> None:
+        self._url = urlsplit(url)
         self._headers = {"Authorization": f"Bearer {token}"}
         self._sent = sent
         self._users = sorted(sent)
-        self._interval = 1.0 / rate
+        self._interval = clients / rate
         self.active = threading.Event()
         self.stopped = threading.Event()
         self.latencies_ms: list[float] = []
         self.problems: list[str] = []
-        self._last: dict[str, int] = {}
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self._threads = [threading.Thread(target=self._run, args=(n,), daemon=True) for n in range(clients)]
+        for thread in self._threads:
+            thread.start()
 
-    def _run(self) -> None:
-        chooser = random.Random(7)
+    def _run(self, number: int) -> None:
+        chooser = random.Random(number)
+        conn = http.client.HTTPConnection(self._url.hostname or "127.0.0.1", self._url.port, timeout=30)
+        last: dict[str, int] = {}  # what this client saw of each user (its answers come in order)
         due = time.perf_counter()
         while not self.stopped.is_set():
             if not self.active.wait(0.05):
@@ -124,30 +129,31 @@ class Prober:
                 continue
             user = chooser.choice(self._users)
             started = time.perf_counter()
-            self._conn.request("GET", f"/stores/counts/keys/{quote(user)}", headers=self._headers)
-            response = self._conn.getresponse()
+            conn.request("GET", f"/stores/counts/keys/{quote(user)}", headers=self._headers)
+            response = conn.getresponse()
             body = json.loads(response.read())
             self.latencies_ms.append((time.perf_counter() - started) * 1000)
-            self._check(user, response.status, body)
+            self._check(user, response.status, body, last)
             due += self._interval  # a fixed rate: a slow answer does not push the next ones back
             pause = due - time.perf_counter()
             if pause > 0:
                 time.sleep(pause)  # pacing the probe rate, not synchronisation
+        conn.close()
 
-    def _check(self, user: str, status: int, body: Any) -> None:
-        value = body.get("value") if status == 200 else None
-        if status == 200 and body.get("found") is False:
+    def _check(self, user: str, status: int, body: Any, last: dict[str, int]) -> None:
+        if body.get("found") is False:
             return  # not processed yet: a user's first message may still be ahead of the job
-        if not isinstance(value, int) or not self._last.get(user, 0) <= value <= self._sent[user]:
-            self.problems.append(f"{user}: answered {status} {body} after {self._last.get(user)}")
+        value = body.get("value") if status == 200 else None
+        if not isinstance(value, int) or not last.get(user, 0) <= value <= self._sent[user]:
+            self.problems.append(f"{user}: answered {status} {body} after {last.get(user)}")
             return
-        self._last[user] = value
+        last[user] = value
 
     def close(self) -> None:
         self.stopped.set()
         self.active.set()
-        self._thread.join()
-        self._conn.close()
+        for thread in self._threads:
+            thread.join()
 
 
 async def measure(messages: int, users: int, windows: int, window_s: float, rate: float) -> dict[str, Any]:
