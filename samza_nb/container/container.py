@@ -135,6 +135,11 @@ class SamzaContainer(ContainerControls):
         """The newest offset of every input partition, asked of the systems now (for lag)."""
         return await head_offsets(self.metadata, self._admins)
 
+    @property
+    def storage(self) -> StorageManager | None:
+        """The container's stores (None before they open): what point lookups read (:mod:`.queries`)."""
+        return self._storage
+
     async def query_store(self, store: str, sql: str | None = None) -> QueryResult:
         """DuckDB ``sql`` over the committed contents of ``store`` (the relation ``<store>(key, value,
         partition)``), consistent as of each task's last commit; never blocks the running job. After the

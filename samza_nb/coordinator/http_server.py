@@ -10,10 +10,19 @@ control command (``{"pause": true|false, "set": {key: value}, "timeout": s}``, s
 with 400, 404, 405, 411, 413 or 504 (a pause not confirmed in time), and an unexpected failure is a 500
 whose body names the error but never carries a traceback.
 
+The job's stores, while it runs (see :mod:`samza_nb.coordinator.store_queries`): ``GET
+/stores/<store>/keys/<key>`` a key's live value (``?committed=true``: as of the last commit) with the
+container, task and partition that answered (404 with ``"found": false`` when no partition has it);
+``POST /stores/<store>/sql`` with a SELECT as the body (text, or JSON ``{"sql": "..."}``) answers
+``{"columns": [...], "rows": [[...], ...]}`` over every container's committed rows. 503: a container
+cannot be asked (not started, stopped).
+
 Who can reach it: it binds 127.0.0.1 unless configured otherwise. Bound to any other address it requires
 the job's token (generated at start unless given, handed to the containers in ``SAMZA_COORDINATOR_TOKEN``)
 in an ``Authorization: Bearer <token>`` header on every request, compared in constant time; a request
-without it, or with another, is answered 401 before anything else is read.
+without it, or with another, is answered 401 before anything else is read. The ``/stores`` routes always
+require a token, also on a loopback address (state is data: any local user could read it otherwise): the
+job's token, else one generated for them (:attr:`CoordinatorHttpServer.store_token`).
 """
 
 from __future__ import annotations
@@ -24,13 +33,15 @@ import json
 import logging
 import secrets
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
+from samza_nb.container.queries import error_status
 from samza_nb.coordinator.status import ContainerReport, StatusReportError
+from samza_nb.coordinator.store_queries import sql_of_body
 from samza_nb.errors import ConfigError, JobTimeoutError, SamzaError
 
 log = logging.getLogger(__name__)
@@ -41,7 +52,10 @@ MAX_BODY_BYTES = 1 << 20
 SHUTDOWN_POLL_S = 0.05
 """How often the serving thread checks for ``stop`` (the stdlib's default, 0.5 s, slows every stop)."""
 
-ROUTES = "GET /, GET /locality, GET /status, PUT /containers/<id>/status, GET or POST /control"
+ROUTES = (
+    "GET /, GET /locality, GET /status, PUT /containers/<id>/status, GET or POST /control, "
+    "GET /stores/<store>/keys/<key>, POST /stores/<store>/sql"
+)
 
 
 class CoordinatorEndpoints(Protocol):
@@ -81,10 +95,20 @@ class CoordinatorEndpoints(Protocol):
         confirmed in time)."""
         ...
 
+    def store_key(self, store: str, key: str, committed: bool) -> Mapping[str, Any]:
+        """A key lookup's answer (``found`` says whether any partition had it); SamzaError: an unknown
+        store or a key its serde refuses, StoreNotReady: a container cannot be asked."""
+        ...
+
+    def store_sql(self, store: str, sql: str) -> Mapping[str, Any]:
+        """``{"columns", "rows"}`` of ``sql`` over the store (errors as :meth:`store_key`)."""
+        ...
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # (a kept-alive client would wait for a delayed ACK: 40 ms)
 
     def do_GET(self) -> None:
         self._dispatch("GET")
@@ -119,7 +143,8 @@ class _Handler(BaseHTTPRequestHandler):
         if self.request_version == "HTTP/0.9":  # "GET /path" without a version: no headers, no token
             self.send_error(HTTPStatus.BAD_REQUEST, "a request line needs an HTTP version (HTTP/1.x)")
             return
-        if not self._authorised():
+        stores = urlsplit(self.path).path.startswith("/stores/")
+        if not self._authorised(self.server.store_token if stores else self.server.token):
             self._discard_body()
             self._json(
                 HTTPStatus.UNAUTHORIZED,
@@ -128,13 +153,15 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         try:
+            if stores:
+                self._stores(method)
+                return
             self._route(method, unquote(urlsplit(self.path).path))
         except Exception as exc:  # never a traceback to the client
             log.exception("job coordinator: %s %s failed", method, self.path)
             self._json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"internal error: {type(exc).__name__}"})
 
-    def _authorised(self) -> bool:
-        expected = self.server.token
+    def _authorised(self, expected: str | None) -> bool:
         if expected is None:
             return True
         given = self.headers.get("Authorization", "")
@@ -167,6 +194,35 @@ class _Handler(BaseHTTPRequestHandler):
             self._take_report(parts[1])
         else:
             self._json(HTTPStatus.NOT_FOUND, {"error": f"no such resource: {path} (this serves {ROUTES})"})
+
+    def _stores(self, method: str) -> None:
+        """``GET /stores/<store>/keys/<key>``, ``POST /stores/<store>/sql`` (see the module)."""
+        url = urlsplit(self.path)
+        parts = [unquote(p) for p in url.path.split("/")[2:]]  # each part unquoted: a key may hold "/"
+        endpoints = self.server.endpoints
+        if len(parts) == 3 and parts[1] == "keys" and method == "GET":
+            flag = parse_qs(url.query).get("committed", ["false"])[-1].lower()
+            answer = self._store_call(lambda: endpoints.store_key(parts[0], parts[2], flag in ("1", "true")))
+            if answer is not None:
+                found = answer.get("found") is True
+                self._json(HTTPStatus.OK if found else HTTPStatus.NOT_FOUND, dict(answer))
+        elif len(parts) == 2 and parts[1] == "sql" and method == "POST":
+            body = self._body("a store query")
+            if body is None:
+                return
+            answer = self._store_call(lambda: endpoints.store_sql(parts[0], sql_of_body(body)))
+            if answer is not None:
+                self._json(HTTPStatus.OK, dict(answer))
+        else:
+            self._discard_body()
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such resource: {method} {url.path} ({ROUTES})"})
+
+    def _store_call(self, call: Callable[[], Mapping[str, Any]]) -> Mapping[str, Any] | None:
+        try:
+            return call()
+        except SamzaError as exc:
+            self._json(HTTPStatus(error_status(exc)), {"error": str(exc)})
+            return None
 
     def _take_command(self) -> None:
         body = self._body("a control command")
@@ -269,6 +325,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     endpoints: CoordinatorEndpoints
     token: str | None
+    store_token: str
 
 
 def is_loopback(host: str) -> bool:
@@ -306,6 +363,7 @@ class CoordinatorHttpServer:
             ) from None
         self._server.endpoints = endpoints
         self._server.token = token
+        self._server.store_token = token or secrets.token_urlsafe(32)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             args=(SHUTDOWN_POLL_S,),
@@ -325,6 +383,11 @@ class CoordinatorHttpServer:
     def token(self) -> str | None:
         """The token every request must carry (None: none needed, the server is loopback-only)."""
         return self._server.token
+
+    @property
+    def store_token(self) -> str:
+        """The token the ``/stores`` routes need (:attr:`token` when there is one, else one of their own)."""
+        return self._server.store_token
 
     def stop(self) -> None:
         """Stop serving and release the port (idempotent)."""

@@ -16,6 +16,7 @@ from samza_nb.api.job_model import JobModel
 from samza_nb.checkpoint.carry_over import carry_over_default_checkpoints
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_metadata, input_streams, start_feeding, stop_feeding
+from samza_nb.container.queries import plain
 from samza_nb.coordinator.changes import refuse_incompatible_change
 from samza_nb.coordinator.control import ControlState, JobControl, run_command
 from samza_nb.coordinator.driver_claim import DriverClaim, DriverLease
@@ -23,6 +24,7 @@ from samza_nb.coordinator.http_server import CoordinatorHttpServer
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.coordinator.status import ContainerReport, JobStatus
+from samza_nb.coordinator.store_queries import StoreQueries
 from samza_nb.coordinator.stream_store import CoordinatorStreamStore, coordinator_stream_name
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe.states import RunOutcome
@@ -120,6 +122,7 @@ class JobCoordinator:
         self._control = JobControl(self._confirmations)
         self._lease: DriverLease | None = None
         self._renewing: asyncio.Task[None] | None = None
+        self._queries: StoreQueries | None = None
 
     @property
     def job_model(self) -> JobModel:
@@ -142,6 +145,20 @@ class JobCoordinator:
         if self._server is None:
             raise SamzaError("the job coordinator has not started: it has no token yet")
         return self._server.token
+
+    @property
+    def store_token(self) -> str:
+        """The token the ``/stores`` routes need, also on a loopback address (after :meth:`start`)."""
+        if self._server is None:
+            raise SamzaError("the job coordinator has not started: it has no token yet")
+        return self._server.store_token
+
+    @property
+    def queries(self) -> StoreQueries:
+        """Point lookups and SQL over the running job's stores (:mod:`.store_queries`)."""
+        if self._queries is None:
+            self._queries = StoreQueries(self.config, lambda: self.job_model, self.job_status)
+        return self._queries
 
     async def start(self) -> None:
         """Bootstrap, compute and persist the job model, and serve it (see the class)."""
@@ -347,6 +364,8 @@ class JobCoordinator:
         self._catch_up = self._renewing = None
         if self._server is not None:
             self._server.stop()
+        if self._queries is not None:
+            self._queries.close()
         with self._lock:
             writes, self._writes = self._writes, []
         if writes:
@@ -402,6 +421,13 @@ class _Endpoints:
 
     def command(self, command: Mapping[str, Any]) -> Mapping[str, Any]:
         return run_command(self._coordinator, command)
+
+    def store_key(self, store: str, key: str, committed: bool) -> Mapping[str, Any]:
+        return self._coordinator.queries.get_text(store, key, committed=committed).to_dict()
+
+    def store_sql(self, store: str, sql: str) -> Mapping[str, Any]:
+        result = self._coordinator.queries.sql(store, sql)
+        return {"columns": list(result.columns), "rows": [[plain(v) for v in row] for row in result.rows]}
 
 
 def _changes(

@@ -31,7 +31,9 @@ class ContainerReport:
     :attr:`outcome` is FINISHED). ``control``: the sequence number of the coordinator's control state it
     applied last (:mod:`samza_nb.coordinator.control`), ``paused``: whether it is paused (quiet),
     ``knobs``: its live knobs' values after the last change it applied (empty before any), ``refused``: why
-    it refused the last control state it got (None when it applied it)."""
+    it refused the last control state it got (None when it applied it). ``query_url`` and ``query_token``:
+    where the coordinator asks the container about its stores (:mod:`samza_nb.container.queries.server`);
+    the token never leaves the coordinator (not in :meth:`JobStatus.to_dict`)."""
 
     container_id: str
     host: str
@@ -45,6 +47,8 @@ class ContainerReport:
     paused: bool = False
     knobs: Mapping[str, str] = field(default_factory=dict)
     refused: str | None = None
+    query_url: str | None = None
+    query_token: str | None = None
 
     def __post_init__(self) -> None:
         # ``state`` may be given as its string (as it arrives in JSON): it is kept as the ContainerState.
@@ -85,7 +89,7 @@ class ContainerReport:
             "paused": self.paused,
             "knobs": dict(self.knobs),
             "refused": self.refused,
-        }
+        } | ({"query-url": self.query_url, "query-token": self.query_token} if self.query_url else {})
 
     def to_json(self) -> bytes:
         """The request body a container sends."""
@@ -137,6 +141,9 @@ class ContainerReport:
         refused = data.get("refused")
         if refused is not None and not isinstance(refused, str):
             raise StatusReportError(f"status of container {container_id!r}: refused must be a string or null")
+        query_url, query_token = data.get("query-url"), data.get("query-token")
+        if not isinstance(query_url, str | None) or not isinstance(query_token, str | None):
+            raise StatusReportError(f"status of container {container_id!r}: query-url/-token must be strings")
         return cls(
             container_id,
             host,
@@ -150,6 +157,8 @@ class ContainerReport:
             paused,
             values,
             refused,
+            query_url,
+            query_token,
         )
 
 
@@ -223,10 +232,17 @@ class JobStatus:
             "job": self.job,
             "processed": self.processed,
             "containers": {
-                cid: self.reports[cid].to_dict() if cid in self.reports else {"state": UNREPORTED}
+                cid: _public(self.reports[cid]) if cid in self.reports else {"state": UNREPORTED}
                 for cid in self.containers
             },
         }
+
+
+def _public(report: ContainerReport) -> dict[str, Any]:
+    """A report as anyone who may read the job's status sees it: without the container's query token."""
+    data = report.to_dict()
+    data.pop("query-token", None)
+    return data
 
 
 __all__ = ["CONTAINER_STATES", "UNREPORTED", "ContainerReport", "JobStatus", "StatusReportError"]

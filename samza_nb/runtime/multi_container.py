@@ -13,13 +13,15 @@ and containers, as one run: one bar, one summary, the first failed container sto
 
 When the containers start, the run prints each coordinator's URL: ``samza-nb control pause|resume|set
 --coordinator-url URL`` steers the job's containers through it (so do :meth:`MultiContainerRun.pause`,
-``resume`` and ``set`` from another thread).
+``resume`` and ``set`` from another thread). With ``SAMZA_COORDINATOR_TOKEN`` in the environment every
+request to it needs that token, and its ``/stores`` routes answer with it (their token, else unknown).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import signal
 import sys
 import time
@@ -28,6 +30,7 @@ from typing import Any
 
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
+from samza_nb.coordinator.client import TOKEN_ENV
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.runtime.console import (
@@ -79,8 +82,10 @@ class MultiContainerRun(CoordinatorSteering):
         self._failure_spread = False
         self._tell: Callable[[str], None] = say
         several = len(self.configs) > 1
+        token = os.environ.get(TOKEN_ENV) or None  # the job's token, given: also for its /stores routes
         self.jobs = [
-            ContainerProcesses(c, self._line_handler(c.job_name() if several else None)) for c in self.configs
+            ContainerProcesses(c, self._line_handler(c.job_name() if several else None), token=token)
+            for c in self.configs
         ]
         self.processes = self.jobs[0]
         self.name = (self.config.get_str("app.name") or self.config.job_name()) if several else None
@@ -97,9 +102,15 @@ class MultiContainerRun(CoordinatorSteering):
             try:
                 for processes in self.jobs:
                     await processes.start()
+                    coordinator = processes.coordinator
+                    stores = (
+                        f"; its stores: {coordinator.url}/stores/<store>/keys/<key> with ${TOKEN_ENV}"
+                        if coordinator.token
+                        else f"; export {TOKEN_ENV} before samza-nb run to query its stores over HTTP"
+                    )
                     self._tell(
-                        f"job coordinator of {processes.config.job_name()}: {processes.coordinator.url} "
-                        "(samza-nb control pause|resume|set --coordinator-url URL steers its containers)"
+                        f"job coordinator of {processes.config.job_name()}: {coordinator.url} (samza-nb "
+                        f"control pause|resume|set --coordinator-url URL steers its containers{stores})"
                     )
             except Exception as exc:
                 return report_error(exc, self.verbose)

@@ -70,15 +70,20 @@ class ContainerProcesses:
     ``interval_s``; ``stop`` signals every running process; ``await close()`` kills what still runs and
     stops the coordinator. :attr:`failed` is the first container that failed (see
     :attr:`ContainerProcess.failed`). ``python_path``: directories the processes import from before the
-    working directory (e.g. a notebook's task module).
+    working directory (e.g. a notebook's task module). ``token``: the token every request to the coordinator
+    must carry (see :class:`JobCoordinator`).
     """
 
     def __init__(
-        self, config: Config, on_line: LineHandler | None = None, python_path: Sequence[str] = ()
+        self,
+        config: Config,
+        on_line: LineHandler | None = None,
+        python_path: Sequence[str] = (),
+        token: str | None = None,
     ) -> None:
         self.config = config
         self.python_path = tuple(python_path)
-        self.coordinator = JobCoordinator(config)
+        self.coordinator = JobCoordinator(config, token=token)
         self.children: list[ContainerProcess] = []
         self.failed: ContainerProcess | None = None
         self._on_line = on_line

@@ -20,6 +20,10 @@ class CoordinatorSteering:
         """The coordinators of the run (a SamzaError when none has started yet)."""
         raise NotImplementedError
 
+    def coordinators(self) -> list[JobCoordinator]:
+        """The run's job coordinators (a SamzaError when none has started yet)."""
+        return self._steered()
+
     def pause(self, timeout: float | None = None) -> None:
         """Ask every container to pause (no new message, in-flight ones complete, every task commits) and
         return once each one still running confirmed it; JobTimeoutError naming the others after

@@ -11,9 +11,10 @@ store is restored from it, up to the checkpointed changelog offset.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -281,6 +282,28 @@ class StorageManager:
             with self._queries_done:
                 self._queries -= 1
                 self._queries_done.notify_all()
+
+    def partitions(self) -> dict[str, int]:
+        """Task name -> the partition of its stores (its changelog partition), while the stores are open."""
+        return {name: storage.partition for name, storage in self._storage.items()}
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[dict[str, tuple[int, Any]]]:
+        """Task name -> (store partition, DuckDB connection of its state file), for reads of the committed
+        state on the caller's thread (fresh cursors: never waiting for the writer); closing the stores
+        waits until the block ends. Empty once they closed (or before they opened)."""
+        with self._queries_done:
+            self._queries_done.wait_for(lambda: not self._closing, timeout=QUERY_WAIT_S)
+            files = {name: (s.partition, s.file.connection) for name, s in self._storage.items()}
+            if files:
+                self._queries += 1
+        try:
+            yield files
+        finally:
+            if files:
+                with self._queries_done:
+                    self._queries -= 1
+                    self._queries_done.notify_all()
 
     # -- stop -------------------------------------------------------------------------------------------
     def close(self) -> None:

@@ -74,6 +74,13 @@ def test_record(checks: list[str]) -> None:
     assert checks.count("messages processed") == 9  # plain, recorded, replayed x 3 workloads
 
 
+def test_live_queries(checks: list[str]) -> None:
+    argv = ["--messages", "20000", "--users", "50", "--windows", "2", "--window", "0.2", "--rate", "50"]
+    figures = benchmark("live_queries").main(argv)
+    assert figures["lookups"] > 0 and figures["p99"] >= figures["p50"] > 0
+    assert checks == ["each user's committed count after the stop"]
+
+
 def test_cold_start(checks: list[str]) -> None:
     benchmark("cold_start").main(["--runs", "1", "--lines", "30"])
     assert checks.count("the word count's output") == 3  # warm-up, the run, the -X importtime run

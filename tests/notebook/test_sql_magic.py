@@ -130,3 +130,35 @@ def test_sql_before_the_first_commit_says_nothing_is_committed_yet(
         "samza_sql", "counts", "SELECT key, sum(value) AS n FROM counts GROUP BY key ORDER BY key"
     )
     assert frame.to_dict("records") == [{"key": "a", "n": 3}, {"key": "b", "n": 2}, {"key": "c", "n": 1}]
+
+
+def test_get_reads_a_live_and_a_committed_value_of_a_job_in_the_kernel(
+    shell: InteractiveShell, magics: SamzaMagics, broker: InMemoryBroker, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broker.create_stream("lines", 2)
+    for i, line in enumerate(["a b a", "b c", "a"]):
+        broker.send("lines", line, partition=i % 2)
+    config = store_config(broker, "lookups").replace("task.commit.ms = 50\n", "")  # the default, 60 s
+    run(shell, config)
+    run(shell, COUNTER)
+    assert run(shell, "%samza_run").success
+    try:
+        eventually(lambda: magics.session.view and magics.session.view.processed == 3, timeout=10)
+        capsys.readouterr()
+        assert run(shell, "%samza_get counts a").success
+        live = "counts['a'] = 3 (live; container 0, task 'Partition 0', partition 0)\n"
+        assert capsys.readouterr().out == live
+        assert run(shell, "%samza_get counts c --committed").success  # nothing committed yet
+        assert capsys.readouterr().out.startswith("counts['c']: no such key (committed; searched partitions")
+        handle = magics.session.job()
+        assert (handle.get("counts", "c").value, handle.get("counts", "c").partition) == (1, 1)
+        assert handle.coordinator_url is None  # a job in the kernel has no coordinator
+        handle.pause()  # commits
+        assert handle.get("counts", "a", committed=True).value == 3
+        handle.resume()
+    finally:
+        run(shell, "%samza_stop")
+    assert error_line(run(shell, "%samza_get counts a"), capsys) == (
+        "NotebookError: samza_get: job 'lookups' has ended (stopped): %%samza_sql counts reads the stores it "
+        "committed"
+    )

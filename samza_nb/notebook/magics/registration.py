@@ -24,7 +24,7 @@ from samza_nb.notebook.display.dashboard import widgets_available
 from samza_nb.notebook.display.steps import PeekReport, StepsReport
 from samza_nb.notebook.display.text_status import StatusReport
 from samza_nb.notebook.errors import NotebookError, install_one_line_errors, one_line_errors
-from samza_nb.notebook.magics import awaiting, cell_config, sql, steering
+from samza_nb.notebook.magics import awaiting, cell_config, get, sql, steering
 from samza_nb.notebook.magics.arguments import MagicArguments
 from samza_nb.notebook.magics.browse import BROWSE_ARGS, BrowseReport, browse_stream
 from samza_nb.notebook.magics.checkpoints import CheckpointReport
@@ -131,6 +131,7 @@ PARSERS: dict[str, MagicArguments] = {
     "samza_peek": PEEK_ARGS,
     "samza_set": SET_ARGS,
     "samza_browse": BROWSE_ARGS,
+    "samza_get": get.GET_ARGS,
     **NAME_ARGS,
     **DEFINE_ARGS,
 }
@@ -415,6 +416,13 @@ class SamzaMagics(Magics):
         with the stream's serdes; at most N of each partition (default 20) from OFFSET (default oldest)."""
         with one_line_errors(self.shell):
             return browse_stream(self.session.config_of(BROWSE_ARGS.parse(line).name, "samza_browse"), line)
+
+    @line_magic
+    def samza_get(self, line: str) -> None:
+        """``%samza_get <store> <key> [--committed] [--name NAME]``: the key's live value in the running
+        job's store (``--committed``: as of the last commit), and which container and partition answered."""
+        with one_line_errors(self.shell):
+            print(get.get(self.session, line))
 
     # -- helpers ------------------------------------------------------------------------------------------
     def _ui(self, no_dashboard: bool) -> str:

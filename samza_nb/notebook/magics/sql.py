@@ -4,9 +4,11 @@ A job of one container runs in the kernel: the store is read through the contain
 (``container.query_store(store, sql)``, awaited on a helper thread's loop while the kernel's loop is blocked
 by the cell). A job of several containers (``job.container.count`` > 1, ``--runner spark``) keeps its stores
 in its container processes, each in the state files of its task partitions
-(``<job.logged.store.base.dir>/<job.name>-<job.id>/stores/partition-<n>.duckdb``); once the run ended, those
-files are opened read-only and the store is the union of every partition's (while it runs, the containers
-hold them open for writing, and a reader could keep a container from starting: refused with one line).
+(``<job.logged.store.base.dir>/<job.name>-<job.id>/stores/partition-<n>.duckdb``). While it runs, its job
+coordinator asks every container for its committed rows of the store (each reads them in a read
+transaction of its own, on a thread of its own: its loop never waits) and the query runs over their union
+(:mod:`samza_nb.coordinator.store_queries`); once the run ended, those files are opened read-only and the
+store is the union of every partition's.
 
 Either way the query sees the committed contents, as a relation named after the store with columns ``key``,
 ``value`` and ``partition``. The result is a pandas DataFrame when pandas is installed, else the result
@@ -24,6 +26,7 @@ from samza_nb.errors import SamzaError
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.runs.processes_job import ProcessesJob
 from samza_nb.notebook.runs.spark_job import SparkNotebookJob
+from samza_nb.notebook.runs.store_lookup import coordinator_of
 from samza_nb.storage.duckdb.job_files import state_directory
 from samza_nb.storage.sql.query import query_store
 
@@ -43,9 +46,16 @@ def query(run: JobRun | None, store: str, sql: str) -> Any:
         raise NotebookError("samza_sql: no job has run yet: %samza_run the job, then query its stores")
     several = isinstance(run.job, ProcessesJob | SparkNotebookJob)
     container = None if several else cast("SamzaContainer", run.job)  # a job in the kernel is its container
+    committed = True
     try:
         if container is not None:
             result = run_blocking(container.query_store(store, sql))
+            committed = committed_anything(container)
+        elif not run.done:
+            coordinator = coordinator_of(run, "samza_sql")
+            assert coordinator is not None
+            result = coordinator.queries.sql(store, sql)
+            committed = coordinator.queries.committed_anything()
         else:
             result = _in_state_files(run, store, sql)
     except NotebookError:
@@ -55,8 +65,8 @@ def query(run: JobRun | None, store: str, sql: str) -> Any:
     except Exception as exc:  # DuckDB's own errors (syntax, unknown column) are the user's SQL mistakes
         text = " ".join(str(exc).split())
         raise NotebookError(f"samza_sql: {type(exc).__name__}: {text}") from None
-    if container is not None and not committed_anything(container):
-        commit_ms: int = container.config.value("task.commit.ms")
+    if not committed:
+        commit_ms: int = run.job.config.value("task.commit.ms")
         timer = "" if commit_ms > 0 else ": no commit timer"
         wait = ", or wait for the next commit" if commit_ms > 0 else ""
         raise NotebookError(
@@ -72,11 +82,6 @@ def query(run: JobRun | None, store: str, sql: str) -> Any:
 def _in_state_files(run: JobRun, store: str, sql: str) -> Any:
     """``sql`` over ``store`` in the state files the container processes of ``run``'s job committed."""
     name, config = run.view.job, run.job.config
-    if not run.done:
-        raise NotebookError(
-            f"samza_sql: job {name!r} is running in container processes, which hold its state files open "
-            f"for writing: %samza_stop {name} (every container commits), then query its committed stores"
-        )
     directory = state_directory(config)
     paths = sorted(directory.glob("partition-*.duckdb"))
     if not paths:

@@ -18,12 +18,14 @@ from samza_nb.errors import SamzaError
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.runs.processes_job import ProcessesJob
 from samza_nb.notebook.runs.spark_job import SparkNotebookJob
+from samza_nb.notebook.runs.store_lookup import coordinator_of, lookup
 from samza_nb.operators.application import is_application
 from samza_nb.operators.swap_shape import swap_task_factory
 from samza_nb.runtime.applications import what_job_runs
 
 if TYPE_CHECKING:
     from samza_nb.container.loop.stepping import NextMessage, Steps
+    from samza_nb.container.queries import KeyAnswer
     from samza_nb.notebook.display.views import JobView
     from samza_nb.notebook.magics.task_cell import TaskDefinition
     from samza_nb.notebook.runs.job import JobRun
@@ -200,6 +202,25 @@ class NotebookJob:
             return
         container.swap(swap_task_factory(self.application, task, container.config))
         self.application = task
+
+    def get(self, store: str, key: Any, committed: bool = False) -> KeyAnswer:
+        """``key``'s value in ``store`` of the running job: live (uncommitted writes included) or, with
+        ``committed``, as of the last commit; asked of the container owning the key's partition, and the
+        answer names the container, task and partition that answered (see :mod:`.store_lookup`)."""
+        return lookup(self.run, store, key, committed=committed)
+
+    @property
+    def coordinator_url(self) -> str | None:
+        """The URL of the job coordinator of a job of several containers (its ``/stores`` endpoints, with
+        :attr:`coordinator_token`); None for a job of one container in the kernel or one that ended."""
+        coordinator = None if self.run.done else coordinator_of(self.run, "coordinator_url")
+        return coordinator.url if coordinator is not None else None
+
+    @property
+    def coordinator_token(self) -> str | None:
+        """The token the coordinator's ``/stores`` endpoints need (``Authorization: Bearer <token>``)."""
+        coordinator = None if self.run.done else coordinator_of(self.run, "coordinator_token")
+        return coordinator.store_token if coordinator is not None else None
 
     def __repr__(self) -> str:
         state = "paused" if self.paused else str(self.view.state)

@@ -22,13 +22,16 @@ import logging
 import os
 import signal
 import socket
+import sys
 import time
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from samza_nb import crash_points
 from samza_nb.config import Config
 from samza_nb.container.container import SamzaContainer
+from samza_nb.container.queries.server import QueryServer
 from samza_nb.coordinator.client import (
     ID_ENV,
     JOB_ID_ENV,
@@ -40,6 +43,7 @@ from samza_nb.coordinator.client import (
     send_report,
 )
 from samza_nb.coordinator.control import ControlState
+from samza_nb.coordinator.http_server import is_loopback
 from samza_nb.coordinator.status import ContainerReport
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe.states import ContainerState
@@ -120,6 +124,7 @@ class ContainerProcess:
         self._paused = False  # a pause asked by the coordinator completed (and no resume since)
         self._pausing: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()  # report now (a control change was applied)
+        self._queries: QueryServer | None = None  # its stores' query service (reported while it runs)
 
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
@@ -136,6 +141,7 @@ class ContainerProcess:
             raise
         container = SamzaContainer(config, factory, container_id=self.container_id, job_model=model)
         self.container = container
+        queries = self._queries = serve_queries(container, self.url)
         loop = asyncio.get_running_loop()
         restore = install_signal_handlers(loop, self._on_signal)
         job = self._job = asyncio.ensure_future(container.run())
@@ -152,6 +158,7 @@ class ContainerProcess:
             error = exc
         finally:
             restore()
+            queries.stop()  # (the final report carries no query URL)
             for task in (reporter, self._pausing):
                 if task is not None:
                     task.cancel()
@@ -223,6 +230,7 @@ class ContainerProcess:
         live = (ContainerState.STARTING, ContainerState.RUNNING, ContainerState.STOPPING)
         reported = state or (status.state if status.state in live else ContainerState.RUNNING)
         completed = reported is ContainerState.STOPPED and self._completed()
+        queries = self._queries if state is None and self._queries is not None else None
         return ContainerReport(
             self.container_id,
             self.host,
@@ -236,6 +244,8 @@ class ContainerProcess:
             self._paused,
             self._knobs,
             self._refused,
+            queries.url if queries is not None else None,
+            queries.token if queries is not None else None,
         )
 
     async def _report_periodically(self, interval_s: float, patience_s: float) -> None:
@@ -326,6 +336,25 @@ class ContainerProcess:
             await asyncio.to_thread(send_report, self.url, report, 5.0)
         except CoordinatorUnreachable as exc:
             log.warning("container %s: the final status report failed: %s", self.container_id, exc)
+
+
+QUERY_SWITCH_INTERVAL_S = 0.001
+"""A container process hands the GIL to a waiting thread (its query service's) after this long (CPython's
+default, 5 ms, would add up to 5 ms at each of the two hand-overs of a lookup; only a thread that waits
+forces a switch, so a container nobody queries loses nothing)."""
+
+
+def serve_queries(container: SamzaContainer, coordinator_url: str) -> QueryServer:
+    """The container's query service, bound where its coordinator can reach it: the loopback address when
+    the coordinator is on it, else every address (the URL names the one that routes to the coordinator)."""
+    sys.setswitchinterval(min(sys.getswitchinterval(), QUERY_SWITCH_INTERVAL_S))
+    host = urlsplit(coordinator_url).hostname or "127.0.0.1"
+    if is_loopback(host):
+        return QueryServer(container, "127.0.0.1")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # (no packet is sent)
+        probe.connect((host, 9))
+        address = str(probe.getsockname()[0])
+    return QueryServer(container, "0.0.0.0", address)
 
 
 __all__ = [

@@ -80,17 +80,45 @@ def query_store_on(
             connections[0], store, statement, registry, key_serde, msg_serde, run=True
         )
         return result
-    import pyarrow as pa
-
     tables = [
         _in_database(conn, store, None, registry, key_serde, msg_serde, run=False) for conn in connections
     ]
     found = [table for table in tables if table is not None]
     if not found:
         raise SamzaError(f"no store {store!r} in the job databases (stores: {_known(connections)})")
+    return query_tables(found, store, statement)
+
+
+def store_rows(connections: Connections, store: str, config: Config | None = None) -> Any:
+    """The committed rows of ``store`` in the job database(s) behind ``connections``, decoded by the serdes
+    it was written with, as one Arrow table ``(key, value, partition)``; None when none of them has it.
+    What a container hands the coordinator, which unions every container's (:func:`query_tables`)."""
+    import pyarrow as pa
+
+    registry = SerdeRegistry.from_config(config if config is not None else Config())
+    tables = [
+        _in_database(conn, store, None, registry, None, None, run=False) for conn in _as_list(connections)
+    ]
+    found = [table for table in tables if table is not None]
+    return pa.concat_tables(found, promote_options="permissive") if found else None
+
+
+def query_tables(tables: Sequence[Any], store: str, sql: str | None = None) -> QueryResult:
+    """Run ``sql`` (default: every row) over the union of ``tables`` (Arrow tables of :func:`store_rows`)
+    as the relation ``store``, in a scratch in-memory database. Only one SELECT (or EXPLAIN) statement."""
+    import pyarrow as pa
+
+    statement = (
+        sql.strip()
+        if sql and sql.strip()
+        else f"SELECT key, value, partition FROM {quote_ident(store)} ORDER BY partition, key"
+    )
+    _check_read_only(store, statement)
+    if not tables:
+        raise SamzaError(f"no store {store!r} in the job's containers")
     scratch = duckdb.connect()
     try:
-        scratch.register(store, pa.concat_tables(found, promote_options="permissive"))
+        scratch.register(store, pa.concat_tables(list(tables), promote_options="permissive"))
         return _run(scratch, store, statement)
     finally:
         scratch.close()
@@ -200,4 +228,4 @@ def _check_read_only(store: str, sql: str) -> None:
         )
 
 
-__all__ = ["QueryResult", "query_store", "query_store_on", "store_names"]
+__all__ = ["QueryResult", "query_store", "query_store_on", "query_tables", "store_names", "store_rows"]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from samza_nb.container.queries import UnknownStore
 from samza_nb.coordinator import client
 from samza_nb.coordinator.http_server import CoordinatorHttpServer, is_loopback
 from samza_nb.coordinator.status import ContainerReport
@@ -46,6 +47,14 @@ class Endpoints:
 
     def command(self, command: Mapping[str, Any]) -> Mapping[str, Any]:
         return {"control": self.control(), "paused": []}
+
+    def store_key(self, store: str, key: str, committed: bool) -> Mapping[str, Any]:
+        if store != "counts":
+            raise UnknownStore(f"no store {store!r} in this job (stores: counts)")
+        return {"store": store, "key": key, "found": key == "a/b", "value": 3 if committed else 4}
+
+    def store_sql(self, store: str, sql: str) -> Mapping[str, Any]:
+        return {"columns": ["sql"], "rows": [[sql]]}
 
 
 def get(url: str, token: str | None = None) -> tuple[int, Any]:
@@ -174,3 +183,40 @@ def test_container_refuses_a_job_model_of_another_job(expected: tuple[str | None
         assert process.container is None  # never started
     finally:
         server.stop()
+
+
+def test_the_store_routes_need_a_token_also_on_loopback() -> None:
+    server = CoordinatorHttpServer(Endpoints())
+    try:
+        assert server.token is None and len(server.store_token) >= 32
+        assert get(server.url + "/status")[0] == 200  # the other routes as before
+        for token in (None, server.store_token[:-1], "x"):
+            code, body = get(server.url + "/stores/counts/keys/k", token)
+            assert code == 401 and "token" in body["error"]
+        assert get(server.url + "/stores/counts/keys/a%2Fb", server.store_token) == (
+            200,
+            {"store": "counts", "key": "a/b", "found": True, "value": 4},
+        )
+        committed = get(server.url + "/stores/counts/keys/a%2Fb?committed=true", server.store_token)
+        assert committed[1]["value"] == 3
+        assert get(server.url + "/stores/counts/keys/zz", server.store_token)[0] == 404
+        assert get(server.url + "/stores/ghost/keys/zz", server.store_token) == (
+            404,
+            {"error": "no store 'ghost' in this job (stores: counts)"},
+        )
+        request = urllib.request.Request(
+            server.url + "/stores/counts/sql",
+            data=b"SELECT 1",
+            headers={"Authorization": f"Bearer {server.store_token}"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert json.loads(response.read()) == {"columns": ["sql"], "rows": [["SELECT 1"]]}
+    finally:
+        server.stop()
+
+
+def test_a_non_loopback_coordinator_guards_its_stores_with_its_token(public: CoordinatorHttpServer) -> None:
+    assert public.store_token == public.token
+    assert get(local_url(public) + "/stores/counts/keys/a%2Fb")[0] == 401
+    assert get(local_url(public) + "/stores/counts/keys/a%2Fb", public.token)[0] == 200

@@ -38,3 +38,18 @@ class Record:
 
     def close(self) -> None:
         self.log.close()
+
+
+class Count:
+    """Counts messages per key (the message key, as text) in the store ``counts``; with ``test.sleep.ms``,
+    sleeps that long per message."""
+
+    def init(self, context: Any) -> None:
+        self.counts = context.get_store("counts")
+        self.sleep = int(context.config.get_str("test.sleep.ms", "0") or 0) / 1000
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        key = envelope.key.decode() if isinstance(envelope.key, bytes) else str(envelope.key)
+        self.counts.put(key, (self.counts.get(key) or 0) + 1)
+        if self.sleep:
+            time.sleep(self.sleep)

@@ -1,0 +1,228 @@
+"""Queries into the stores of a running job of several containers, through its job coordinator.
+
+Each running container reports where its query service listens (:mod:`samza_nb.container.queries.server`).
+A point lookup goes to the container whose task owns the partition the key hashes to (the partitioner of
+keyed input messages, over the job's task partitions); when the key is not there, the job's other
+containers are asked too, so a key a task keeps under another partition is still found, and the answer
+names the container, task and partition that answered. SQL gathers every container's committed rows of
+the store and runs over their union in a scratch DuckDB, here.
+
+Connections to the containers are kept open (HTTP/1.1 keep-alive) for the next request.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlsplit
+
+from samza_nb.container.queries import (
+    KeyAnswer,
+    StoreNotReady,
+    UnknownStore,
+    key_bytes,
+    owning_partition,
+    store_serdes,
+)
+from samza_nb.errors import SamzaError
+from samza_nb.serde.builtin import BytesSerde, IntSerde, JsonSerde, LongSerde
+
+if TYPE_CHECKING:
+    from samza_nb.config import Config
+    from samza_nb.coordinator.job_model import JobModel
+    from samza_nb.coordinator.status import JobStatus
+    from samza_nb.storage.sql.results import QueryResult
+
+REQUEST_TIMEOUT_S = 10.0
+
+
+class StoreQueries:
+    """Point lookups and SQL over the stores of the job whose ``config``, ``model`` and ``status`` (every
+    container's last report) are given; safe from any thread."""
+
+    def __init__(
+        self, config: Config, model: Callable[[], JobModel], status: Callable[[], JobStatus]
+    ) -> None:
+        self._config = config
+        self._model = model
+        self._status = status
+        self._idle: dict[str, list[http.client.HTTPConnection]] = {}
+        self._lock = threading.Lock()
+
+    # -- point lookups ----------------------------------------------------------------------------------
+    def get(self, store: str, key: Any, *, committed: bool = False) -> KeyAnswer:
+        """``key`` in ``store``: its live value (uncommitted writes included) or, ``committed``, its value
+        as of the last commit; asked of the owning container first (see the module)."""
+        self._refuse_unknown(store)
+        raw = key_bytes(self._config, store, key)
+        model = self._model()
+        partition = owning_partition(raw, model.max_changelog_partitions)
+        owner = next(
+            (
+                cid
+                for cid, c in model.containers.items()
+                for t in c.tasks.values()
+                if t.changelog_partition == partition
+            ),
+            None,
+        )
+        order = sorted(model.containers, key=lambda cid: (cid != owner, len(cid), cid))
+        request = {"store": store, "key": base64.b64encode(raw).decode(), "committed": committed}
+        searched: list[int] = []
+        for cid in order:
+            body = json.dumps({**request, "partition": partition}).encode()
+            answer = KeyAnswer.from_dict(json.loads(self._ask(cid, "POST", "/get", body)))
+            searched += answer.searched
+            if answer.found:
+                return KeyAnswer(
+                    store,
+                    key,
+                    True,
+                    answer.value,
+                    committed,
+                    cid,
+                    answer.task,
+                    answer.partition,
+                    tuple(searched),
+                )
+        return KeyAnswer(store, key, False, None, committed, searched=tuple(searched))
+
+    def get_text(self, store: str, text: str, *, committed: bool = False) -> KeyAnswer:
+        """:meth:`get` of a key given as text (a URL's, a magic's), read as the store's key serde reads:
+        ``int``/``long`` a number, ``json`` a JSON document (else the text itself), ``bytes`` its UTF-8
+        bytes, ``string`` and others the text."""
+        return self.get(store, key_of_text(self._config, store, text), committed=committed)
+
+    # -- SQL --------------------------------------------------------------------------------------------
+    def sql(self, store: str, sql: str) -> QueryResult:
+        """``sql`` over the union of every container's committed rows of ``store`` (the relation
+        ``<store>(key, value, partition)``)."""
+        import pyarrow as pa
+
+        from samza_nb.storage.sql.query import query_tables
+
+        self._refuse_unknown(store)
+        tables = []
+        for cid in sorted(self._model().containers, key=lambda c: (len(c), c)):
+            data = self._ask(cid, "GET", f"/stores/{quote(store, safe='')}/rows")
+            if data:
+                tables.append(pa.ipc.open_stream(data).read_all())
+        if not tables:
+            raise SamzaError(f"no container of the job holds a partition of store {store!r}")
+        return query_tables(tables, store, sql)
+
+    def committed_anything(self) -> bool:
+        """True when some task of a running container has committed offsets (or started from some)."""
+        return any(
+            p.get("committed-offset") is not None
+            for report in self._status().reports.values()
+            for task in report.tasks
+            for p in task.get("partitions", ())
+        )
+
+    # -- plumbing ---------------------------------------------------------------------------------------
+    def _refuse_unknown(self, store: str) -> None:
+        if not self._config.get_str(f"stores.{store}.factory", ""):
+            known = sorted({k.split(".")[1] for k in self._config if _is_store_factory(k)})
+            raise UnknownStore(f"no store {store!r} in this job (stores: {', '.join(known) or 'none'})")
+
+    def _endpoint(self, cid: str) -> tuple[str, str]:
+        report = self._status().reports.get(cid)
+        if report is None or report.final or not report.query_url or not report.query_token:
+            state = "not reported yet" if report is None else str(report.state)
+            raise StoreNotReady(
+                f"container {cid} cannot be asked about its stores ({state}): it has not started its query "
+                "service, or it stopped"
+            )
+        return report.query_url, report.query_token
+
+    def _ask(self, cid: str, method: str, path: str, body: bytes | None = None) -> bytes:
+        url, token = self._endpoint(cid)
+        headers = {"Authorization": f"Bearer {token}", "Content-Length": str(len(body or b""))}
+        for attempt in (1, 2):  # a kept-alive connection the container closed meanwhile: once more
+            conn = self._connection(url)
+            try:
+                conn.request(method, path, body, headers)
+                response = conn.getresponse()
+                data = response.read()
+            except (ConnectionError, http.client.HTTPException, OSError) as exc:
+                conn.close()
+                if attempt == 2 or not isinstance(exc, ConnectionError | http.client.RemoteDisconnected):
+                    raise StoreNotReady(f"container {cid} at {url} did not answer: {exc}") from None
+                continue
+            self._release(url, conn, response.will_close)
+            if response.status == 200:
+                return data
+            try:
+                error = str(json.loads(data).get("error", data[:200]))
+            except (ValueError, AttributeError):
+                error = data[:200].decode(errors="replace")
+            kinds = {503: StoreNotReady, 404: UnknownStore}
+            raise kinds.get(response.status, SamzaError)(f"container {cid}: {error}")
+        raise AssertionError("unreachable")
+
+    def _connection(self, url: str) -> http.client.HTTPConnection:
+        with self._lock:
+            idle = self._idle.get(url)
+            if idle:
+                return idle.pop()
+        parts = urlsplit(url)
+        return http.client.HTTPConnection(
+            parts.hostname or "127.0.0.1", parts.port, timeout=REQUEST_TIMEOUT_S
+        )
+
+    def _release(self, url: str, conn: http.client.HTTPConnection, closing: bool) -> None:
+        if closing:
+            conn.close()
+            return
+        with self._lock:
+            self._idle.setdefault(url, []).append(conn)
+
+    def close(self) -> None:
+        """Close the kept-alive connections."""
+        with self._lock:
+            for conns in self._idle.values():
+                for conn in conns:
+                    conn.close()
+            self._idle.clear()
+
+
+def sql_of_body(body: bytes) -> str:
+    """The SQL of a ``POST /stores/<store>/sql`` body: JSON ``{"sql": "..."}``, else the text itself."""
+    text = body.decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    return str(data["sql"]) if isinstance(data, dict) and "sql" in data else text
+
+
+def _is_store_factory(key: str) -> bool:
+    return key.startswith("stores.") and key.endswith(".factory") and key.count(".") == 2
+
+
+def key_of_text(config: Config, store: str, text: str) -> Any:
+    """A key given as text, as the store's key serde takes it (see :meth:`StoreQueries.get_text`)."""
+    serde = store_serdes(config, store)[0]
+    if isinstance(serde, IntSerde | LongSerde):
+        try:
+            return int(text)
+        except ValueError:
+            raise SamzaError(
+                f"store {store!r} has integer keys ({type(serde).__name__}); {text!r} is not one"
+            ) from None
+    if isinstance(serde, JsonSerde):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+    if isinstance(serde, BytesSerde):
+        return text.encode()
+    return text
+
+
+__all__ = ["StoreQueries", "key_of_text", "sql_of_body"]

@@ -1,0 +1,59 @@
+"""Queries into a running job whose containers are the tasks of a Spark job (the session's local Spark):
+the coordinator on the driver routes a key to the container process holding it and unions SQL over both."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from samza_nb.runtime.spark.runner import SparkJobRunner
+from samza_nb.systems.partitioner import key_partition
+from tests.eventually import eventually
+
+from .test_runner import ROOT, TASKS, append_words, log_job, recorded
+
+
+@pytest.fixture(autouse=True)
+def importable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The containers import the test tasks from the repository (the driver's sys.path reaches them)."""
+    monkeypatch.syspath_prepend(str(ROOT))
+
+
+def test_lookups_and_sql_reach_the_spark_containers(spark: Any, tmp_path: Path) -> None:
+    config = log_job(
+        tmp_path,
+        **{
+            "task.class": f"{TASKS}.Count",
+            "stores.counts.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
+            "stores.counts.key.serde": "string",
+            "stores.counts.msg.serde": "long",
+        },
+    )
+    written = append_words(tmp_path, range(3))  # w<p>-<k> three times each, in partition p
+    runner = SparkJobRunner(config, spark)
+    runner.start()
+    try:
+        eventually(lambda: Counter(m.split("=")[0] for *_, m in recorded(tmp_path)) == written, timeout=120)
+        (coordinator,) = runner.coordinators()
+        model = coordinator.job_model
+        holder = {t.changelog_partition: cid for cid, c in model.containers.items() for t in c.tasks.values()}
+        # The words sit in the partition they were sent to, not the one their text hashes to: a lookup
+        # that misses the owner is asked of the others, and the answer names where the key was.
+        assert key_partition(b"w2-3", 4) != 2
+        answer = coordinator.queries.get("counts", "w2-3")
+        assert (answer.found, answer.value, answer.partition, answer.container) == (True, 3, 2, holder[2])
+        assert not coordinator.queries.get("counts", "nowhere").found
+
+        def committed() -> Any:
+            rows = coordinator.queries.sql("counts", "SELECT count(*), sum(value) FROM counts").rows
+            return rows == [(20, 60)] or rows
+
+        assert eventually(committed, timeout=60) is True
+        assert coordinator.queries.get("counts", "w0-1", committed=True).value == 3
+    finally:
+        runner.stop()
+        assert runner.join(timeout=90)
+    assert runner.failure is None
