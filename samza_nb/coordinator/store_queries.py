@@ -32,8 +32,8 @@ from samza_nb.errors import SamzaError
 from samza_nb.serde.builtin import BytesSerde, IntSerde, JsonSerde, LongSerde
 
 if TYPE_CHECKING:
-    from samza_nb.config import Config
     from samza_nb.api.job_model import JobModel
+    from samza_nb.config import Config
     from samza_nb.coordinator.status import JobStatus
     from samza_nb.storage.sql.results import QueryResult
 
