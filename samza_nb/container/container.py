@@ -253,7 +253,7 @@ class SamzaContainer(ContainerControls):
             )
         )
         self.run_loop = loop
-        self._schedule.attach(loop.state)
+        self._schedule.attach(loop)
         self._bind_controls(loop)
         await consumers.start()
         return loop

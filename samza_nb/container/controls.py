@@ -3,7 +3,8 @@
 Each blocking method (``pause``, ``step``, ``swap``) has a coroutine twin (``pause_async``, ...). The plain
 one may be called from any thread but the one the job's event loop runs on (it would wait for itself: a
 :class:`SamzaError` names the twin to await there); the twin works on any thread. ``resume`` and ``set``
-never wait for the job and work everywhere. The loop-side logic is :mod:`samza_nb.container.loop.control`.
+never wait for the job and work everywhere. The loop-side logic is
+:mod:`samza_nb.container.steering.loop_steering`.
 
 Before the run loop started: ``pause`` makes the job start paused (``resume`` undoes it), ``set`` changes
 the config the job will start with, ``swap`` replaces the task the job will run, ``step`` is refused.
@@ -24,8 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from samza_nb.api.task_factory import task_factory
 from samza_nb.container import knobs
 from samza_nb.container.loop.collector import TaskCollector
-from samza_nb.container.loop.control import LoopControl, NextMessage, Replacement, Steps
 from samza_nb.container.loop.task_instance import TaskKind, task_kind
+from samza_nb.container.steering.loop_steering import LoopControl, NextMessage, Replacement, Steps
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.states import ContainerState
 
@@ -82,7 +83,7 @@ class ContainerControls:
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """While paused: process exactly ``n`` messages in the chooser's order, each to its end, and pause
-        again; their :class:`~samza_nb.container.loop.stepping.Step` records. Fewer at end of stream or
+        again; their :class:`~samza_nb.container.steering.steps.Step` records. Fewer at end of stream or
         after ``timeout`` s (:attr:`Steps.stopped_early` says why). A job paused before its run starts:
         the step waits for that start (JobTimeoutError when it does not come within ``timeout``)."""
         wait = (self._start_due("step"), timeout)

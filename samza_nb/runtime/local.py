@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
-    from samza_nb.container.loop.stepping import NextMessage, Steps
+    from samza_nb.container.steering.steps import NextMessage, Steps
     from samza_nb.coordinator.job_model import JobModel
     from samza_nb.observe.bus import EventBus
 

@@ -352,7 +352,7 @@ class TaskInstance:
             self._last_offsets[last.ssp] = last.offset
         return failed
 
-    # -- live changes (pause/step/set/swap: samza_nb/container/loop/control.py) --------------------------
+    # -- live changes (pause/step/set/swap: samza_nb/container/steering/) -------------------------------
     def set_concurrency(self, max_concurrency: int) -> None:
         """``task.max.concurrency`` changed live: with 1 a sync task on the loop thread takes the inline
         run path again, above 1 the general path."""

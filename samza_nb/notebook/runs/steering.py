@@ -23,7 +23,7 @@ from samza_nb.operators.swap_shape import swap_task_factory
 from samza_nb.runtime.applications import what_job_runs
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.stepping import NextMessage, Steps
+    from samza_nb.container.steering.steps import NextMessage, Steps
     from samza_nb.notebook.display.views import JobView
     from samza_nb.notebook.magics.task_cell import TaskDefinition
     from samza_nb.notebook.runs.job import JobRun
@@ -134,7 +134,7 @@ class NotebookJob:
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """While paused: process exactly ``n`` messages in the chooser's order and pause again; their
-        :class:`~samza_nb.container.loop.stepping.Step` records (fewer at end of stream or on timeout)."""
+        :class:`~samza_nb.container.steering.steps.Step` records (fewer at end of stream or on timeout)."""
         return self._container("step").step(n, timeout)
 
     def resume(self) -> None:
