@@ -34,6 +34,7 @@ from samza_nb.container.loop.task_instance import TaskInstance, TaskKind, task_k
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
+from samza_nb.container.steering.tap import taps_over
 from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
@@ -315,11 +316,12 @@ class SamzaContainer(ContainerControls):
             )
         for ti in self.tasks.values():
             # bus.publish is a no-op while nobody listens, and reaches a dashboard that subscribes later.
+            self._taps[ti.name] = taps = taps_over(storage.stores_of(ti.name))  # a step records there
             context = TaskContext(
                 ti.name,
                 ti.ssps,
                 config,
-                stores=storage.stores_of(ti.name),
+                stores=taps,
                 publish=self.bus.publish,
                 now_ms=self.clock.now_ms,
             )

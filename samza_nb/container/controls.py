@@ -27,6 +27,7 @@ from samza_nb.container import knobs
 from samza_nb.container.loop.collector import TaskCollector
 from samza_nb.container.loop.task_instance import TaskKind, task_kind
 from samza_nb.container.steering.loop_steering import LoopControl, NextMessage, Replacement, Steps
+from samza_nb.container.steering.tap import StoreTap
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.states import ContainerState
 
@@ -69,6 +70,7 @@ class ContainerControls:
         self._start_paused = False
         self._start_changes: dict[str, int] = {}
         self._contexts: dict[str, TaskContext] = {}
+        self._taps: dict[str, dict[str, StoreTap]] = {}  # each task's stores as its context gives them
 
     # -- the public methods ------------------------------------------------------------------------------
     def pause(self, timeout: float | None = None) -> None:
@@ -218,8 +220,8 @@ class ContainerControls:
         self._control.ended("failed" if error is not None else "ended", error)
         self._bound.set()  # (a command waiting for a start that failed is refused)
 
-    def _stores_of(self, task_name: str) -> Mapping[str, Any]:
-        return self._storage.stores_of(task_name) if self._storage is not None else {}
+    def _stores_of(self, task_name: str) -> Mapping[str, StoreTap]:
+        return self._taps.get(task_name, {})
 
     def _prepare_swap(self, factory: Callable[[], Any]) -> Replacement:
         """Build and init a new instance for every task (on the loop's thread, the job quiet); a

@@ -368,6 +368,10 @@ class TaskInstance:
             self.need_window = False
         self._refresh()
 
+    def use_collector(self, collector: MessageCollector) -> None:
+        """The task sends with ``collector`` from its next call on (a step's recording one, then back)."""
+        self.collector = collector
+
     def install(self, task: Any, collector: MessageCollector) -> None:
         """Run ``task`` (initialised already) from the next message on, sending with ``collector``; the
         task's state (offsets, counters, callbacks, parked messages) stays. Only while nothing of the task

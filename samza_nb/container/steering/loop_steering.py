@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.container import knobs
 from samza_nb.container.loop.task_ops import Op
-from samza_nb.container.steering.steps import NextMessage, Step, StepCapture, Steps, choice_reason
+from samza_nb.container.steering.steps import NextMessage, Step, Steps, choice_reason
+from samza_nb.container.steering.tap import StepCapture, StoreTap
 from samza_nb.errors import JobTimeoutError, SamzaError
 
 if TYPE_CHECKING:
@@ -67,9 +68,9 @@ class _SwapCommand:
 
 class LoopControl:
     """Pause, step, resume, live knobs and swap of one run loop (see the module's doc). ``stores_of`` gives
-    a task's stores by name (recorded during steps)."""
+    a task's stores by name, each the :class:`StoreTap` the task was given (recorded during steps)."""
 
-    def __init__(self, stores_of: Callable[[str], Mapping[str, Any]]) -> None:
+    def __init__(self, stores_of: Callable[[str], Mapping[str, StoreTap]]) -> None:
         self._stores_of = stores_of
         self._run_loop: RunLoop | None = None
         self._want_pause = False
