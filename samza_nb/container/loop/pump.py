@@ -212,26 +212,38 @@ class MessagePump:
             return 0
         if ti.runs_inline and not observing and not (ti.coroutine and self._state.schedule.stepwise):
             processed = self._run(ti, envelope, room, limit)[1]
-            self.processed += processed
-            return processed
-        self.dispatch(ti, envelope)
-        return 1
+        elif ti.inline:  # a sync task on the loop thread, observed or not on the run path: a run of one
+            processed = self._run(ti, envelope, 0, 0)[1]
+        else:
+            self.dispatch(ti, envelope)
+            return 1
+        self.processed += processed
+        return processed
 
     def _run(
         self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int
     ) -> tuple[int, int]:
         """The inline run: process ``envelope`` and up to ``min(room, limit)`` more of its partition in a
         tight loop (:meth:`TaskInstance.process_run`), then account for it (a coroutine it ended on goes on
-        as a Task; a failure, the requests of its last call). Returns how many envelopes it took and how
-        many messages it processed or started."""
-        consumers = self._state.consumers
+        as a Task; a failure, the requests of its last call). A run of one is observed message by message
+        when per-message observers listen. Returns how many envelopes it took and how many messages it
+        processed or started."""
+        state = self._state
+        consumers = state.consumers
+        observed = state.bus.per_message
+        if observed:
+            self._publish_started(ti, envelope, 1)
         if room and limit > 0:
             failed = ti.process_run(envelope, consumers.take_run(envelope.ssp, min(room, limit)))
             n = 1 + consumers.end_run()
         else:
             consumers.refill(envelope.ssp)
             failed, n = ti.process_run(envelope, ()), 1
-        self._state.schedule.ran(ti, envelope, failed, n)
+        state.schedule.ran(ti, envelope, failed, n)
+        if observed and failed is None:
+            state.bus.publish(
+                ev.ProcessCompleted(state.clock.now_ms(), ti.name, envelope.ssp, envelope.offset, 0)
+            )
         started = self._hand_over(ti) if ti.suspended is not None else 0
         if failed is None and not ti.coordinator.requested:
             ti.record_run(envelope.ssp, n - started)
@@ -267,29 +279,15 @@ class MessagePump:
         return n
 
     def dispatch(self, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
-        """Start one message on its task (any kind), with per-message events when observed; its partition's
-        next envelope goes to the chooser."""
+        """Start one message on the general path (an async callback, a coroutine, the thread pool), with
+        per-message events when observed; its partition's next envelope goes to the chooser. (A sync task
+        on the loop thread takes the inline run, :meth:`_run`.)"""
         state = self._state
         ssp = envelope.ssp
         state.consumers.refill(ssp)
         self.processed += 1
         bus = state.bus
         schedule = state.schedule
-        if ti.inline:
-            schedule.dispatched(ti, ssp, envelope.offset, None)
-            if bus.per_message:
-                bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 1))
-            failed = ti.process_run(envelope, ())
-            if failed is not None:
-                state.fail(ti, ssp, envelope.offset, failed[1], "process")
-                return
-            ti.record_run(ssp, 1)
-            if bus.per_message:
-                bus.publish(ev.ProcessCompleted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 0))
-            coordinator = ti.coordinator
-            if coordinator.requested:
-                state.take_requests(coordinator)
-            return
         if ti.kind is TaskKind.COROUTINE and not schedule.stepwise and not bus.per_message:
             start_coroutine(state, ti, envelope)  # in line until it suspends (loop/coroutines.py)
             if state.completions:
@@ -299,7 +297,7 @@ class MessagePump:
         callback = start_callback(state, ti, envelope, coordinator)
         schedule.dispatched(ti, ssp, envelope.offset, callback)
         if bus.per_message:
-            bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, ti.in_flight))
+            self._publish_started(ti, envelope, ti.in_flight)
         try:
             if ti.kind is TaskKind.CALLBACK:
                 ti.task.process_async(envelope, ti.collector, coordinator, callback)
@@ -355,7 +353,13 @@ class MessagePump:
         elif count >= budget and elapsed_s < slice_s / 4:
             self._batch = min(self.PUMP_BATCH, budget * 2)
 
-    # -- chooser decisions on the bus (per-message observers) ------------------------------------------
+    # -- per-message events on the bus (per-message observers) ------------------------------------------
+    def _publish_started(self, ti: TaskInstance, envelope: IncomingMessageEnvelope, in_flight: int) -> None:
+        state = self._state
+        state.bus.publish(
+            ev.ProcessStarted(state.clock.now_ms(), ti.name, envelope.ssp, envelope.offset, in_flight)
+        )
+
     def _publish_decision(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state
         trace = self._traced.last_choice if self._traced is not None else None
