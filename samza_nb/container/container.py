@@ -16,7 +16,6 @@ from samza_nb.container import event_loop
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.commit import CommitSequence, committing_producers
 from samza_nb.container.consumers import SystemConsumers
-from samza_nb.container.controls import ContainerControls
 from samza_nb.container.inputs import (
     configured_systems,
     head_offsets,
@@ -34,6 +33,7 @@ from samza_nb.container.loop.task_instance import TaskInstance, TaskKind, task_k
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
+from samza_nb.container.steering.container_steering import ContainerControls
 from samza_nb.container.steering.tap import taps_over
 from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev

@@ -39,6 +39,7 @@ from samza_nb.container.recording import (
     Entry,
     Recording,
 )
+from samza_nb.container.replay_checks import check_layout, expected, recorded_config, recorded_start
 from samza_nb.errors import ConfigError, SamzaError
 
 if TYPE_CHECKING:
@@ -104,15 +105,9 @@ class ScheduleReplayer(Schedule):
 
     # -- the container's hooks --------------------------------------------------------------------------
     def job_config(self, config: Config) -> Config:
-        """``config`` with the recorded values of the keys the schedule depends on; a ConfigError when
-        the recording is of another job."""
-        recorded = self.recording.header.job[0]
-        if config.job_name() != recorded:
-            raise ConfigError(
-                f"job.name = {config.job_name()!r}, but {self.recording.directory} recorded job {recorded!r}",
-                key="job.name",
-            )
-        return config.with_overrides(self.recording.header.config)
+        """``config`` with the recorded values of the keys the schedule depends on
+        (:func:`~samza_nb.container.replay_checks.recorded_config`)."""
+        return recorded_config(self.recording, config)
 
     def starting_point(
         self,
@@ -121,18 +116,9 @@ class ScheduleReplayer(Schedule):
         last: dict[SystemStreamPartition, str],
         has_stores: bool,
     ) -> tuple[dict[SystemStreamPartition, str], dict[SystemStreamPartition, str]]:
-        """The recorded starting checkpoint of ``task`` (not the current one). A task with stores needs
-        them as they were then: a SamzaError when its checkpoint has moved on."""
-        rows = [p for p in self.recording.header.partitions if p.ssp in starting]
-        recorded_last = {p.ssp: p.last for p in rows if p.last is not None}
-        if has_stores and recorded_last != last:
-            raise SamzaError(
-                f"replay of {self.recording.directory}: task {task!r} has stores, whose state is that of its "
-                f"checkpoint {_offsets(last)}, but the recording starts from {_offsets(recorded_last)}; "
-                "replay needs the stores as they were when the recording started (replay with a fresh "
-                "job.logged.store.base.dir, or a state copied then)"
-            )
-        return {p.ssp: p.start for p in rows}, recorded_last
+        """The recorded starting checkpoint of ``task``
+        (:func:`~samza_nb.container.replay_checks.recorded_start`)."""
+        return recorded_start(self.recording, task, starting, last, has_stores)
 
     def chooser(self, chooser: MessageChooser) -> MessageChooser:
         """A :class:`ReplayChooser` (the job's own chooser is not asked)."""
@@ -141,17 +127,8 @@ class ScheduleReplayer(Schedule):
     def attach(self, loop: RunLoop) -> None:
         """Check the job's tasks and partitions are the recording's, then observe the loop and move to the
         first record."""
-        state = loop.state
         header = self.recording.header
-        recorded = {
-            name: {p.ssp for p in header.partitions if p.task == i} for i, name in enumerate(header.tasks)
-        }
-        actual = {ti.name: set(ti.ssps) for ti in state.tasks}
-        if recorded != actual:
-            raise SamzaError(
-                f"replay of {self.recording.directory}: the job's tasks and partitions "
-                f"({_layout(actual)}) are not the recording's ({_layout(recorded)})"
-            )
+        check_layout(self.recording, {ti.name: set(ti.ssps) for ti in loop.state.tasks})
         self.observe(loop, header)
         self._unchecked = set(range(len(header.partitions)))
         self._advance()
@@ -199,32 +176,10 @@ class ScheduleReplayer(Schedule):
             state.fail_with(
                 ReplayDivergedError(
                     f"replay of {self.recording.directory}: the run and the recording part at position "
-                    f"{self.position} (record {self.record}): expected {self._expected()}, found {found}"
+                    f"{self.position} (record {self.record}): "
+                    f"expected {expected(self.recording.header, self.entry)}, found {found}"
                 )
             )
-
-    def _expected(self) -> str:
-        entry = self.entry
-        header = self.recording.header
-        if entry is None:
-            return "the end of the recording"
-        if entry.kind in (DISPATCH, EOS):
-            row = header.partitions[entry.ssp]
-            if entry.kind == EOS:
-                what = f"{row.ssp} end-of-stream"
-            else:  # a message inside a recorded run may have no offset: the partition's next one
-                what = f"{row.ssp}@{entry.offset}" if entry.offset else f"the next message of {row.ssp}"
-            return f"task {header.tasks[row.task]!r} {what}"
-        if entry.kind in (COMPLETE, STEP):
-            what = "the completion" if entry.kind == COMPLETE else "a step"
-            return f"{what} of task {header.tasks[entry.task]!r} message {entry.seq}"
-        if entry.kind == WINDOW:
-            return f"the window of task {header.tasks[entry.task]!r}"
-        if entry.kind == TASK_EOS:
-            return f"the end-of-stream of task {header.tasks[entry.task]!r}"
-        if entry.kind == COMMIT:
-            return "the commit timer"
-        return "a requested stop" if entry.value == STOPPED else "the job's end"
 
     def _found(self, ssp: SystemStreamPartition, offset: str | None) -> str:
         return f"{ssp} end-of-stream" if offset is None else f"{ssp}@{offset}"
@@ -436,16 +391,6 @@ class ReplayChooser:
     def choose(self) -> IncomingMessageEnvelope | None:
         """The recorded next message once it is held, else None."""
         return self._replayer.choose(self._held)
-
-
-def _offsets(offsets: dict[SystemStreamPartition, str]) -> str:
-    return "{" + ", ".join(f"{ssp}: {offset}" for ssp, offset in sorted(offsets.items())) + "}"
-
-
-def _layout(tasks: dict[str, set[SystemStreamPartition]]) -> str:
-    return "; ".join(
-        f"{name}: {', '.join(str(s) for s in sorted(ssps))}" for name, ssps in sorted(tasks.items())
-    )
 
 
 __all__ = ["ReplayChooser", "ReplayDivergedError", "ScheduleReplayer", "open_schedule"]

@@ -62,7 +62,8 @@ class LocalJobRunner:
     coordinator's) or else planned from the inputs here. ``run_async`` runs on the current event loop,
     ``run`` on a new one; ``stop`` (from any thread) stops gracefully: in-flight messages finish, every
     task commits. ``pause``, ``step``, ``resume``, ``set`` and ``swap`` steer the running job (they are
-    the container's: :class:`~samza_nb.container.controls.ContainerControls`); before an application's
+    the container's:
+    :class:`~samza_nb.container.steering.container_steering.ContainerControls`); before an application's
     container exists, ``pause``/``resume``/``set`` are kept for its start and ``swap`` replaces what runs.
 
     ``replay`` (a directory ``job.record.path`` recorded a run into) runs the job again from that run's

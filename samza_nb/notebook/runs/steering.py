@@ -148,8 +148,8 @@ class NotebookJob:
 
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
         """Change live knobs at the next message boundary; returns the knobs' values in force (see
-        :meth:`~samza_nb.container.controls.ContainerControls.set`); for a job of several containers the
-        knobs asked of them all (a change one refuses: a ConfigError naming it)."""
+        :meth:`~samza_nb.container.steering.container_steering.ContainerControls.set`); for a job of
+        several containers the knobs asked of them all (a change one refuses: a ConfigError naming it)."""
         steering = coordinated(self.run, "set")
         if steering is not None:
             return steering.set(changes, **keywords)
@@ -158,14 +158,14 @@ class NotebookJob:
     def peek(self, timeout: float | None = None) -> NextMessage | None:
         """While paused: the message the next step (or the resume) processes first and why the chooser
         picked it; None when nothing is buffered (see
-        :meth:`~samza_nb.container.controls.ContainerControls.peek`)."""
+        :meth:`~samza_nb.container.steering.container_steering.ContainerControls.peek`)."""
         return self._container("peek").peek(timeout)
 
     def swap(self, task: Any) -> None:
         """Replace the task code keeping stores, offsets and timers; all or nothing (see
-        :meth:`~samza_nb.container.controls.ContainerControls.swap`). A job running an application takes
-        an application whose graph keeps its shape (op ids, wiring, streams; else a SamzaError listing
-        what differs)."""
+        :meth:`~samza_nb.container.steering.container_steering.ContainerControls.swap`).
+        A job running an application takes an application whose graph keeps its shape (op ids, wiring,
+        streams; else a SamzaError listing what differs)."""
         container = self._container("swap")
         if is_application(task) != (self.application is not None):
             running = "an application" if self.application is not None else "a task"
