@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import TaskContext
+from samza_nb.api.task_factory import TaskKind, task_kind
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.chooser.factory import build_chooser
 from samza_nb.config.stores import changelog_systems
@@ -29,7 +30,7 @@ from samza_nb.container.inputs import (
 from samza_nb.container.loop.collector import OutputBuffer, TaskCollector
 from samza_nb.container.loop.loop_state import LoopState
 from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
-from samza_nb.container.loop.task_instance import TaskInstance, TaskKind, task_kind
+from samza_nb.container.loop.task_instance import TaskInstance
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status

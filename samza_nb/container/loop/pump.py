@@ -17,13 +17,13 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
+from samza_nb.api.task_factory import TaskKind
 from samza_nb.chooser.base import TracedChooser
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.container.loop.coroutines import settle_coroutine
 from samza_nb.container.loop.rounds import run_round
 from samza_nb.container.loop.starts import hand_over, start_callback, start_coroutine
-from samza_nb.container.loop.task_instance import TaskKind
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:

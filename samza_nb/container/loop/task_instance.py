@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import enum
-import inspect
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.api.task import PartitionEndListenerTask
+from samza_nb.api.task_factory import TaskKind, task_kind
 from samza_nb.container.loop.callbacks import TaskCallbackManager
 from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.container.loop.coroutines import Suspended, run_in_line
@@ -20,29 +19,6 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.api.task import MessageCollector
     from samza_nb.container.loop.callbacks import TaskCallbackImpl
-
-
-class TaskKind(enum.Enum):
-    """How a task processes a message."""
-
-    SYNC = "sync"  # process() returns when done
-    CALLBACK = "callback"  # process_async(..., callback)
-    COROUTINE = "coroutine"  # async def process()
-
-
-def task_kind(task: Any) -> TaskKind:
-    """The kind of ``task``; a SamzaError naming its class when it has neither process nor process_async."""
-    if callable(getattr(task, "process_async", None)):
-        return TaskKind.CALLBACK
-    process = getattr(task, "process", None)
-    if not callable(process):
-        raise SamzaError(
-            f"{type(task).__qualname__} is not a task: it needs process(envelope, collector, coordinator) "
-            f"or process_async(envelope, collector, coordinator, callback)"
-        )
-    if inspect.iscoroutinefunction(process):
-        return TaskKind.COROUTINE
-    return TaskKind.SYNC
 
 
 class TaskInstance:

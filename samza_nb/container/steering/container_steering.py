@@ -22,10 +22,9 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from samza_nb.api.task_factory import task_factory
+from samza_nb.api.task_factory import TaskKind, task_factory, task_kind
 from samza_nb.container import knobs
 from samza_nb.container.loop.collector import TaskCollector
-from samza_nb.container.loop.task_instance import TaskKind, task_kind
 from samza_nb.container.steering.loop_steering import LoopControl, NextMessage, Replacement, Steps
 from samza_nb.container.steering.tap import StoreTap
 from samza_nb.errors import JobTimeoutError, SamzaError
