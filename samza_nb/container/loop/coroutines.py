@@ -2,7 +2,7 @@
 
 Many coroutines complete without ever suspending (a cache hit, a computation that awaits nothing, an
 ``await`` of something already done). Such a message needs no asyncio Task, no callback and no trip
-through the event loop: :func:`start_coroutine` sends the coroutine its first ``None`` on the loop thread,
+through the event loop: :func:`~samza_nb.container.loop.starts.start_coroutine` sends the coroutine its first ``None`` on the loop thread,
 in a copy of the current context (as ``create_task`` would give it); when it returns, the message is done
 there and then. Only a coroutine that suspends becomes a Task (:func:`resume_coroutine`, in the same
 context), which forwards what the coroutine yielded to the event loop, and the message is in flight with
