@@ -34,7 +34,7 @@ from samza_nb.container.loop.task_instance import TaskInstance
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
-from samza_nb.container.steering.container_steering import ContainerControls
+from samza_nb.container.steering.container_steering import ContainerSteering
 from samza_nb.container.steering.tap import taps_over
 from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
@@ -66,7 +66,7 @@ class JobModelPlanner(Protocol):
         ...
 
 
-class SamzaContainer(ContainerControls):
+class SamzaContainer(ContainerSteering):
     """One container of a job: its tasks run on the current asyncio loop until done, stopped or failed.
 
     Which tasks it runs comes from a job model: either ``job_model`` (given, e.g. fetched from the job
@@ -75,7 +75,7 @@ class SamzaContainer(ContainerControls):
 
     ``run()`` may be called once. ``shutdown()`` (from any thread) stops it gracefully: in-flight messages
     finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close. ``pause``, ``step``,
-    ``resume``, ``set`` and ``swap`` steer it while it runs (:class:`ContainerControls`).
+    ``resume``, ``set`` and ``swap`` steer it while it runs (:class:`ContainerSteering`).
     """
 
     def __init__(

@@ -1,17 +1,17 @@
 """Running an ``async def process``: in line until it first suspends, as an asyncio Task only after.
 
-Many coroutines complete without ever suspending (a cache hit, a computation that awaits nothing, an
-``await`` of something already done). Such a message needs no asyncio Task, no callback and no trip
-through the event loop: :func:`~samza_nb.container.loop.starts.start_coroutine` sends the coroutine its first ``None`` on the loop thread,
-in a copy of the current context (as ``create_task`` would give it); when it returns, the message is done
-there and then. Only a coroutine that suspends becomes a Task (:func:`resume_coroutine`, in the same
-context), which forwards what the coroutine yielded to the event loop, and the message is in flight with
-its callback as before: concurrency limits, timeouts, out-of-order completion and the low-watermark
-release are unchanged for it.
+Many coroutines complete without ever suspending (a cache hit, a computation that awaits nothing, an ``await``
+of something already done). Such a message needs no asyncio Task, no callback and no trip through the event
+loop: :func:`~samza_nb.container.loop.starts.start_coroutine` sends the coroutine its first ``None`` on the
+loop thread, in a copy of the current context (as ``create_task`` would give it); when it returns, the message
+is done there and then. Only a coroutine that suspends becomes a Task (:func:`resume_coroutine`, in the same
+context), which forwards what the coroutine yielded to the event loop, and the message is in flight with its
+callback as before: concurrency limits, timeouts, out-of-order completion and the low-watermark release are
+unchanged for it.
 
-A message that completes in line while nothing of its task is outstanding (in flight or completed but
-not released) moves the partition's low watermark at once, as a sync task's message does; with others
-outstanding it takes a callback that is completed on the spot, so it is released in its turn.
+A message that completes in line while nothing of its task is outstanding (in flight or completed but not
+released) moves the partition's low watermark at once, as a sync task's message does; with others outstanding
+it takes a callback that is completed on the spot, so it is released in its turn.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from samza_nb.api.task_factory import TaskKind, task_factory, task_kind
 from samza_nb.container import knobs
 from samza_nb.container.loop.collector import TaskCollector
-from samza_nb.container.steering.loop_steering import LoopControl, NextMessage, Replacement, Steps
+from samza_nb.container.steering.loop_steering import LoopSteering, NextMessage, Replacement, Steps
 from samza_nb.container.steering.tap import StoreTap
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.states import ContainerState
@@ -47,7 +47,7 @@ _ENDED = (ContainerState.STOPPING, ContainerState.STOPPED, ContainerState.FAILED
 _PACKAGE = str(Path(__file__).resolve().parents[1])  # samza_nb/
 
 
-class ContainerControls:
+class ContainerSteering:
     """Pause, step, resume, set and swap for :class:`~samza_nb.container.SamzaContainer` (a base class of
     it; see the module's doc for threads and for calls before the start and after the end)."""
 
@@ -62,7 +62,7 @@ class ContainerControls:
     _executor: Executor | None
 
     def _init_controls(self) -> None:
-        self._control = LoopControl(self._stores_of)
+        self._control = LoopSteering(self._stores_of)
         self._control_lock = threading.Lock()
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._bound = threading.Event()  # set once the controls reach the run loop
@@ -172,7 +172,9 @@ class ContainerControls:
         wait = (self._start_due("swap"), None)
         await self._awaiting(self._swap_command(factory), self._swap_before(factory), wait)
 
-    def _swap_command(self, factory: Callable[[], Any]) -> Callable[[LoopControl], Coroutine[Any, Any, None]]:
+    def _swap_command(
+        self, factory: Callable[[], Any]
+    ) -> Callable[[LoopSteering], Coroutine[Any, Any, None]]:
         return lambda control: control.swap(lambda: self._prepare_swap(factory))
 
     # -- before the start ---------------------------------------------------------------------------------
@@ -268,7 +270,7 @@ class ContainerControls:
     def _blocking(
         self,
         twin: str,
-        command: Callable[[LoopControl], Coroutine[Any, Any, T]],
+        command: Callable[[LoopSteering], Coroutine[Any, Any, T]],
         before: Callable[[], T],
         wait: tuple[bool, float | None] = (False, None),
     ) -> T:
@@ -298,7 +300,7 @@ class ContainerControls:
 
     async def _awaiting(
         self,
-        command: Callable[[LoopControl], Coroutine[Any, Any, T]],
+        command: Callable[[LoopSteering], Coroutine[Any, Any, T]],
         before: Callable[[], T],
         wait: tuple[bool, float | None] = (False, None),
     ) -> T:

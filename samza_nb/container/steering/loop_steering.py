@@ -1,10 +1,10 @@
 """Steering a running loop: pause, step, resume, live knobs and hot swap (docs/architecture.md §3).
 
-:class:`LoopControl` runs on the loop's thread. Its coroutines (``pause``, ``step``, ``swap``) and plain
+:class:`LoopSteering` runs on the loop's thread. Its coroutines (``pause``, ``step``, ``swap``) and plain
 methods (``resume``, ``set``) are called there: code on the loop's thread runs while the run loop awaits,
 which it only does between two messages, so every change lands at a message boundary. While a pause,
 step or swap is asked for or under way the run loop holds the control (:meth:`RunLoop.steer_with`; it is a
-:class:`~samza_nb.container.loop.hooks.Steering`) and hands it the turn (:meth:`LoopControl.steer`) instead
+:class:`~samza_nb.container.loop.hooks.Steering`) and hands it the turn (:meth:`LoopSteering.steer`) instead
 of dispatching: the one check the loop pays per slice. The control acts on the loop through its methods
 only (settle, start due operations, step one message, delay timers).
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
 
-__all__ = ["LoopControl", "NextMessage", "Step", "Steps"]
+__all__ = ["LoopSteering", "NextMessage", "Step", "Steps"]
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ class _SwapCommand:
     future: asyncio.Future[None]
 
 
-class LoopControl:
+class LoopSteering:
     """Pause, step, resume, live knobs and swap of one run loop (see the module's doc). ``stores_of`` gives
     a task's stores by name, each the :class:`StoreTap` the task was given (recorded during steps)."""
 

@@ -148,7 +148,7 @@ class NotebookJob:
 
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
         """Change live knobs at the next message boundary; returns the knobs' values in force (see
-        :meth:`~samza_nb.container.steering.container_steering.ContainerControls.set`); for a job of
+        :meth:`~samza_nb.container.steering.container_steering.ContainerSteering.set`); for a job of
         several containers the knobs asked of them all (a change one refuses: a ConfigError naming it)."""
         steering = coordinated(self.run, "set")
         if steering is not None:
@@ -158,12 +158,12 @@ class NotebookJob:
     def peek(self, timeout: float | None = None) -> NextMessage | None:
         """While paused: the message the next step (or the resume) processes first and why the chooser
         picked it; None when nothing is buffered (see
-        :meth:`~samza_nb.container.steering.container_steering.ContainerControls.peek`)."""
+        :meth:`~samza_nb.container.steering.container_steering.ContainerSteering.peek`)."""
         return self._container("peek").peek(timeout)
 
     def swap(self, task: Any) -> None:
         """Replace the task code keeping stores, offsets and timers; all or nothing (see
-        :meth:`~samza_nb.container.steering.container_steering.ContainerControls.swap`).
+        :meth:`~samza_nb.container.steering.container_steering.ContainerSteering.swap`).
         A job running an application takes an application whose graph keeps its shape (op ids, wiring,
         streams; else a SamzaError listing what differs)."""
         container = self._container("swap")
