@@ -313,3 +313,80 @@ def test_only_the_serde_package_defines_serdes() -> None:
     assert outside == {}
     assert "protocol Serde" in _serde_definitions((PACKAGE / "serde" / "base.py").read_text())
     assert _serde_definitions((PACKAGE / "serde" / "registry.py").read_text()) == ["table BUILTIN_SERDES"]
+
+
+CIRCLE_FREE = ("samza_nb.container",)
+"""Packages whose modules import each other in no circle, counting the imports under ``if TYPE_CHECKING:``
+(a circle closed only by type names is still one module needing another that needs it: the run loop's
+owners are one-way)."""
+
+
+def import_graph(package: str) -> dict[str, set[str]]:
+    """Every module of ``package`` (and its sub-packages) with the modules of ``package`` it imports,
+    at run time or under ``if TYPE_CHECKING:``."""
+    root = ROOT.joinpath(*package.split("."))
+    modules: dict[str, str] = {}
+    for file in sorted(root.rglob("*.py")):
+        module = ".".join(file.relative_to(ROOT).with_suffix("").parts)
+        modules[module.removesuffix(".__init__")] = file.read_text()
+    return {
+        module: {
+            name
+            for name, _ in runtime_imports(source, module, types=True)
+            if name in modules and name != module
+        }
+        for module, source in modules.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (each a circle of imports), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group: list[str] = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return sorted(found)
+
+
+@pytest.mark.parametrize("package", CIRCLE_FREE)
+def test_no_import_circle_counting_type_checking_imports(package: str) -> None:
+    found = circles(import_graph(package))
+    assert found == [], f"modules of {package} importing each other in a circle:\n" + "\n".join(
+        " -> ".join(group) for group in found
+    )
+
+
+def test_a_circle_closed_by_a_type_checking_import_is_caught() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(graph) == [["a", "b", "c"]]
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from samza_nb.container.loop import run_loop\n"
+    )
+    imported = runtime_imports(source, "samza_nb.container.knobs", types=True)
+    assert [name for name, _ in imported] == ["samza_nb.container.loop.run_loop"]
+    assert runtime_imports(source, "samza_nb.container.knobs") == []

@@ -1,10 +1,13 @@
-"""What counts as a task, and turning what a user gives (a class, a factory, an instance) into a factory.
+"""What counts as a task, of which kind (:func:`task_kind`), and turning what a user gives (a class, a
+factory, an instance) into a factory.
 
 The container recognises a task by its methods (``process`` or ``process_async``), not by subclassing.
 """
 
 from __future__ import annotations
 
+import enum
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -43,4 +46,27 @@ def task_factory(task: Any) -> Callable[[], Any]:
     )
 
 
-__all__ = ["has_process_method", "is_task_class", "is_task_instance", "task_factory"]
+class TaskKind(enum.Enum):
+    """How a task processes a message."""
+
+    SYNC = "sync"  # process() returns when done
+    CALLBACK = "callback"  # process_async(..., callback)
+    COROUTINE = "coroutine"  # async def process()
+
+
+def task_kind(task: Any) -> TaskKind:
+    """The kind of ``task``; a SamzaError naming its class when it has neither process nor process_async."""
+    if callable(getattr(task, "process_async", None)):
+        return TaskKind.CALLBACK
+    process = getattr(task, "process", None)
+    if not callable(process):
+        raise SamzaError(
+            f"{type(task).__qualname__} is not a task: it needs process(envelope, collector, coordinator) "
+            f"or process_async(envelope, collector, coordinator, callback)"
+        )
+    if inspect.iscoroutinefunction(process):
+        return TaskKind.COROUTINE
+    return TaskKind.SYNC
+
+
+__all__ = ["TaskKind", "has_process_method", "is_task_class", "is_task_instance", "task_factory", "task_kind"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.api.task import TaskContext
+from samza_nb.api.task_factory import TaskKind, task_kind
 from samza_nb.checkpoint.base import CheckpointManager, load_checkpoint_manager
 from samza_nb.chooser.factory import build_chooser
 from samza_nb.config.stores import changelog_systems
@@ -16,7 +17,6 @@ from samza_nb.container import event_loop
 from samza_nb.container.clock import Clock, SystemClock
 from samza_nb.container.commit import CommitSequence, committing_producers
 from samza_nb.container.consumers import SystemConsumers
-from samza_nb.container.controls import ContainerControls
 from samza_nb.container.inputs import (
     configured_systems,
     head_offsets,
@@ -30,10 +30,12 @@ from samza_nb.container.inputs import (
 from samza_nb.container.loop.collector import OutputBuffer, TaskCollector
 from samza_nb.container.loop.loop_state import LoopState
 from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
-from samza_nb.container.loop.task_instance import TaskInstance, TaskKind, task_kind
+from samza_nb.container.loop.task_instance import TaskInstance
 from samza_nb.container.offsets import OffsetManager
 from samza_nb.container.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
+from samza_nb.container.steering.container_steering import ContainerSteering
+from samza_nb.container.steering.tap import taps_over
 from samza_nb.errors import ContainerStateError, SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.observe.bus import EventBus
@@ -64,7 +66,7 @@ class JobModelPlanner(Protocol):
         ...
 
 
-class SamzaContainer(ContainerControls):
+class SamzaContainer(ContainerSteering):
     """One container of a job: its tasks run on the current asyncio loop until done, stopped or failed.
 
     Which tasks it runs comes from a job model: either ``job_model`` (given, e.g. fetched from the job
@@ -73,7 +75,7 @@ class SamzaContainer(ContainerControls):
 
     ``run()`` may be called once. ``shutdown()`` (from any thread) stops it gracefully: in-flight messages
     finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close. ``pause``, ``step``,
-    ``resume``, ``set`` and ``swap`` steer it while it runs (:class:`ContainerControls`).
+    ``resume``, ``set`` and ``swap`` steer it while it runs (:class:`ContainerSteering`).
     """
 
     def __init__(
@@ -258,7 +260,7 @@ class SamzaContainer(ContainerControls):
             )
         )
         self.run_loop = loop
-        self._schedule.attach(loop.state)
+        self._schedule.attach(loop)
         self._bind_controls(loop)
         await consumers.start()
         return loop
@@ -320,11 +322,12 @@ class SamzaContainer(ContainerControls):
             )
         for ti in self.tasks.values():
             # bus.publish is a no-op while nobody listens, and reaches a dashboard that subscribes later.
+            self._taps[ti.name] = taps = taps_over(storage.stores_of(ti.name))  # a step records there
             context = TaskContext(
                 ti.name,
                 ti.ssps,
                 config,
-                stores=storage.stores_of(ti.name),
+                stores=taps,
                 publish=self.bus.publish,
                 now_ms=self.clock.now_ms,
             )

@@ -1,5 +1,5 @@
 """Live knobs: the config keys a running job lets change (``set``), checked here and applied between two
-messages by the run loop's control (:mod:`samza_nb.container.loop.control`).
+messages by the run loop's control (:mod:`samza_nb.container.steering.loop_steering`).
 
 - ``task.max.concurrency`` (>= 1): messages in flight per task; 1 puts a sync task on the loop thread back
   on the inline run path, above 1 on the general path.
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import SystemStream
@@ -120,25 +119,21 @@ def apply(loop: RunLoop, changes: Mapping[str, int]) -> None:
     """Apply checked ``changes`` to a running loop (on its thread, between two messages)."""
     state = loop.state
     batching, tiered = layers(state.consumers.chooser)
-    retime = False
+    periods: dict[str, int] = {}
     for key, value in changes.items():
         if key == CONCURRENCY_KEY:
             for ti in state.tasks:
                 ti.set_concurrency(value)
         elif key == COMMIT_KEY:
-            state.settings = replace(state.settings, commit_ms=value)
-            retime = True
+            periods["commit_ms"] = value
         elif key == WINDOW_KEY:
-            state.settings = replace(state.settings, window_ms=value)
-            for ti in state.tasks:
-                ti.set_window_enabled(value > 0)
-            retime = True
+            periods["window_ms"] = value
         elif key == BATCH_SIZE_KEY and batching is not None:
             batching.set_batch_size(value)
         elif tiered is not None and (match := _PRIORITY.match(key)) is not None:
             tiered.set_priority(SystemStream(match.group(1), match.group(2)), value, _tier_chooser(tiered))
-    if retime:
-        loop.retime(restart=True)
+    if periods:
+        loop.set_periods(**periods)
 
 
 def values(loop: RunLoop) -> dict[str, str]:

@@ -4,7 +4,7 @@ inputs, and the recorded schedule is forced on it.
 The replayer walks the recording's records with a cursor, one at a time, and lets the run do only what the
 record at the cursor says: the :class:`ReplayChooser` hands out only the recorded next message (holding the
 others; nothing more until that one started), a completion of an async callback is held until its record
-(:class:`GatedCompletions`, the loop's completion queue), a step of an ``async def process`` waits for its
+(:meth:`ScheduleReplayer.taken`: the loop takes it then), a step of an ``async def process`` waits for its
 record (:meth:`ScheduleReplayer.step`), and window and commit fire when their records come (the clock
 timers are off). So outputs come out in the recorded order and stores end the same.
 
@@ -21,17 +21,10 @@ completions keep their recorded order, but what calls running at once do meanwhi
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from samza_nb.container.loop.schedule import (
-    Completion,
-    GatedCompletions,
-    ReplayChooser,
-    Schedule,
-    ScheduleRecorder,
-)
+from samza_nb.container.loop.schedule import Schedule, ScheduleRecorder
 from samza_nb.container.message_digests import describe, digest, read_digests, stable
 from samza_nb.container.recording import (
     COMMIT,
@@ -46,6 +39,7 @@ from samza_nb.container.recording import (
     Entry,
     Recording,
 )
+from samza_nb.container.replay_checks import check_layout, expected, recorded_config, recorded_start
 from samza_nb.errors import ConfigError, SamzaError
 
 if TYPE_CHECKING:
@@ -54,7 +48,9 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.config import Config
-    from samza_nb.container.loop.loop_state import LoopState
+    from samza_nb.container.loop.callbacks import TaskCallbackImpl
+    from samza_nb.container.loop.loop_state import Completion
+    from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
 
 
@@ -109,15 +105,9 @@ class ScheduleReplayer(Schedule):
 
     # -- the container's hooks --------------------------------------------------------------------------
     def job_config(self, config: Config) -> Config:
-        """``config`` with the recorded values of the keys the schedule depends on; a ConfigError when
-        the recording is of another job."""
-        recorded = self.recording.header.job[0]
-        if config.job_name() != recorded:
-            raise ConfigError(
-                f"job.name = {config.job_name()!r}, but {self.recording.directory} recorded job {recorded!r}",
-                key="job.name",
-            )
-        return config.with_overrides(self.recording.header.config)
+        """``config`` with the recorded values of the keys the schedule depends on
+        (:func:`~samza_nb.container.replay_checks.recorded_config`)."""
+        return recorded_config(self.recording, config)
 
     def starting_point(
         self,
@@ -126,38 +116,20 @@ class ScheduleReplayer(Schedule):
         last: dict[SystemStreamPartition, str],
         has_stores: bool,
     ) -> tuple[dict[SystemStreamPartition, str], dict[SystemStreamPartition, str]]:
-        """The recorded starting checkpoint of ``task`` (not the current one). A task with stores needs
-        them as they were then: a SamzaError when its checkpoint has moved on."""
-        rows = [p for p in self.recording.header.partitions if p.ssp in starting]
-        recorded_last = {p.ssp: p.last for p in rows if p.last is not None}
-        if has_stores and recorded_last != last:
-            raise SamzaError(
-                f"replay of {self.recording.directory}: task {task!r} has stores, whose state is that of its "
-                f"checkpoint {_offsets(last)}, but the recording starts from {_offsets(recorded_last)}; "
-                "replay needs the stores as they were when the recording started (replay with a fresh "
-                "job.logged.store.base.dir, or a state copied then)"
-            )
-        return {p.ssp: p.start for p in rows}, recorded_last
+        """The recorded starting checkpoint of ``task``
+        (:func:`~samza_nb.container.replay_checks.recorded_start`)."""
+        return recorded_start(self.recording, task, starting, last, has_stores)
 
     def chooser(self, chooser: MessageChooser) -> MessageChooser:
         """A :class:`ReplayChooser` (the job's own chooser is not asked)."""
         return ReplayChooser(self)
 
-    def attach(self, state: LoopState) -> None:
-        """Check the job's tasks and partitions are the recording's, then take over the loop's completion
-        queue and move to the first record."""
+    def attach(self, loop: RunLoop) -> None:
+        """Check the job's tasks and partitions are the recording's, then observe the loop and move to the
+        first record."""
         header = self.recording.header
-        recorded = {
-            name: {p.ssp for p in header.partitions if p.task == i} for i, name in enumerate(header.tasks)
-        }
-        actual = {ti.name: set(ti.ssps) for ti in state.tasks}
-        if recorded != actual:
-            raise SamzaError(
-                f"replay of {self.recording.directory}: the job's tasks and partitions "
-                f"({_layout(actual)}) are not the recording's ({_layout(recorded)})"
-            )
-        self.observe(state, header)
-        state.completions = GatedCompletions(self)
+        check_layout(self.recording, {ti.name: set(ti.ssps) for ti in loop.state.tasks})
+        self.observe(loop, header)
         self._unchecked = set(range(len(header.partitions)))
         self._advance()
 
@@ -176,7 +148,7 @@ class ScheduleReplayer(Schedule):
         elif entry.kind == COMPLETE:
             held = self._held.pop((entry.task, entry.seq), None)
             if held is not None:
-                deque.append(state.completions, held)
+                state.requeue(held)
         elif entry.kind == STEP:
             waiting = self._waiting.pop((entry.task, entry.seq), None)
             if waiting is not None and not waiting.done():
@@ -189,47 +161,25 @@ class ScheduleReplayer(Schedule):
         assert state is not None
         self._free = True
         for key in sorted(self._held):
-            deque.append(state.completions, self._held.pop(key))
+            state.requeue(self._held.pop(key))
         for waiting in self._waiting.values():
             if not waiting.done():
                 waiting.set_result(None)
         self._waiting.clear()
-        state.stop_requested = True
-        state.wakeup.set()
+        state.stop()
 
     def _diverged(self, found: str) -> None:
         """The run and the recording part here: the run fails naming the position."""
         state = self.state
         assert state is not None
         if state.failure is None:
-            state.failure = ReplayDivergedError(
-                f"replay of {self.recording.directory}: the run and the recording part at position "
-                f"{self.position} (record {self.record}): expected {self._expected()}, found {found}"
+            state.fail_with(
+                ReplayDivergedError(
+                    f"replay of {self.recording.directory}: the run and the recording part at position "
+                    f"{self.position} (record {self.record}): "
+                    f"expected {expected(self.recording.header, self.entry)}, found {found}"
+                )
             )
-            state.wakeup.set()
-
-    def _expected(self) -> str:
-        entry = self.entry
-        header = self.recording.header
-        if entry is None:
-            return "the end of the recording"
-        if entry.kind in (DISPATCH, EOS):
-            row = header.partitions[entry.ssp]
-            if entry.kind == EOS:
-                what = f"{row.ssp} end-of-stream"
-            else:  # a message inside a recorded run may have no offset: the partition's next one
-                what = f"{row.ssp}@{entry.offset}" if entry.offset else f"the next message of {row.ssp}"
-            return f"task {header.tasks[row.task]!r} {what}"
-        if entry.kind in (COMPLETE, STEP):
-            what = "the completion" if entry.kind == COMPLETE else "a step"
-            return f"{what} of task {header.tasks[entry.task]!r} message {entry.seq}"
-        if entry.kind == WINDOW:
-            return f"the window of task {header.tasks[entry.task]!r}"
-        if entry.kind == TASK_EOS:
-            return f"the end-of-stream of task {header.tasks[entry.task]!r}"
-        if entry.kind == COMMIT:
-            return "the commit timer"
-        return "a requested stop" if entry.value == STOPPED else "the job's end"
 
     def _found(self, ssp: SystemStreamPartition, offset: str | None) -> str:
         return f"{ssp} end-of-stream" if offset is None else f"{ssp}@{offset}"
@@ -276,13 +226,14 @@ class ScheduleReplayer(Schedule):
         assert state is not None
         if state.failure is None:
             ssp = envelope.ssp
-            state.failure = ReplayDivergedError(
-                f"replay of {self.recording.directory}: the input differs from the recording at stream "
-                f"{ssp.system}.{ssp.stream} partition {ssp.partition} offset {envelope.offset}: the "
-                f"recording read another message there (digest {recorded:#x}), this run reads "
-                f"{describe(envelope)} (digest {digest(envelope):#x}); a replay needs the same input"
+            state.fail_with(
+                ReplayDivergedError(
+                    f"replay of {self.recording.directory}: the input differs from the recording at stream "
+                    f"{ssp.system}.{ssp.stream} partition {ssp.partition} offset {envelope.offset}: the "
+                    f"recording read another message there (digest {recorded:#x}), this run reads "
+                    f"{describe(envelope)} (digest {digest(envelope):#x}); a replay needs the same input"
+                )
             )
-            state.wakeup.set()
         return False
 
     def _older_than_start(
@@ -327,7 +278,7 @@ class ScheduleReplayer(Schedule):
         self._advance()
 
     def on_completed(self, task: int, seq: int) -> None:
-        """The loop took a completion (released at its record): the next record."""
+        """The loop took a completion at its record: the next record."""
         entry = self.entry
         if self._free:
             return
@@ -336,19 +287,21 @@ class ScheduleReplayer(Schedule):
             return
         self._advance()
 
-    def offer(self, completion: Completion) -> None:
-        """A callback completed (on the loop thread): into the loop's queue at its record, held till
-        then; a failure goes at once."""
+    def taken(self, callback: TaskCallbackImpl, error: BaseException | None) -> bool:
+        """The loop takes a completion: at its record it is handled (the next record), before it held
+        (given back at its record); a failure goes at once."""
         state = self.state
         assert state is not None
-        callback, error = completion
         key = (self.task_index[callback.task_name], callback.seq)
         entry = self.entry
         at_turn = entry is not None and entry.kind == COMPLETE and (entry.task, entry.seq) == key
         if error is not None or self._free or at_turn or state.failure is not None:
-            deque.append(state.completions, completion)
-        else:
-            self._held[key] = completion
+            if error is None:
+                self.completed(callback)
+            return True
+        completion: Completion = (callback, error)
+        self._held[key] = completion
+        return False
 
     def step(self, task: int, seq: int) -> asyncio.Future[None] | None:
         """A coroutine's step goes at its record (the cursor moves on as it runs); before that it waits."""
@@ -390,7 +343,7 @@ class ScheduleReplayer(Schedule):
                     if not ti.commit_in_flight:
                         ti.request_commit()
             elif entry.kind == END and entry.value == STOPPED:
-                state.stop_requested = True
+                state.stop()
             else:
                 return
             self._advance()
@@ -414,14 +367,30 @@ class ScheduleReplayer(Schedule):
             self._diverged("the job's end")
 
 
-def _offsets(offsets: dict[SystemStreamPartition, str]) -> str:
-    return "{" + ", ".join(f"{ssp}: {offset}" for ssp, offset in sorted(offsets.items())) + "}"
+class ReplayChooser:
+    """The chooser of a replay: holds each partition's next message and hands out the one the recording
+    has next (:meth:`ScheduleReplayer.choose`)."""
+
+    def __init__(self, replayer: ScheduleReplayer) -> None:
+        self._replayer = replayer
+        self._held: dict[SystemStreamPartition, IncomingMessageEnvelope] = {}
+
+    def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
+        """Nothing to do: the recording says where each partition starts."""
+
+    def start(self) -> None:
+        """Nothing to do."""
+
+    def stop(self) -> None:
+        """Nothing to do."""
+
+    def update(self, envelope: IncomingMessageEnvelope) -> None:
+        """Held until its turn."""
+        self._held[envelope.ssp] = envelope
+
+    def choose(self) -> IncomingMessageEnvelope | None:
+        """The recorded next message once it is held, else None."""
+        return self._replayer.choose(self._held)
 
 
-def _layout(tasks: dict[str, set[SystemStreamPartition]]) -> str:
-    return "; ".join(
-        f"{name}: {', '.join(str(s) for s in sorted(ssps))}" for name, ssps in sorted(tasks.items())
-    )
-
-
-__all__ = ["ReplayDivergedError", "ScheduleReplayer", "open_schedule"]
+__all__ = ["ReplayChooser", "ReplayDivergedError", "ScheduleReplayer", "open_schedule"]

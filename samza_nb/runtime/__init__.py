@@ -11,13 +11,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.control import NextMessage, Step, Steps
+    from samza_nb.container.steering.loop_steering import NextMessage, Step, Steps
     from samza_nb.runtime.local import LocalJobRunner, load_task_factory
 
 _HOMES = {
-    "NextMessage": "samza_nb.container.loop.control",
-    "Step": "samza_nb.container.loop.control",
-    "Steps": "samza_nb.container.loop.control",
+    "NextMessage": "samza_nb.container.steering.loop_steering",
+    "Step": "samza_nb.container.steering.loop_steering",
+    "Steps": "samza_nb.container.steering.loop_steering",
     "LocalJobRunner": "samza_nb.runtime.local",
     "load_task_factory": "samza_nb.runtime.local",
 }

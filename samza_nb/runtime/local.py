@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from samza_nb.api.job_model import JobModel
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
-    from samza_nb.container.loop.stepping import NextMessage, Steps
+    from samza_nb.container.steering.steps import NextMessage, Steps
     from samza_nb.observe.bus import EventBus
 
 
@@ -62,7 +62,8 @@ class LocalJobRunner:
     coordinator's) or else planned from the inputs here. ``run_async`` runs on the current event loop,
     ``run`` on a new one; ``stop`` (from any thread) stops gracefully: in-flight messages finish, every
     task commits. ``pause``, ``step``, ``resume``, ``set`` and ``swap`` steer the running job (they are
-    the container's: :class:`~samza_nb.container.controls.ContainerControls`); before an application's
+    the container's:
+    :class:`~samza_nb.container.steering.container_steering.ContainerSteering`); before an application's
     container exists, ``pause``/``resume``/``set`` are kept for its start and ``swap`` replaces what runs.
 
     ``replay`` (a directory ``job.record.path`` recorded a run into) runs the job again from that run's
@@ -173,9 +174,9 @@ class LocalJobRunner:
         if self.container is not None:
             self.container.shutdown()
 
-    # -- steering (see SamzaContainer's ContainerControls) -------------------------------------------------
+    # -- steering (see SamzaContainer's ContainerSteering) -------------------------------------------------
     def pause(self, timeout: float | None = None) -> None:
-        """Pause the job (see :meth:`ContainerControls.pause`); before the run: it starts paused."""
+        """Pause the job (see :meth:`ContainerSteering.pause`); before the run: it starts paused."""
         if self.container is None:
             self._start_paused = True
             return
@@ -189,7 +190,7 @@ class LocalJobRunner:
         await self.container.pause_async(timeout)
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
-        """While paused, process exactly ``n`` messages (see :meth:`ContainerControls.step`)."""
+        """While paused, process exactly ``n`` messages (see :meth:`ContainerSteering.step`)."""
         return self._running("step").step(n, timeout)
 
     async def step_async(self, n: int = 1, timeout: float | None = None) -> Steps:
@@ -204,7 +205,7 @@ class LocalJobRunner:
         self.container.resume()
 
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
-        """Change live knobs (see :meth:`ContainerControls.set`); the knobs' values in force."""
+        """Change live knobs (see :meth:`ContainerSteering.set`); the knobs' values in force."""
         if self.container is None:
             parsed = live_changes(changes, keywords)
             self._start_changes.update({key: str(value) for key, value in parsed.items()})
@@ -212,7 +213,7 @@ class LocalJobRunner:
         return self.container.set(changes, **keywords)
 
     def swap(self, task: Any) -> None:
-        """Replace the task code keeping stores, offsets and timers (see :meth:`ContainerControls.swap`);
+        """Replace the task code keeping stores, offsets and timers (see :meth:`ContainerSteering.swap`);
         before the run: the task the job will run. A job running an application swaps in another
         application whose graph keeps its shape (op ids, wiring, streams: else a SamzaError listing what
         differs, and nothing changes)."""
@@ -233,7 +234,7 @@ class LocalJobRunner:
         self.program = JobProgram.of(task)
 
     def peek(self, timeout: float | None = None) -> NextMessage | None:
-        """While paused: the message processed next and why (see :meth:`ContainerControls.peek`)."""
+        """While paused: the message processed next and why (see :meth:`ContainerSteering.peek`)."""
         return self._running("peek").peek(timeout)
 
     async def peek_async(self, timeout: float | None = None) -> NextMessage | None:

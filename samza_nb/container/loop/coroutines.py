@@ -1,37 +1,33 @@
 """Running an ``async def process``: in line until it first suspends, as an asyncio Task only after.
 
-Many coroutines complete without ever suspending (a cache hit, a computation that awaits nothing, an
-``await`` of something already done). Such a message needs no asyncio Task, no callback and no trip
-through the event loop: :func:`start_coroutine` sends the coroutine its first ``None`` on the loop thread,
-in a copy of the current context (as ``create_task`` would give it); when it returns, the message is done
-there and then. Only a coroutine that suspends becomes a Task (:func:`resume_coroutine`, in the same
-context), which forwards what the coroutine yielded to the event loop, and the message is in flight with
-its callback as before: concurrency limits, timeouts, out-of-order completion and the low-watermark
-release are unchanged for it.
+Many coroutines complete without ever suspending (a cache hit, a computation that awaits nothing, an ``await``
+of something already done). Such a message needs no asyncio Task, no callback and no trip through the event
+loop: :func:`~samza_nb.container.loop.starts.start_coroutine` sends the coroutine its first ``None`` on the
+loop thread, in a copy of the current context (as ``create_task`` would give it); when it returns, the message
+is done there and then. Only a coroutine that suspends becomes a Task (:func:`resume_coroutine`, in the same
+context), which forwards what the coroutine yielded to the event loop, and the message is in flight with its
+callback as before: concurrency limits, timeouts, out-of-order completion and the low-watermark release are
+unchanged for it.
 
-A message that completes in line while nothing of its task is outstanding (in flight or completed but
-not released) moves the partition's low watermark at once, as a sync task's message does; with others
-outstanding it takes a callback that is completed on the spot, so it is released in its turn.
+A message that completes in line while nothing of its task is outstanding (in flight or completed but not
+released) moves the partition's low watermark at once, as a sync task's message does; with others outstanding
+it takes a callback that is completed on the spot, so it is released in its turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import heapq
 from collections.abc import Callable, Coroutine, Generator, Iterable
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.container.loop.callbacks import TaskCallbackImpl
-from samza_nb.container.loop.coordination import ReadableCoordinator
-
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope
     from samza_nb.api.task import MessageCollector
-    from samza_nb.container.loop.loop_state import LoopState
-    from samza_nb.container.loop.task_instance import TaskInstance
+    from samza_nb.container.loop.callbacks import TaskCallbackImpl
+    from samza_nb.container.loop.coordination import ReadableCoordinator
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,65 +71,6 @@ def run_in_line(
             return last, (envelope, exc), None
         return last, None, Suspended(envelope, coroutine, yielded, context, coordinator)
     return last, None, None
-
-
-def hand_over(state: LoopState, ti: TaskInstance, suspended: Suspended) -> None:
-    """The message of ``suspended`` is in flight from now on: its callback is made and a Task drives the
-    coroutine on from where it suspended."""
-    callback = start_callback(state, ti, suspended.envelope, suspended.coordinator)
-    loop = state.loop
-    assert loop is not None
-    task = resume_coroutine(suspended.coroutine, suspended.yielded, callback)
-    loop.create_task(task, context=suspended.context)
-
-
-def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
-    """Process ``envelope`` with the coroutine task ``ti`` (see the module): done in line, failed (the
-    container fails), or in flight as a Task from its first suspension on."""
-    ssp = envelope.ssp
-    quiet = not ti.in_flight and not ti.unreleased
-    coordinator = ti.coordinator if quiet else ReadableCoordinator(ti.name)
-    context = contextvars.copy_context()
-    coroutine = ti.process(envelope, ti.collector, coordinator)
-    try:
-        yielded = context.run(coroutine.send, None)
-    except StopIteration:
-        if quiet:
-            ti.record_run(ssp, 1, envelope.offset)
-            if coordinator.requested:
-                state.take_requests(coordinator)
-        else:
-            start_callback(state, ti, envelope, coordinator).complete()
-        return
-    except Exception as exc:
-        state.fail(ti, ssp, envelope.offset, exc, "process")
-        return
-    if quiet:
-        ti.coordinator = ReadableCoordinator(ti.name)  # the suspended call keeps the one it was given
-    hand_over(state, ti, Suspended(envelope, coroutine, yielded, context, coordinator))
-
-
-def start_callback(
-    state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope, coordinator: ReadableCoordinator
-) -> TaskCallbackImpl:
-    """The callback of a message that is in flight from now on (started, with its timeout): every message
-    of the general path takes one here."""
-    now_ms = state.clock.now_ms()
-    callback = TaskCallbackImpl(
-        state,
-        state.callback_lock,
-        ti.name,
-        envelope.ssp,
-        envelope.offset,
-        ti.callbacks.take_seq(),
-        coordinator,
-        now_ms,
-    )
-    ti.message_started(callback)
-    if state.settings.callback_timeout_ms > 0:
-        deadline = now_ms + state.settings.callback_timeout_ms
-        heapq.heappush(state.deadlines, (deadline, callback.seq, callback))
-    return callback
 
 
 class _Forward:
@@ -187,9 +124,7 @@ async def settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCa
 
 __all__ = [
     "Suspended",
-    "hand_over",
     "resume_coroutine",
+    "run_in_line",
     "settle_coroutine",
-    "start_callback",
-    "start_coroutine",
 ]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.collector import OutputBuffer, OutputSendError
 from samza_nb.container.loop.coordination import CoordinatorRequests, ReadableCoordinator
+from samza_nb.container.loop.hooks import NO_SCHEDULE, LoopSchedule
 from samza_nb.container.loop.task_instance import TaskInstance
 from samza_nb.errors import TaskFailedError
 from samza_nb.observe import events as ev
@@ -23,9 +24,10 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
     from samza_nb.container.clock import Clock
     from samza_nb.container.consumers import SystemConsumers
-    from samza_nb.container.loop.control import LoopControl
-    from samza_nb.container.loop.schedule import Schedule
     from samza_nb.observe.bus import EventBus
+
+Completion = tuple[TaskCallbackImpl, "BaseException | None"]
+"""A callback's completion: the callback and what it failed with (None: it completed)."""
 
 CommitFn = Callable[[TaskInstance, dict["SystemStreamPartition", str]], Coroutine[Any, Any, None]]
 
@@ -59,6 +61,9 @@ class LoopState:
     """State of one container's run loop, shared by its parts (task operations, message pump, main loop),
     and the bookkeeping they share: completions, releases in sequence order, requests, failure.
 
+    Its fields are assigned by itself and by :class:`RunLoop` only; record/replay and steering change
+    them through its methods (:meth:`requeue`, :meth:`stop`, :meth:`fail_with`) or the loop's.
+
     It is the callbacks' listener: ``on_complete``/``on_failure`` may be called from any thread.
     """
 
@@ -86,7 +91,7 @@ class LoopState:
         self.executor = executor
         self.outputs = outputs
         self.requests = CoordinatorRequests(self.by_name)
-        self.completions: deque[tuple[TaskCallbackImpl, BaseException | None]] = deque()
+        self.completions: deque[Completion] = deque()
         self.callback_lock = threading.Lock()
         self.deadlines: list[tuple[float, int, TaskCallbackImpl]] = []
         self.wakeup = asyncio.Event()
@@ -94,11 +99,8 @@ class LoopState:
         self.thread_id = 0
         self.failure: BaseException | None = None
         self.stop_requested = False
-        self.processed = 0
-        # Record/replay of the schedule (loop/schedule.py); None: neither, and nothing is spent on it.
-        self.schedule: Schedule | None = None
-        # Set while a pause, step or swap is asked for or under way (loop/control.py); None when running.
-        self.steering: LoopControl | None = None
+        # Record/replay of the schedule (loop/hooks.py); the default's hooks do nothing.
+        self.schedule: LoopSchedule = NO_SCHEDULE
 
     # -- waking the loop ------------------------------------------------------------------------------
     def wake_threadsafe(self) -> None:
@@ -126,15 +128,16 @@ class LoopState:
     def drain_completions(self) -> None:
         """Handle the completions reported so far, releasing callbacks in sequence order."""
         completions = self.completions
+        taken = self.schedule.taken
         while completions and self.failure is None:
             callback, error = completions.popleft()
+            if not taken(callback, error):
+                continue  # held by a replay until its record (it comes back through requeue)
             ti = self.by_name[callback.task_name]
             ti.message_completed()
             if error is not None:
                 self.fail(ti, callback.ssp, callback.offset, error, "process")
                 return
-            if self.schedule is not None:
-                self.schedule.completed(callback)
             if self.bus.per_message:
                 self.bus.publish(
                     ev.ProcessCompleted(
@@ -142,6 +145,12 @@ class LoopState:
                     )
                 )
             self.release(ti, ti.callbacks.update(callback))
+
+    def requeue(self, completion: Completion) -> None:
+        """A completion the schedule held (:meth:`LoopSchedule.taken`) is handled now (on the loop
+        thread)."""
+        self.completions.append(completion)
+        self.wakeup.set()
 
     def release(self, ti: TaskInstance, released: list[TaskCallbackImpl]) -> None:
         """Released callbacks move the low watermark and apply their coordinator requests."""
@@ -176,7 +185,19 @@ class LoopState:
         except OutputSendError as exc:
             self.fail(self.by_name[exc.task_name], None, None, exc.error, "send")
 
-    # -- failure --------------------------------------------------------------------------------------
+    # -- stop and failure -----------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Graceful stop: no new messages; in-flight ones may finish; commit. On the loop thread (from
+        another: :meth:`RunLoop.request_stop`)."""
+        self.stop_requested = True
+        self.wakeup.set()
+
+    def fail_with(self, error: BaseException) -> None:
+        """The container fails with ``error`` (unless it failed already: the first failure wins)."""
+        if self.failure is None:
+            self.failure = error
+            self.wakeup.set()
+
     def fail(
         self,
         ti: TaskInstance,

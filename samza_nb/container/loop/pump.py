@@ -17,12 +17,13 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
+from samza_nb.api.task_factory import TaskKind
 from samza_nb.chooser.base import TracedChooser
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
-from samza_nb.container.loop.coroutines import hand_over, settle_coroutine, start_callback, start_coroutine
+from samza_nb.container.loop.coroutines import settle_coroutine
 from samza_nb.container.loop.rounds import run_round
-from samza_nb.container.loop.task_instance import TaskKind
+from samza_nb.container.loop.starts import hand_over, start_callback, start_coroutine
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ class MessagePump:
         chooser = state.consumers.chooser
         self._traced: TracedChooser | None = chooser if isinstance(chooser, TracedChooser) else None
         self._batch = 64  # messages per pump; adapted to the time a pump takes (see _adapt_batch)
+        self.processed = 0
+        """Messages started so far."""
 
     def pump(self) -> int:
         """Choose and start up to a slice's worth of messages; returns how many envelopes it took from the
@@ -77,7 +80,7 @@ class MessagePump:
         consumers = state.consumers
         choose_run, choose_round = consumers.choose_run, consumers.choose_round
         route = state.route
-        schedule = state.schedule  # record/replay (loop/schedule.py): told once per run or round
+        stepwise = state.schedule.stepwise  # record/replay: a coroutine's every step is observed
         count = taken = inline = 0  # messages started, envelopes taken, messages started in line here
         envelope: IncomingMessageEnvelope | None = None
         picked: IncomingMessageEnvelope | None = None  # the last envelope chosen, or its round's pick
@@ -103,7 +106,7 @@ class MessagePump:
                 ti.runs_inline
                 and not ti.check_start
                 and envelope.offset != END_OF_STREAM_OFFSET
-                and (schedule is None or not ti.coroutine)  # a recorded coroutine: one message at a time
+                and (not stepwise or not ti.coroutine)  # a recorded coroutine: one message at a time
             )
             if sampler is not None and (observing or not inline_run or (room and count + 1 < limit)):
                 sampler.chose(envelope)  # (a round is sampled below, fairly over its partitions)
@@ -144,7 +147,7 @@ class MessagePump:
             count += n
             if state.failure is not None or state.requests.shutdown_now:
                 break
-        state.processed += inline
+        self.processed += inline
         return count, taken, picked
 
     def start_parked(self, ti: TaskInstance) -> bool:
@@ -163,8 +166,9 @@ class MessagePump:
         return progressed
 
     def step_one(self, ti: TaskInstance, envelope: IncomingMessageEnvelope | None) -> int:
-        """Stepping (loop/control.py): handle ``envelope``, just chosen, by the rules of :meth:`_take` on the
-        general path, or with None the task's oldest parked envelope; returns how many messages started."""
+        """Stepping (container/steering/): handle ``envelope``, just chosen, by the rules of :meth:`_take` on
+        the general path, or with None the task's oldest parked envelope; returns how many messages
+        started."""
         if envelope is not None:
             return self._take(ti, envelope, 0, 0, True)
         envelope = ti.unpark()
@@ -206,29 +210,40 @@ class MessagePump:
         if ti.skips(envelope):
             self._state.consumers.refill(envelope.ssp)
             return 0
-        if ti.runs_inline and not observing and (self._state.schedule is None or not ti.coroutine):
+        if ti.runs_inline and not observing and not (ti.coroutine and self._state.schedule.stepwise):
             processed = self._run(ti, envelope, room, limit)[1]
-            self._state.processed += processed
-            return processed
-        self.dispatch(ti, envelope)
-        return 1
+        elif ti.inline:  # a sync task on the loop thread, observed or not on the run path: a run of one
+            processed = self._run(ti, envelope, 0, 0)[1]
+        else:
+            self.dispatch(ti, envelope)
+            return 1
+        self.processed += processed
+        return processed
 
     def _run(
         self, ti: TaskInstance, envelope: IncomingMessageEnvelope, room: int, limit: int
     ) -> tuple[int, int]:
         """The inline run: process ``envelope`` and up to ``min(room, limit)`` more of its partition in a
         tight loop (:meth:`TaskInstance.process_run`), then account for it (a coroutine it ended on goes on
-        as a Task; a failure, the requests of its last call). Returns how many envelopes it took and how
-        many messages it processed or started."""
-        consumers = self._state.consumers
+        as a Task; a failure, the requests of its last call). A run of one is observed message by message
+        when per-message observers listen. Returns how many envelopes it took and how many messages it
+        processed or started."""
+        state = self._state
+        consumers = state.consumers
+        observed = state.bus.per_message
+        if observed:
+            self._publish_started(ti, envelope, 1)
         if room and limit > 0:
             failed = ti.process_run(envelope, consumers.take_run(envelope.ssp, min(room, limit)))
             n = 1 + consumers.end_run()
         else:
             consumers.refill(envelope.ssp)
             failed, n = ti.process_run(envelope, ()), 1
-        if self._state.schedule is not None:
-            self._ran(ti, envelope, failed, n)
+        state.schedule.ran(ti, envelope, failed, n)
+        if observed and failed is None:
+            state.bus.publish(
+                ev.ProcessCompleted(state.clock.now_ms(), ti.name, envelope.ssp, envelope.offset, 0)
+            )
         started = self._hand_over(ti) if ti.suspended is not None else 0
         if failed is None and not ti.coordinator.requested:
             ti.record_run(envelope.ssp, n - started)
@@ -242,18 +257,6 @@ class MessagePump:
         ti.suspended = None
         hand_over(self._state, ti, suspended)
         return 1
-
-    def _ran(
-        self,
-        ti: TaskInstance,
-        envelope: IncomingMessageEnvelope,
-        failed: tuple[IncomingMessageEnvelope, Exception] | None,
-        n: int,
-    ) -> None:
-        """Tell the schedule of a run of ``n`` envelopes from ``envelope`` (the last one failed, if any)."""
-        assert self._state.schedule is not None
-        last = failed[0].offset if failed is not None else ti.last_offsets[envelope.ssp]
-        self._state.schedule.ran(ti, envelope.ssp, n, envelope.offset, last)
 
     def _after_run(
         self,
@@ -276,48 +279,33 @@ class MessagePump:
         return n
 
     def dispatch(self, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
-        """Start one message on its task (any kind), with per-message events when observed; its partition's
-        next envelope goes to the chooser."""
+        """Start one message on the general path (an async callback, a coroutine, the thread pool), with
+        per-message events when observed; its partition's next envelope goes to the chooser. (A sync task
+        on the loop thread takes the inline run, :meth:`_run`.)"""
         state = self._state
         ssp = envelope.ssp
         state.consumers.refill(ssp)
-        state.processed += 1
+        self.processed += 1
         bus = state.bus
         schedule = state.schedule
-        if ti.inline:
-            if schedule is not None:
-                schedule.dispatched(ti, ssp, envelope.offset, None)
-            if bus.per_message:
-                bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 1))
-            failed = ti.process_run(envelope, ())
-            if failed is not None:
-                state.fail(ti, ssp, envelope.offset, failed[1], "process")
-                return
-            ti.record_run(ssp, 1)
-            if bus.per_message:
-                bus.publish(ev.ProcessCompleted(state.clock.now_ms(), ti.name, ssp, envelope.offset, 0))
-            coordinator = ti.coordinator
-            if coordinator.requested:
-                state.take_requests(coordinator)
-            return
-        if ti.kind is TaskKind.COROUTINE and schedule is None and not bus.per_message:
+        if ti.kind is TaskKind.COROUTINE and not schedule.stepwise and not bus.per_message:
             start_coroutine(state, ti, envelope)  # in line until it suspends (loop/coroutines.py)
             if state.completions:
                 state.drain_completions()
             return
         coordinator = ReadableCoordinator(ti.name)
         callback = start_callback(state, ti, envelope, coordinator)
-        if schedule is not None:
-            schedule.dispatched(ti, ssp, envelope.offset, callback)
+        schedule.dispatched(ti, ssp, envelope.offset, callback)
         if bus.per_message:
-            bus.publish(ev.ProcessStarted(state.clock.now_ms(), ti.name, ssp, envelope.offset, ti.in_flight))
+            self._publish_started(ti, envelope, ti.in_flight)
         try:
             if ti.kind is TaskKind.CALLBACK:
                 ti.task.process_async(envelope, ti.collector, coordinator, callback)
             elif ti.kind is TaskKind.COROUTINE:
                 loop = state.loop
                 assert loop is not None
-                loop.create_task(settle_coroutine(ti.process(envelope, ti.collector, coordinator), callback))
+                coroutine = schedule.coroutine(ti, ti.process(envelope, ti.collector, coordinator))
+                loop.create_task(settle_coroutine(coroutine, callback))
             else:
                 assert state.executor is not None
                 future = state.executor.submit(ti.process, envelope, ti.collector, coordinator)
@@ -351,9 +339,9 @@ class MessagePump:
         state = self._state
         budget = self._batch
         if state.settings.max_messages is not None:
-            budget = min(budget, state.settings.max_messages - state.processed)
+            budget = min(budget, state.settings.max_messages - self.processed)
             if budget <= 0:
-                state.stop_requested = True
+                state.stop()
         return budget
 
     def _adapt_batch(self, count: int, budget: int, elapsed_s: float) -> None:
@@ -365,7 +353,13 @@ class MessagePump:
         elif count >= budget and elapsed_s < slice_s / 4:
             self._batch = min(self.PUMP_BATCH, budget * 2)
 
-    # -- chooser decisions on the bus (per-message observers) ------------------------------------------
+    # -- per-message events on the bus (per-message observers) ------------------------------------------
+    def _publish_started(self, ti: TaskInstance, envelope: IncomingMessageEnvelope, in_flight: int) -> None:
+        state = self._state
+        state.bus.publish(
+            ev.ProcessStarted(state.clock.now_ms(), ti.name, envelope.ssp, envelope.offset, in_flight)
+        )
+
     def _publish_decision(self, envelope: IncomingMessageEnvelope) -> None:
         state = self._state
         trace = self._traced.last_choice if self._traced is not None else None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.codegen import compile_function
+from samza_nb.container.loop.hooks import Outcome, Row
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.container.loop.loop_state import LoopState
     from samza_nb.container.loop.task_instance import TaskInstance
-
-Row = tuple["IncomingMessageEnvelope", ...]
 
 
 def run_round(
@@ -53,18 +52,12 @@ def run_round(
     if width == len(held) and width > 1:
         rows = consumers.take_rows(ssps, (limit - width) // width)
     outcome = _process_rows(tasks, chain((tuple(held[:width]),), rows))
-    if state.schedule is not None:
-        _tell_schedule(state, tasks, held[:width], outcome)
+    state.schedule.ran_round(tasks, held[:width], outcome)  # record/replay (loop/hooks.py)
     return _close_round(state, tasks, ssps, held[width:], outcome)
 
 
 MAX_UNROLLED = 64
 """The widest round processed by a loop compiled for its width; wider ones take a generic loop."""
-
-Outcome = tuple[int, int, "Row | None", "Row | None", "Exception | None"]
-"""How far processing rows got: rows processed in full, the position of the call it stopped at (-1: it
-did not stop), the row it stopped in, the last row processed in full, and what the call raised (None:
-it made a coordinator request)."""
 
 
 def _process_rows(tasks: list[TaskInstance], rows: Iterable[Row]) -> Outcome:
@@ -114,21 +107,6 @@ def _unrolled(width: int) -> Callable[..., Outcome]:
     lines += ["        done += 1", "        previous = row", "    return done, -1, None, previous, None"]
     function: Callable[..., Outcome] = compile_function("process_rows", "\n".join(lines), f"round of {width}")
     return function
-
-
-def _tell_schedule(
-    state: LoopState, tasks: list[TaskInstance], firsts: list[IncomingMessageEnvelope], outcome: Outcome
-) -> None:
-    """Tell the schedule (record/replay) of the round: its rows, and the ends of each partition's messages
-    (a call that raised counts: it started)."""
-    assert state.schedule is not None
-    done, position, row, last, _ = outcome
-    extra = 0 if row is None else position + 1
-    ends: list[tuple[IncomingMessageEnvelope, str | None]] = []
-    for i, first in enumerate(firsts):
-        envelope = row[i] if row is not None and i < extra else last[i] if last is not None else None
-        ends.append((first, None if envelope is None else envelope.offset))
-    state.schedule.ran_round(tasks, ends, done, extra)
 
 
 def _close_round(

@@ -14,12 +14,19 @@ import heapq
 import math
 import threading
 import time
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from samza_nb import crash_points
 from samza_nb.container.loop.loop_state import CommitFn, LoopState, RunLoopSettings
 from samza_nb.container.loop.pump import MessagePump
 from samza_nb.container.loop.samples import PumpSampler
 from samza_nb.container.loop.task_ops import Op, TaskOperations
+
+if TYPE_CHECKING:
+    from samza_nb.api.streams import IncomingMessageEnvelope
+    from samza_nb.container.loop.hooks import LoopSchedule, Steering
+    from samza_nb.container.loop.task_instance import TaskInstance
 
 __all__ = ["CommitFn", "RunLoop", "RunLoopSettings"]
 
@@ -36,11 +43,12 @@ class RunLoop:
         self._pump = MessagePump(state, PumpSampler(state))
         self._next_window = math.inf
         self._next_commit = math.inf
+        self._steering: Steering | None = None  # set while a pause, step or swap is asked for or under way
 
     @property
     def processed(self) -> int:
         """Messages started so far."""
-        return self.state.processed
+        return self._pump.processed
 
     @property
     def failure(self) -> BaseException | None:
@@ -80,8 +88,11 @@ class RunLoop:
                 state.failure = state.consumers.failure
             if state.failure is not None or self._should_stop():
                 break
-            if state.steering is not None:  # pause, step, swap (loop/control.py): one check per slice
-                await state.steering.steer(self)
+            if (
+                self._steering is not None
+            ):  # pause, step, swap (steering/loop_steering.py): one check per slice
+                await self._steering.steer()
+                self._steering = None
                 continue
             progressed = self._run_ops()
             if state.failure is None and not state.requests.shutdown_now:
@@ -96,8 +107,7 @@ class RunLoop:
                 continue
             await clock.wait(state.wakeup, self._next_deadline(now))
             last_yield = time.perf_counter()
-        if state.schedule is not None:  # record/replay: the loop's end (loop/schedule.py)
-            state.schedule.loop_ended()
+        state.schedule.loop_ended()  # record/replay (loop/hooks.py)
         if state.failure is None:
             await self._drain_and_commit()
         if state.failure is not None:
@@ -132,7 +142,39 @@ class RunLoop:
             deadline = min(deadline, self.state.deadlines[0][0])
         return None if deadline == math.inf else max(deadline - now, 0.0)
 
-    # -- hooks of pause, step, live knobs and swap (loop/control.py) -------------------------------------
+    # -- what record/replay, pause, step, live knobs and swap ask of the loop (loop/hooks.py) --------------
+    def use_schedule(self, schedule: LoopSchedule) -> None:
+        """Record or replay with ``schedule`` (before the loop runs)."""
+        self.state.schedule = schedule
+
+    def steer_with(self, steering: Steering) -> None:
+        """Hand ``steering`` the turn instead of dispatching, until its :meth:`Steering.steer` returns
+        (on the loop's thread)."""
+        self._steering = steering
+        self.state.wakeup.set()
+
+    def start_due(self, ti: TaskInstance) -> Op:
+        """:meth:`TaskOperations.start_due` of the loop's own task operations."""
+        return self._ops.start_due(ti)
+
+    def step_one(self, ti: TaskInstance, envelope: IncomingMessageEnvelope | None) -> int:
+        """:meth:`MessagePump.step_one` of the loop's own pump."""
+        return self._pump.step_one(ti, envelope)
+
+    def set_periods(self, window_ms: int | None = None, commit_ms: int | None = None) -> None:
+        """Live ``task.window.ms``/``task.commit.ms``: the timers start again from now with them."""
+        state = self.state
+        settings = state.settings
+        if window_ms is not None:
+            settings = replace(settings, window_ms=window_ms)
+            for ti in state.tasks:
+                ti.set_window_enabled(window_ms > 0)
+        if commit_ms is not None:
+            settings = replace(settings, commit_ms=commit_ms)
+        state.settings = settings
+        self._next_window = self._next_commit = math.inf
+        self._start_timers()
+
     def settle(self) -> None:
         """What every turn of the loop does before its work: completions, callback timeouts, output."""
         state = self.state
@@ -142,20 +184,15 @@ class RunLoop:
             self._check_timeouts(state.clock.now_ms())
         state.flush_outputs()
 
-    def retime(self, shift_ms: float = 0.0, restart: bool = False) -> None:
-        """Move the window and commit timers ``shift_ms`` later (after a pause), or with ``restart`` start
-        them again from now with the current settings (``task.window.ms``/``task.commit.ms`` changed)."""
-        if restart:
-            self._next_window = self._next_commit = math.inf
-            self._start_timers()
-        else:
-            self._next_window += shift_ms
-            self._next_commit += shift_ms
+    def delay_timers(self, shift_ms: float) -> None:
+        """Move the window and commit timers ``shift_ms`` later (after a pause)."""
+        self._next_window += shift_ms
+        self._next_commit += shift_ms
 
     # -- timers -----------------------------------------------------------------------------------------
     def _start_timers(self) -> None:
         state = self.state
-        if state.schedule is not None and not state.schedule.clock_timers:
+        if not state.schedule.clock_timers:
             return  # a replay fires window and commit at their recorded positions (container/replay.py)
         start = state.clock.now_ms()
         if state.settings.window_ms > 0 and any(ti.windowable for ti in state.tasks):
@@ -165,9 +202,8 @@ class RunLoop:
 
     def _fire_timers(self, now: float) -> None:
         settings = self.state.settings
-        schedule = self.state.schedule  # record/replay (loop/schedule.py): replays fire their own timers
-        if schedule is not None:
-            schedule.tick()
+        schedule = self.state.schedule  # record/replay (loop/hooks.py): replays fire their own timers
+        schedule.tick()
         if now >= self._next_window:
             period = settings.window_ms
             self._next_window += period * (math.floor((now - self._next_window) / period) + 1)
@@ -180,8 +216,7 @@ class RunLoop:
             for ti in self.state.tasks:
                 if not ti.commit_in_flight:  # a commit slower than the period must not starve messages
                     ti.request_commit()
-            if schedule is not None:
-                schedule.commit_timer_fired()
+            schedule.commit_timer_fired()
 
     def _check_timeouts(self, now: float) -> None:
         heap = self.state.deadlines

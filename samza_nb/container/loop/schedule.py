@@ -1,34 +1,33 @@
 """Record and replay of a run's schedule: the hooks the run loop and the container call, and the recorder.
 
-A :class:`Schedule` is attached to the run loop's state (``LoopState.schedule``; None, the default, costs
-nothing). The loop's message paths call it where messages start, without putting the loop on a slower
-path: a message started on the general path (:meth:`Schedule.dispatched`, by ``MessagePump.dispatch`` just
-before the task sees it), a run of a sync task's messages (:meth:`Schedule.ran`, once per run, after it)
-and a round of sync tasks (:meth:`Schedule.ran_round`, once per round); and where the loop takes an async
-completion (:meth:`Schedule.completed`, in the order it takes them). Partition ends, windows (``WindowFired``:
-a window is recorded where it ran, not where its timer fired) and commits it sees on the observe bus
-(events that are not per message). The loop itself calls :meth:`Schedule.tick` once per iteration,
-:meth:`Schedule.commit_timer_fired` when the commit timer fires and :meth:`Schedule.loop_ended` when it
-stops. An ``async def process`` runs wrapped by :func:`stepped`, which asks :meth:`Schedule.step` before
-each step of the coroutine (its first run and every resumption).
+A :class:`Schedule` that attaches becomes the run loop's schedule (:meth:`RunLoop.use_schedule`; the
+loop's default, :data:`~samza_nb.container.loop.hooks.NO_SCHEDULE`, does nothing). It is a
+:class:`~samza_nb.container.loop.hooks.LoopSchedule`: the loop's message paths call it where messages
+start, without putting the loop on a slower path: a message started on the general path
+(:meth:`Schedule.dispatched`, by ``MessagePump.dispatch`` just before the task sees it), a run of a sync
+task's messages (:meth:`Schedule.ran`, once per run, after it) and a round of sync tasks
+(:meth:`Schedule.ran_round`, once per round); and where the loop takes an async completion
+(:meth:`Schedule.taken`, in the order it takes them; a replay may hold it). Partition ends, windows
+(``WindowFired``: a window is recorded where it ran, not where its timer fired) and commits it sees on the
+observe bus (events that are not per message). The loop itself calls :meth:`Schedule.tick` once per
+iteration, :meth:`Schedule.commit_timer_fired` when the commit timer fires and :meth:`Schedule.loop_ended`
+when it stops. The coroutine of an ``async def process`` runs wrapped by :func:`stepped`
+(:meth:`Schedule.coroutine`), which asks :meth:`Schedule.step` before each step of the coroutine (its
+first run and every resumption).
 
 :class:`ScheduleRecorder` writes all that down (:mod:`samza_nb.container.recording_writer`: a run or a
 round is one record, and records are written out at commits, at stop and when 64 KiB wait);
-:class:`~samza_nb.container.replay.ScheduleReplayer` forces it on a second run, through a
-:class:`ReplayChooser` (one message at a time) and the loop's completion queue made a
-:class:`GatedCompletions`.
+:class:`~samza_nb.container.replay.ScheduleReplayer` forces it on a second run, through its chooser (one
+message at a time) and by holding completions until their records.
 """
 
 from __future__ import annotations
 
-import threading
 import types
-from collections import deque
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.container.loop.task_instance import TaskKind
 from samza_nb.container.recording import ENDED, SCHEDULE_KEYS, STOPPED, Header, PartitionEntry
 from samza_nb.container.recording_writer import ScheduleWriter
 from samza_nb.observe import events as ev
@@ -40,11 +39,10 @@ if TYPE_CHECKING:
     from samza_nb.chooser.base import MessageChooser
     from samza_nb.config import Config
     from samza_nb.container.loop.callbacks import TaskCallbackImpl
+    from samza_nb.container.loop.hooks import Failed, Outcome
     from samza_nb.container.loop.loop_state import LoopState
+    from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
-    from samza_nb.container.replay import ScheduleReplayer
-
-Completion = tuple["TaskCallbackImpl", "BaseException | None"]
 
 _OBSERVED = (ev.EndOfStreamReached, ev.WindowFired, ev.Committed)
 """The events a schedule observes on the bus (none is per message: the loop keeps its fast paths)."""
@@ -57,6 +55,9 @@ class Schedule:
 
     clock_timers = True
     """False while replaying: window and commit fire at their recorded positions, not by the clock."""
+
+    stepwise = True
+    """Each step of an ``async def process`` is asked for (:meth:`step`) once the schedule attached."""
 
     def __init__(self) -> None:
         self.state: LoopState | None = None
@@ -86,20 +87,19 @@ class Schedule:
         """The chooser the job runs with."""
         return chooser
 
-    def attach(self, state: LoopState) -> None:
-        """Start on ``state``'s loop (before it runs); here nothing (``state.schedule`` stays None)."""
+    def attach(self, loop: RunLoop) -> None:
+        """Start on ``loop`` (before it runs); here nothing (the loop keeps its schedule that does
+        nothing)."""
 
-    def observe(self, state: LoopState, header: Header) -> None:
-        """Observe ``state``'s loop, whose tasks and partitions are ``header``'s tables."""
-        self.state = state
+    def observe(self, loop: RunLoop, header: Header) -> None:
+        """Observe ``loop``, whose tasks and partitions are ``header``'s tables: it calls this schedule's
+        hooks from now on."""
+        self.state = state = loop.state
         self.task_index = {name: i for i, name in enumerate(header.tasks)}
         self.ssp_index = {p.ssp: i for i, p in enumerate(header.partitions)}
         self.tasks = [state.by_name[name] for name in header.tasks]
         self.started = [0] * len(self.tasks)
-        for index, ti in enumerate(self.tasks):
-            if ti.kind is TaskKind.COROUTINE:
-                ti.process = _stepping(ti.process, self, index)
-        state.schedule = self
+        loop.use_schedule(self)
         self._unsubscribe = state.bus.subscribe(self._observe, _OBSERVED)
 
     def close(self) -> None:
@@ -140,23 +140,28 @@ class Schedule:
             self._seq_of[callback] = self.started[task] - 1
         self.on_started(task, self.ssp_index[ssp], offset)
 
-    def ran(self, ti: TaskInstance, ssp: SystemStreamPartition, count: int, first: str, last: str) -> None:
-        """``count`` messages of ``ssp``, from offset ``first`` to ``last``, ran inline one after another
-        (the last one's call may have raised)."""
+    def ran(
+        self, ti: TaskInstance, first: IncomingMessageEnvelope, failed: Failed | None, count: int
+    ) -> None:
+        """``count`` messages of ``first``'s partition, from ``first`` on, ran inline one after another
+        (``failed``: the last one's call raised)."""
+        ssp = first.ssp
+        last = failed[0].offset if failed is not None else ti.last_offsets[ssp]
         task = self.task_index[ti.name]
         self.started[task] += count
-        self.on_run(task, self.ssp_index[ssp], count, first, last)
+        self.on_run(task, self.ssp_index[ssp], count, first.offset, last)
 
     def ran_round(
-        self,
-        tasks: Sequence[TaskInstance],
-        ends: Sequence[tuple[IncomingMessageEnvelope, str | None]],
-        rows: int,
-        extra: int,
+        self, tasks: Sequence[TaskInstance], firsts: Sequence[IncomingMessageEnvelope], outcome: Outcome
     ) -> None:
         """A round ran inline: ``rows`` full rows (one message of each task's partition in turn), then one
-        more message of each of the first ``extra`` tasks; ``ends`` holds each partition's first message
-        and its last message's offset (None: it ran none)."""
+        more message of each of the first ``extra`` tasks (a call that raised counts: it started)."""
+        rows, position, row, last_row, _ = outcome
+        extra = 0 if row is None else position + 1
+        ends: list[tuple[IncomingMessageEnvelope, str | None]] = []
+        for i, first in enumerate(firsts):
+            envelope = row[i] if row is not None and i < extra else None if last_row is None else last_row[i]
+            ends.append((first, None if envelope is None else envelope.offset))
         indexes = [self.task_index[ti.name] for ti in tasks]
         for i, task in enumerate(indexes):
             self.started[task] += rows + 1 if i < extra else rows
@@ -164,11 +169,23 @@ class Schedule:
         offsets = [(first.offset, first.offset if last is None else last) for first, last in ends]
         self.on_round(indexes, ssps, offsets, rows, extra)
 
+    def taken(self, callback: TaskCallbackImpl, error: BaseException | None) -> bool:
+        """The loop takes the completion of an async callback (in the order it takes them): handled now."""
+        if error is None:
+            self.completed(callback)
+        return True
+
     def completed(self, callback: TaskCallbackImpl) -> None:
-        """The loop takes the completion of an async callback (in the order it takes them)."""
+        """The completion of ``callback`` is handled: :meth:`on_completed` with its message number."""
         seq = self._seq_of.pop(callback, None)
         if seq is not None:
             self.on_completed(self.task_index[callback.task_name], seq)
+
+    def coroutine(self, ti: TaskInstance, coroutine: Coroutine[Any, Any, Any]) -> Coroutine[Any, Any, Any]:
+        """``coroutine`` (of the message of ``ti`` just dispatched) run by :func:`stepped`."""
+        task = self.task_index[ti.name]
+        stepping: Coroutine[Any, Any, Any] = stepped(coroutine, self, task, self.started[task] - 1)
+        return stepping
 
     # -- observation --------------------------------------------------------------------------------------
     def _observe(self, event: ev.Event) -> None:
@@ -215,16 +232,6 @@ class Schedule:
         """A task committed."""
 
 
-def _stepping(process: Callable[..., Any], schedule: Schedule, task: int) -> Callable[..., Any]:
-    """``process`` (an ``async def``) with each call's coroutine run by :func:`stepped`."""
-
-    def process_stepped(envelope: Any, collector: Any, coordinator: Any) -> Any:
-        # ProcessStarted (seen just before this call) counted this message: its number is the last.
-        return stepped(process(envelope, collector, coordinator), schedule, task, schedule.started[task] - 1)
-
-    return process_stepped
-
-
 @types.coroutine
 def stepped(coroutine: Any, schedule: Schedule, task: int, seq: int) -> Generator[Any, Any, Any]:
     """Run ``coroutine`` in the asyncio task that awaits this, step by step: before each step (the first
@@ -263,8 +270,9 @@ class ScheduleRecorder(Schedule):
         self._config = {key: str(config.get_str(key)) for key in SCHEDULE_KEYS}
         self.writer: ScheduleWriter | None = None
 
-    def attach(self, state: LoopState) -> None:
+    def attach(self, loop: RunLoop) -> None:
         """Write the header (tables, starting checkpoint, config) and start recording."""
+        state = loop.state
         partitions = [
             PartitionEntry(ssp, index, ti.starting_offsets[ssp], ti.last_offsets.get(ssp))
             for index, ti in enumerate(state.tasks)
@@ -272,7 +280,7 @@ class ScheduleRecorder(Schedule):
         ]
         header = Header(self._job, tuple(ti.name for ti in state.tasks), tuple(partitions), self._config)
         self.writer = writer = ScheduleWriter(self.directory, header)
-        self.observe(state, header)
+        self.observe(loop, header)
         index = self.ssp_index
         state.consumers.intake = lambda ssp, envelopes: writer.polled(index[ssp], envelopes)
 
@@ -358,49 +366,4 @@ class ScheduleRecorder(Schedule):
             self.writer.close()
 
 
-class ReplayChooser:
-    """The chooser of a replay: holds each partition's next message and hands out the one the recording
-    has next (:meth:`ScheduleReplayer.choose`)."""
-
-    def __init__(self, replayer: ScheduleReplayer) -> None:
-        self._replayer = replayer
-        self._held: dict[SystemStreamPartition, IncomingMessageEnvelope] = {}
-
-    def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
-        """Nothing to do: the recording says where each partition starts."""
-
-    def start(self) -> None:
-        """Nothing to do."""
-
-    def stop(self) -> None:
-        """Nothing to do."""
-
-    def update(self, envelope: IncomingMessageEnvelope) -> None:
-        """Held until its turn."""
-        self._held[envelope.ssp] = envelope
-
-    def choose(self) -> IncomingMessageEnvelope | None:
-        """The recorded next message once it is held, else None."""
-        return self._replayer.choose(self._held)
-
-
-class GatedCompletions(deque[Completion]):
-    """The loop's completion queue during a replay: a completion enters it at its record
-    (:meth:`ScheduleReplayer.offer`, on the loop thread whichever thread completed it)."""
-
-    def __init__(self, replayer: ScheduleReplayer) -> None:
-        super().__init__()
-        self._replayer = replayer
-
-    def append(self, completion: Completion) -> None:
-        """Offered to the replayer on the loop thread."""
-        state = self._replayer.state
-        assert state is not None
-        loop = state.loop
-        if loop is None or threading.get_ident() == state.thread_id:
-            self._replayer.offer(completion)
-        elif not loop.is_closed():
-            loop.call_soon_threadsafe(self._replayer.offer, completion)
-
-
-__all__ = ["GatedCompletions", "ReplayChooser", "Schedule", "ScheduleRecorder", "stepped"]
+__all__ = ["Schedule", "ScheduleRecorder", "stepped"]

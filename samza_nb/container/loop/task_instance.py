@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import enum
-import inspect
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.api.task import PartitionEndListenerTask
+from samza_nb.api.task_factory import TaskKind, task_kind
 from samza_nb.container.loop.callbacks import TaskCallbackManager
 from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.container.loop.coroutines import Suspended, run_in_line
@@ -20,29 +19,6 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.api.task import MessageCollector
     from samza_nb.container.loop.callbacks import TaskCallbackImpl
-
-
-class TaskKind(enum.Enum):
-    """How a task processes a message."""
-
-    SYNC = "sync"  # process() returns when done
-    CALLBACK = "callback"  # process_async(..., callback)
-    COROUTINE = "coroutine"  # async def process()
-
-
-def task_kind(task: Any) -> TaskKind:
-    """The kind of ``task``; a SamzaError naming its class when it has neither process nor process_async."""
-    if callable(getattr(task, "process_async", None)):
-        return TaskKind.CALLBACK
-    process = getattr(task, "process", None)
-    if not callable(process):
-        raise SamzaError(
-            f"{type(task).__qualname__} is not a task: it needs process(envelope, collector, coordinator) "
-            f"or process_async(envelope, collector, coordinator, callback)"
-        )
-    if inspect.iscoroutinefunction(process):
-        return TaskKind.COROUTINE
-    return TaskKind.SYNC
 
 
 class TaskInstance:
@@ -352,7 +328,7 @@ class TaskInstance:
             self._last_offsets[last.ssp] = last.offset
         return failed
 
-    # -- live changes (pause/step/set/swap: samza_nb/container/loop/control.py) --------------------------
+    # -- live changes (pause/step/set/swap: samza_nb/container/steering/) -------------------------------
     def set_concurrency(self, max_concurrency: int) -> None:
         """``task.max.concurrency`` changed live: with 1 a sync task on the loop thread takes the inline
         run path again, above 1 the general path."""
@@ -367,6 +343,10 @@ class TaskInstance:
         if not self.windowable:
             self.need_window = False
         self._refresh()
+
+    def use_collector(self, collector: MessageCollector) -> None:
+        """The task sends with ``collector`` from its next call on (a step's recording one, then back)."""
+        self.collector = collector
 
     def install(self, task: Any, collector: MessageCollector) -> None:
         """Run ``task`` (initialised already) from the next message on, sending with ``collector``; the

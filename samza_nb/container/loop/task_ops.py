@@ -60,8 +60,8 @@ class TaskOperations:
                 return Op.WINDOW
             return Op.NO_OP
         if ti.end_of_stream and not ti.eos_ran and not ti.pending:
-            schedule = self._state.schedule  # record/replay: a replay holds it until its record
-            if not busy and ti.in_flight == 0 and (schedule is None or schedule.task_ending(ti)):
+            # record/replay (loop/hooks.py): a replay holds it until its record
+            if not busy and ti.in_flight == 0 and self._state.schedule.task_ending(ti):
                 self._run_end_of_stream(ti)
                 return Op.END_OF_STREAM
             return Op.NO_OP

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from samza_nb.notebook.display.steps import step_row
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.stepping import NextMessage, Steps
+    from samza_nb.container.steering.steps import NextMessage, Steps
 
 MAX_CONCURRENCY = 64
 """The slider's top (``task.max.concurrency`` 1..64; ``%samza_set`` takes any value)."""

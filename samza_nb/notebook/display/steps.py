@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.notebook.display.text_status import html_table, text_table
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.stepping import NextMessage, Step, Steps
+    from samza_nb.container.steering.steps import NextMessage, Step, Steps
 
 HEADERS = ("task", "ssp@offset", "why chosen", "message", "outputs", "store writes")
 WIDTH = 60

@@ -24,8 +24,8 @@ from samza_nb.operators.swap_shape import swap_task_factory
 from samza_nb.runtime.applications import what_job_runs
 
 if TYPE_CHECKING:
-    from samza_nb.container.loop.stepping import NextMessage, Steps
     from samza_nb.container.queries import KeyAnswer
+    from samza_nb.container.steering.steps import NextMessage, Steps
     from samza_nb.notebook.display.views import JobView
     from samza_nb.notebook.magics.task_cell import TaskDefinition
     from samza_nb.notebook.runs.job import JobRun
@@ -148,7 +148,7 @@ class NotebookJob:
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """While paused: process exactly ``n`` messages in the chooser's order and pause again; their
-        :class:`~samza_nb.container.loop.stepping.Step` records (fewer at end of stream or on timeout)."""
+        :class:`~samza_nb.container.steering.steps.Step` records (fewer at end of stream or on timeout)."""
         return self._container("step").step(n, timeout)
 
     def resume(self) -> None:
@@ -162,8 +162,8 @@ class NotebookJob:
 
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
         """Change live knobs at the next message boundary; returns the knobs' values in force (see
-        :meth:`~samza_nb.container.controls.ContainerControls.set`); for a job of several containers the
-        knobs asked of them all (a change one refuses: a ConfigError naming it)."""
+        :meth:`~samza_nb.container.steering.container_steering.ContainerSteering.set`); for a job of
+        several containers the knobs asked of them all (a change one refuses: a ConfigError naming it)."""
         steering = coordinated(self.run, "set")
         if steering is not None:
             values = steering.set(changes, **keywords)
@@ -181,14 +181,14 @@ class NotebookJob:
     def peek(self, timeout: float | None = None) -> NextMessage | None:
         """While paused: the message the next step (or the resume) processes first and why the chooser
         picked it; None when nothing is buffered (see
-        :meth:`~samza_nb.container.controls.ContainerControls.peek`)."""
+        :meth:`~samza_nb.container.steering.container_steering.ContainerSteering.peek`)."""
         return self._container("peek").peek(timeout)
 
     def swap(self, task: Any) -> None:
         """Replace the task code keeping stores, offsets and timers; all or nothing (see
-        :meth:`~samza_nb.container.controls.ContainerControls.swap`). A job running an application takes
-        an application whose graph keeps its shape (op ids, wiring, streams; else a SamzaError listing
-        what differs)."""
+        :meth:`~samza_nb.container.steering.container_steering.ContainerSteering.swap`).
+        A job running an application takes an application whose graph keeps its shape (op ids, wiring,
+        streams; else a SamzaError listing what differs)."""
         container = self._container("swap")
         if is_application(task) != (self.application is not None):
             running = "an application" if self.application is not None else "a task"

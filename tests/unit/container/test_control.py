@@ -272,8 +272,9 @@ class Clicks:
         cur["clicks"] += 100  # after the put: neither the store nor the step sees it
 
 
-def test_steps_show_each_writes_values_as_they_were(tmp_path: Path, running: list[Running]) -> None:
-    j = job(
+def clicks_job(tmp_path: Path) -> Job:
+    """A job with the DuckDB store ``clicks`` (string keys, JSON values)."""
+    return job(
         tmp_path,
         **{
             "stores.clicks.factory": "samza_nb.storage.duckdb.DuckDBStoreFactory",
@@ -281,6 +282,10 @@ def test_steps_show_each_writes_values_as_they_were(tmp_path: Path, running: lis
             "stores.clicks.msg.serde": "json",
         },
     )
+
+
+def test_steps_show_each_writes_values_as_they_were(tmp_path: Path, running: list[Running]) -> None:
+    j = clicks_job(tmp_path)
     j.send("in", ["a", "a", "a"])
     container = j.container(Clicks)
     container.pause()
@@ -291,6 +296,41 @@ def test_steps_show_each_writes_values_as_they_were(tmp_path: Path, running: lis
         (("clicks", "a", {"clicks": 1}, {"clicks": 2}),),
         (("clicks", "a", {"clicks": 2}, {"clicks": 3}),),
     ]
+
+
+class BoundWrites:
+    """Keeps the store's methods as its own (bound at init, before any step), reads an object, changes it
+    and puts it back."""
+
+    def init(self, context: Any) -> None:
+        store = context.get_store("clicks")
+        self.get, self.put, self.delete = store.get, store.put, store.delete
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        cur = self.get(envelope.message) or {"clicks": 0}
+        cur["clicks"] += 1
+        self.put(envelope.message, cur)
+        if cur["clicks"] == 3:
+            self.delete(envelope.message)
+        cur["clicks"] += 100  # after the writes: neither the store nor the step sees it
+
+
+def test_a_step_records_writes_through_methods_bound_before_it_with_old_and_new_as_they_were(
+    tmp_path: Path, running: list[Running]
+) -> None:
+    j = clicks_job(tmp_path)
+    j.send("in", ["a", "a", "a"])
+    container = j.container(BoundWrites)
+    container.pause()
+    start(running, container)
+    steps = container.step(3)
+    assert [step.writes for step in steps] == [
+        (("clicks", "a", None, {"clicks": 1}),),
+        (("clicks", "a", {"clicks": 1}, {"clicks": 2}),),
+        (("clicks", "a", {"clicks": 2}, {"clicks": 3}), ("clicks", "a", {"clicks": 3}, None)),
+    ]
+    old, new = steps[1].writes[0][2:]
+    assert old != new
 
 
 def test_steps_commit_so_sql_shows_the_state_after_them(tmp_path: Path, running: list[Running]) -> None:

@@ -3,7 +3,8 @@
 Each blocking method (``pause``, ``step``, ``swap``) has a coroutine twin (``pause_async``, ...). The plain
 one may be called from any thread but the one the job's event loop runs on (it would wait for itself: a
 :class:`SamzaError` names the twin to await there); the twin works on any thread. ``resume`` and ``set``
-never wait for the job and work everywhere. The loop-side logic is :mod:`samza_nb.container.loop.control`.
+never wait for the job and work everywhere. The loop-side logic is
+:mod:`samza_nb.container.steering.loop_steering`.
 
 Before the run loop started: ``pause`` makes the job start paused (``resume`` undoes it), ``set`` changes
 the config the job will start with, ``swap`` replaces the task the job will run, ``step`` is refused.
@@ -21,11 +22,11 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from samza_nb.api.task_factory import task_factory
+from samza_nb.api.task_factory import TaskKind, task_factory, task_kind
 from samza_nb.container import knobs
 from samza_nb.container.loop.collector import TaskCollector
-from samza_nb.container.loop.control import LoopControl, NextMessage, Replacement, Steps
-from samza_nb.container.loop.task_instance import TaskKind, task_kind
+from samza_nb.container.steering.loop_steering import LoopSteering, NextMessage, Replacement, Steps
+from samza_nb.container.steering.tap import StoreTap
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.states import ContainerState
 
@@ -46,7 +47,7 @@ _ENDED = (ContainerState.STOPPING, ContainerState.STOPPED, ContainerState.FAILED
 _PACKAGE = str(Path(__file__).resolve().parents[1])  # samza_nb/
 
 
-class ContainerControls:
+class ContainerSteering:
     """Pause, step, resume, set and swap for :class:`~samza_nb.container.SamzaContainer` (a base class of
     it; see the module's doc for threads and for calls before the start and after the end)."""
 
@@ -61,13 +62,14 @@ class ContainerControls:
     _executor: Executor | None
 
     def _init_controls(self) -> None:
-        self._control = LoopControl(self._stores_of)
+        self._control = LoopSteering(self._stores_of)
         self._control_lock = threading.Lock()
         self._event_loop: asyncio.AbstractEventLoop | None = None
         self._bound = threading.Event()  # set once the controls reach the run loop
         self._start_paused = False
         self._start_changes: dict[str, int] = {}
         self._contexts: dict[str, TaskContext] = {}
+        self._taps: dict[str, dict[str, StoreTap]] = {}  # each task's stores as its context gives them
 
     # -- the public methods ------------------------------------------------------------------------------
     def pause(self, timeout: float | None = None) -> None:
@@ -82,7 +84,7 @@ class ContainerControls:
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """While paused: process exactly ``n`` messages in the chooser's order, each to its end, and pause
-        again; their :class:`~samza_nb.container.loop.stepping.Step` records. Fewer at end of stream or
+        again; their :class:`~samza_nb.container.steering.steps.Step` records. Fewer at end of stream or
         after ``timeout`` s (:attr:`Steps.stopped_early` says why). A job paused before its run starts:
         the step waits for that start (JobTimeoutError when it does not come within ``timeout``)."""
         wait = (self._start_due("step"), timeout)
@@ -173,7 +175,9 @@ class ContainerControls:
         wait = (self._start_due("swap"), None)
         await self._awaiting(self._swap_command(factory), self._swap_before(factory), wait)
 
-    def _swap_command(self, factory: Callable[[], Any]) -> Callable[[LoopControl], Coroutine[Any, Any, None]]:
+    def _swap_command(
+        self, factory: Callable[[], Any]
+    ) -> Callable[[LoopSteering], Coroutine[Any, Any, None]]:
         return lambda control: control.swap(lambda: self._prepare_swap(factory))
 
     # -- before the start ---------------------------------------------------------------------------------
@@ -220,8 +224,8 @@ class ContainerControls:
         self._control.ended("failed" if error is not None else "ended", error)
         self._bound.set()  # (a command waiting for a start that failed is refused)
 
-    def _stores_of(self, task_name: str) -> Mapping[str, Any]:
-        return self._storage.stores_of(task_name) if self._storage is not None else {}
+    def _stores_of(self, task_name: str) -> Mapping[str, StoreTap]:
+        return self._taps.get(task_name, {})
 
     def _prepare_swap(self, factory: Callable[[], Any]) -> Replacement:
         """Build and init a new instance for every task (on the loop's thread, the job quiet); a
@@ -270,7 +274,7 @@ class ContainerControls:
     def _blocking(
         self,
         twin: str,
-        command: Callable[[LoopControl], Coroutine[Any, Any, T]],
+        command: Callable[[LoopSteering], Coroutine[Any, Any, T]],
         before: Callable[[], T],
         wait: tuple[bool, float | None] = (False, None),
     ) -> T:
@@ -300,7 +304,7 @@ class ContainerControls:
 
     async def _awaiting(
         self,
-        command: Callable[[LoopControl], Coroutine[Any, Any, T]],
+        command: Callable[[LoopSteering], Coroutine[Any, Any, T]],
         before: Callable[[], T],
         wait: tuple[bool, float | None] = (False, None),
     ) -> T:

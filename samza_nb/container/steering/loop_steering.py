@@ -1,16 +1,18 @@
 """Steering a running loop: pause, step, resume, live knobs and hot swap (docs/architecture.md §3).
 
-:class:`LoopControl` runs on the loop's thread. Its coroutines (``pause``, ``step``, ``swap``) and plain
+:class:`LoopSteering` runs on the loop's thread. Its coroutines (``pause``, ``step``, ``swap``) and plain
 methods (``resume``, ``set``) are called there: code on the loop's thread runs while the run loop awaits,
 which it only does between two messages, so every change lands at a message boundary. While a pause,
-step or swap is asked for or under way the control sits in ``LoopState.steering``, and the run loop hands
-it the turn (:meth:`LoopControl.steer`) instead of dispatching: the one check the loop pays per slice.
+step or swap is asked for or under way the run loop holds the control (:meth:`RunLoop.steer_with`; it is a
+:class:`~samza_nb.container.loop.hooks.Steering`) and hands it the turn (:meth:`LoopSteering.steer`) instead
+of dispatching: the one check the loop pays per slice. The control acts on the loop through its methods
+only (settle, start due operations, step one message, delay timers).
 
 A pause lets in-flight callbacks complete and the operations already due run (window, end-of-stream),
 commits every task (so the stores' SQL shows the paused state), then waits for the next command with the
 window and commit timers suspended (they resume shifted by the pause's length). A step takes envelopes
 one at a time on the general path, in the order the chooser picks them (parked ones first, as the loop
-does), waits for each to complete and records it (:mod:`samza_nb.container.loop.stepping`). A swap is a
+does), waits for each to complete and records it (:mod:`samza_nb.container.steering.steps`). A swap is a
 pause, the new task instances put in (all or none), and the job resumes (unless it was paused).
 """
 
@@ -25,10 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.container import knobs
-from samza_nb.container.loop.pump import MessagePump
-from samza_nb.container.loop.samples import PumpSampler
-from samza_nb.container.loop.stepping import NextMessage, Step, StepCapture, Steps, choice_reason
-from samza_nb.container.loop.task_ops import Op, TaskOperations
+from samza_nb.container.loop.task_ops import Op
+from samza_nb.container.steering.steps import NextMessage, Step, Steps, choice_reason
+from samza_nb.container.steering.tap import StepCapture, StoreTap
 from samza_nb.errors import JobTimeoutError, SamzaError
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
 
-__all__ = ["LoopControl", "NextMessage", "Step", "Steps"]
+__all__ = ["LoopSteering", "NextMessage", "Step", "Steps"]
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,11 @@ class _SwapCommand:
     future: asyncio.Future[None]
 
 
-class LoopControl:
+class LoopSteering:
     """Pause, step, resume, live knobs and swap of one run loop (see the module's doc). ``stores_of`` gives
-    a task's stores by name (recorded during steps)."""
+    a task's stores by name, each the :class:`StoreTap` the task was given (recorded during steps)."""
 
-    def __init__(self, stores_of: Callable[[str], Mapping[str, Any]]) -> None:
+    def __init__(self, stores_of: Callable[[str], Mapping[str, StoreTap]]) -> None:
         self._stores_of = stores_of
         self._run_loop: RunLoop | None = None
         self._want_pause = False
@@ -82,13 +83,11 @@ class LoopControl:
     def bind(self, run_loop: RunLoop, paused: bool, changes: Mapping[str, int]) -> None:
         """The loop that is about to run: it starts paused when ``paused``, with ``changes`` applied."""
         self._run_loop = run_loop
-        self._ops = TaskOperations(run_loop.state)
-        self._pump = MessagePump(run_loop.state, PumpSampler(run_loop.state))
         if changes:
             knobs.apply(run_loop, changes)
         self._want_pause = paused
         if paused:
-            run_loop.state.steering = self
+            run_loop.steer_with(self)
 
     def ended(self, why: str, failure: BaseException | None) -> None:
         """The run ended: waiting commands end too (a step returns what it took, a swap fails)."""
@@ -119,7 +118,7 @@ class LoopControl:
         committed. Idempotent. :class:`JobTimeoutError` after ``timeout`` s (the pause stays asked)."""
         state = self._state()
         self._want_pause = True
-        self._attach(state)
+        self._attach()
         try:
             await asyncio.wait_for(self._quiet.wait(), timeout)
         except TimeoutError:
@@ -138,7 +137,7 @@ class LoopControl:
     async def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """Process exactly ``n`` messages while paused, one at a time, and pause again (see the module's
         doc). Fewer at end of stream, on ``timeout`` or when the job stops: :attr:`Steps.stopped_early`."""
-        state = self._state()
+        self._state()
         if not self._want_pause:
             raise SamzaError("step() needs a paused job: call pause() first")
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
@@ -146,7 +145,7 @@ class LoopControl:
         loop = asyncio.get_running_loop()
         command = _StepCommand(n, loop.create_future())
         self._commands.append(command)
-        self._attach(state)
+        self._attach()
         try:
             return await asyncio.wait_for(asyncio.shield(command.future), timeout)
         except TimeoutError:
@@ -158,21 +157,21 @@ class LoopControl:
         """While paused: the message the next step (or the resume) processes first, and why the chooser
         picked it; None when nothing is buffered. The chooser decides now (the envelope waits, parked on
         its task, as one chosen while the task was busy does), so peeking twice shows the same message."""
-        state = self._state()
+        self._state()
         if not self._want_pause:
             raise SamzaError("peek() needs a paused job: call pause() first")
         command = _PeekCommand(asyncio.get_running_loop().create_future())
         self._commands.append(command)
-        self._attach(state)
+        self._attach()
         return await command.future
 
     async def swap(self, prepare: Callable[[], Replacement]) -> None:
         """Pause, put in the task instances ``prepare()`` builds (it raises to refuse: nothing changes),
         close the old ones, and resume unless the job was paused."""
-        state = self._state()
+        self._state()
         command = _SwapCommand(prepare, asyncio.get_running_loop().create_future())
         self._commands.append(command)
-        self._attach(state)
+        self._attach()
         await command.future
 
     def set(self, changes: Mapping[str, int]) -> dict[str, str]:
@@ -194,27 +193,26 @@ class LoopControl:
         assert self._run_loop is not None
         return self._run_loop.state
 
-    def _attach(self, state: LoopState) -> None:
-        state.steering = self
-        state.wakeup.set()
+    def _attach(self) -> None:
+        assert self._run_loop is not None
+        self._run_loop.steer_with(self)
 
     # -- the run loop's turn -----------------------------------------------------------------------------
-    async def steer(self, loop: RunLoop) -> None:
+    async def steer(self) -> None:
         """Hold the loop while paused, stepping or swapping; return to let it run (or stop)."""
+        loop = self._run_loop
+        assert loop is not None
         state = loop.state
         if not self._want_pause and not self._commands:
-            state.steering = None
             return
         clock = state.clock
         if not await self._settle(loop, commit=True):
-            state.steering = None  # stopping: the loop's own stop path takes over
-            return
+            return  # stopping: the loop's own stop path takes over
         paused_at = clock.now_ms()
         self._quiet.set()
         try:
             while self._want_pause or self._commands:
                 if self._stopping(state):
-                    state.steering = None
                     return
                 if self._commands:
                     command = self._commands.popleft()
@@ -230,8 +228,7 @@ class LoopControl:
                 await clock.wait(state.wakeup, None)
         finally:
             self._quiet.clear()
-            loop.retime(shift_ms=clock.now_ms() - paused_at)
-        state.steering = None
+            loop.delay_timers(clock.now_ms() - paused_at)
 
     def _stopping(self, state: LoopState) -> bool:
         return (
@@ -260,7 +257,7 @@ class LoopControl:
             started = waiting = False
             for ti in tasks:
                 if not ti.done:
-                    op = self._ops.start_due(ti)
+                    op = loop.start_due(ti)
                     started = started or op.started
                     waiting = waiting or op is Op.NO_OP
             if started:
@@ -309,7 +306,7 @@ class LoopControl:
             capture = StepCapture(ti, self._stores_of(ti.name))
             capture.start()
             try:
-                started = self._pump.step_one(ti, None if parked else envelope)
+                started = loop.step_one(ti, None if parked else envelope)
                 while started and ti.in_flight and not self._stopping(state):
                     state.wakeup.clear()
                     loop.settle()
