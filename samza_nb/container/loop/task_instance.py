@@ -56,6 +56,9 @@ class TaskInstance:
         # suspends (loop/coroutines.py), which ends the run.
         self._run_capable = (self.inline and max_concurrency == 1) or self.coroutine
         self.suspended: Suspended | None = None  # the coroutine a run ended on, to start as a Task
+        # Whether the last coroutine tried in line suspended: the general path then starts the next ones
+        # as Tasks from their start (what asyncio costs), not in line first; a run in line decides again.
+        self.suspending = False
         self.process: Callable[..., Any] = getattr(task, "process", None) or task.process_async
         self.max_concurrency = max_concurrency
         self.async_commit = async_commit
@@ -321,6 +324,7 @@ class TaskInstance:
         kept in :attr:`suspended` (the caller starts it as a Task) with the coordinator it was given; the
         low watermark moves to the last message completed."""
         last, failed, suspended = run_in_line(self.process, self.collector, self.coordinator, first, rest)
+        self.suspending = suspended is not None
         if suspended is not None:
             self.suspended = suspended
             self.coordinator = ReadableCoordinator(self.name)  # the suspended call keeps the one it has
