@@ -56,8 +56,9 @@ class TaskInstance:
         # suspends (loop/coroutines.py), which ends the run.
         self._run_capable = (self.inline and max_concurrency == 1) or self.coroutine
         self.suspended: Suspended | None = None  # the coroutine a run ended on, to start as a Task
-        # Whether the last coroutine tried in line suspended: the general path then starts the next ones
-        # as Tasks from their start (what asyncio costs), not in line first; a run in line decides again.
+        # Whether a coroutine of the task suspended: from then on each message starts as a Task of its
+        # own from its start (what asyncio costs; code that binds the current task before its first
+        # await binds the message's Task), never in line first.
         self.suspending = False
         self.process: Callable[..., Any] = getattr(task, "process", None) or task.process_async
         self.max_concurrency = max_concurrency
@@ -188,7 +189,7 @@ class TaskInstance:
             open_
             and self._run_capable
             and not self.pending
-            and not (self.coroutine and (self.in_flight or self.unreleased))
+            and not (self.coroutine and (self.in_flight or self.unreleased or self.suspending))
         )
 
     # -- transitions ---------------------------------------------------------------------------------------
@@ -324,7 +325,6 @@ class TaskInstance:
         kept in :attr:`suspended` (the caller starts it as a Task) with the coordinator it was given; the
         low watermark moves to the last message completed."""
         last, failed, suspended = run_in_line(self.process, self.collector, self.coordinator, first, rest)
-        self.suspending = suspended is not None
         if suspended is not None:
             self.suspended = suspended
             self.coordinator = ReadableCoordinator(self.name)  # the suspended call keeps the one it has
@@ -361,6 +361,7 @@ class TaskInstance:
         self.task = task
         self.collector = collector
         self.kind = task_kind(task)
+        self.suspending = False  # the new task's coroutines are tried in line again
         self._run_capable = (self.inline and self.max_concurrency == 1) or self.coroutine
         self.process = getattr(task, "process", None) or task.process_async
         self.windowable = self._window_enabled and callable(getattr(task, "window", None))
