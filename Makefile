@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/core.py
 	$(BIN)/python benchmarks/choosers.py
 	$(BIN)/python benchmarks/state.py
+	$(BIN)/python benchmarks/instructions.py
 	$(BIN)/python benchmarks/dashboard.py
 	$(BIN)/python benchmarks/log.py
 	$(BIN)/python benchmarks/operators.py

@@ -12,6 +12,9 @@
     with ``collector.send_to(stream, value)`` (no envelope built);
 (f) the observe bus: pass-through with one (empty) subscriber of every event, against none;
 (g) the same with a subscriber of commits and windows only;
+(i) the loop thread's CPU per message of (c) (``time.thread_time`` over the run, start-up included: the
+    loop runs on the calling thread), against ``create_task`` of the same awaiting coroutine, 100 at a
+    time, on the same event loop (what asyncio costs);
 (h) an ``async def`` pass-through that completes without suspending, concurrency 100, against the same
     task as a sync one (both through TestRunner).
 
@@ -192,6 +195,42 @@ def remote_calls(messages: int, concurrency: int = 100) -> tuple[float, float]:
     return ideal, timed_run(runner, messages)
 
 
+def awaiting_cpu(messages: int, concurrency: int = 100) -> tuple[float, float]:
+    """(asyncio's CPU microseconds per message, the loop thread's per message of (c)): ``create_task`` of the
+    awaiting coroutine, ``concurrency`` at a time, against TestRunner running (c); both on this thread."""
+
+    async def tasks() -> None:
+        room = asyncio.Semaphore(concurrency)
+        call = RemoteCall().process
+
+        async def one() -> None:
+            try:
+                await call(None, None, None)
+            finally:
+                room.release()
+
+        running: set[asyncio.Task[None]] = set()
+        for _ in range(messages):
+            await room.acquire()
+            task = asyncio.create_task(one())
+            running.add(task)
+            task.add_done_callback(running.discard)
+        await asyncio.gather(*running)
+
+    start = time.thread_time()
+    event_loop.run(tasks())
+    bare = (time.thread_time() - start) / messages * 1e6
+    runner = (
+        TestRunner.of(RemoteCall)
+        .add_input("in", list(range(messages)))
+        .add_config({"task.max.concurrency": str(concurrency)})
+    )
+    with frozen_input():
+        start = time.thread_time()
+        run_checked(runner, messages)
+        return bare, (time.thread_time() - start) / messages * 1e6
+
+
 def async_without_suspending(messages: int, concurrency: int = 100) -> tuple[float, float]:
     """(the sync pass-through's rate, the rate of the same task as an ``async def`` that completes without
     suspending, at ``concurrency``), both through TestRunner over one partition."""
@@ -234,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
             lambda: remote_calls(args.async_messages),
         ),
         row(
+            "(i) loop CPU per (c) message, us",
+            "asyncio create_task + the call",
+            runs,
+            lambda: awaiting_cpu(args.async_messages),
+        ),
+        row(
             "(h) async def, no suspension, conc. 100",
             "the same sync task",
             runs,
@@ -268,7 +313,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"medians of {runs} runs, {n:,} messages{'' if FREEZE else ', input not frozen'}")
     print(f"{'workload':40} {'msgs/s':>12} {'ratio':>7}  baseline")
     for name, rate, ratio, baseline, base_rate in rows:
-        print(f"{name:40} {rate:12,.0f} {ratio:7.3f}  {baseline} ({base_rate:,.0f} msgs/s)")
+        if name.endswith(", us"):
+            print(f"{name:40} {rate:12.1f} {ratio:7.3f}  {baseline} ({base_rate:.1f} us)")
+        else:
+            print(f"{name:40} {rate:12,.0f} {ratio:7.3f}  {baseline} ({base_rate:,.0f} msgs/s)")
     return 0
 
 

@@ -23,10 +23,24 @@ class Clock(Protocol):
         ...
 
 
-class SystemClock:
-    """Real monotonic time."""
+_LATE_S = 0.0001
 
-    __slots__ = ()
+
+class SystemClock:
+    """Real monotonic time.
+
+    Its timed waits share one timer while their deadline holds: a loop that wakes for every completion
+    (an async task's messages) would otherwise arm and cancel a timer (``asyncio.timeout``) per wake-up.
+    The timer sets the wake-up event when it fires; the loop clears that event before each wait.
+    """
+
+    __slots__ = ("_timer", "_timer_at", "_timer_event", "_timer_loop")
+
+    def __init__(self) -> None:
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0  # the loop time it fires at
+        self._timer_event: asyncio.Event | None = None  # the event it sets
+        self._timer_loop: asyncio.AbstractEventLoop | None = None  # the loop it is armed on
 
     def now_ms(self) -> float:
         """``time.monotonic()`` in ms."""
@@ -42,8 +56,24 @@ class SystemClock:
         if timeout_ms <= 0:
             await asyncio.sleep(0)
             return
-        try:
-            async with asyncio.timeout(timeout_ms / 1000.0):
-                await wakeup.wait()
-        except TimeoutError:
-            pass
+        loop = asyncio.get_running_loop()
+        at = loop.time() + timeout_ms / 1000.0
+        timer = self._timer
+        # The armed timer serves when it sets this event no later than ``at`` (earlier: a spare wake-up;
+        # later by up to _LATE_S: the jitter of a deadline computed again each wait).
+        if (
+            timer is None
+            or self._timer_event is not wakeup
+            or self._timer_at > at + _LATE_S
+            or self._timer_loop is not loop
+        ):
+            if timer is not None and self._timer_event is wakeup:
+                timer.cancel()
+            self._timer_at, self._timer_event, self._timer_loop = at, wakeup, loop
+            self._timer = loop.call_at(at, self._fire, wakeup, at)
+        await wakeup.wait()
+
+    def _fire(self, wakeup: asyncio.Event, at: float) -> None:
+        if self._timer_event is wakeup and self._timer_at == at:
+            self._timer = None
+        wakeup.set()

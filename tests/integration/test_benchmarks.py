@@ -5,8 +5,10 @@ in tests/notebook, the soak's in test_soak_benchmark.py."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from tests.integration.benchmark_scripts import benchmark, checks
 __all__ = ["checks"]  # the fixture, imported to be used here
 
 ROOT = Path(__file__).resolve().parents[2]
+PERF_COUNTER = time.perf_counter
 
 
 def test_output_check_names_what_differs() -> None:
@@ -34,7 +37,23 @@ def test_core(checks: list[str]) -> None:
     for task in ("MapFilter", "MapFilterTo"):
         for partitions in (1, 8):
             assert f"(e) {task}, {partitions} partition(s): the values sent" in checks
-    assert checks.count("messages processed") == 15  # (c) 1, (h) 2, (a) 2, (b) 2, (e) 4, (f) 2, (g) 2
+    assert checks.count("messages processed") == 16  # (c) 1, (i) 1, (h) 2, (a) 2, (b) 2, (e) 4, (f) 2, (g) 2
+
+
+def test_instructions(checks: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    instructions = benchmark("instructions")
+    labels = tmp_path / "labels.json"
+    argv = ["--messages", "300", "--async-messages", "100"]
+    # the counted process's part, without callgrind: each workload's runs, checked
+    assert instructions.main([*argv, "--child", str(labels)]) == 0
+    assert time.perf_counter is PERF_COUNTER, "the slices' clock runs again after the child"
+    assert len(json.loads(labels.read_text())) == 2 * len(instructions.WORKLOADS)
+    assert checks.count("DuckDB count: messages processed") == 3
+    capsys.readouterr()
+    assert instructions.main([*argv, "--valgrind", "no-such-valgrind"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "instructions per message: skipped, valgrind is not installed (apt-get install valgrind)"
+    ]
 
 
 def test_choosers(checks: list[str]) -> None:

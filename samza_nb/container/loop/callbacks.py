@@ -137,6 +137,9 @@ class TaskCallbackManager:
 
     def update(self, callback: TaskCallbackImpl) -> list[TaskCallbackImpl]:
         """Record a completion; returns the callbacks now released, in sequence order."""
+        if callback.seq == self._next_release and not self._completed:  # the next one, none waiting
+            self._next_release += 1
+            return [callback]
         heapq.heappush(self._completed, callback)
         return self.release_more()
 

@@ -9,6 +9,12 @@ context), which forwards what the coroutine yielded to the event loop, and the m
 callback as before: concurrency limits, timeouts, out-of-order completion and the low-watermark release are
 unchanged for it.
 
+Once a coroutine of a task suspended, the task's later messages skip the in-line try: each starts as a Task
+of its own from its start (:attr:`TaskInstance.suspending`), which costs what ``create_task`` costs (one step
+where the in-line try and a forwarding Task took two), and code that binds the current task before its first
+await (``asyncio.timeout``, task groups, a client's timeout) binds the message's Task. (Before that first
+suspension, an in-line segment runs under the container's own Task.)
+
 A message that completes in line while nothing of its task is outstanding (in flight or completed but not
 released) moves the partition's low watermark at once, as a sync task's message does; with others outstanding
 it takes a callback that is completed on the spot, so it is released in its turn.

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
-from samza_nb.container.loop.coroutines import Suspended, resume_coroutine
+from samza_nb.container.loop.coroutines import Suspended, resume_coroutine, settle_coroutine
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 def hand_over(state: LoopState, ti: TaskInstance, suspended: Suspended) -> None:
     """The message of ``suspended`` is in flight from now on: its callback is made and a Task drives the
     coroutine on from where it suspended."""
+    ti.suspending = True
     callback = start_callback(state, ti, suspended.envelope, suspended.coordinator)
     loop = state.loop
     assert loop is not None
@@ -29,7 +30,18 @@ def hand_over(state: LoopState, ti: TaskInstance, suspended: Suspended) -> None:
 
 def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
     """Process ``envelope`` with the coroutine task ``ti`` (see the module): done in line, failed (the
-    container fails), or in flight as a Task from its first suspension on."""
+    container fails), or in flight as a Task from its first suspension on; once one of the task's
+    coroutines suspended (:attr:`TaskInstance.suspending`), in flight as a Task from its start."""
+    if ti.suspending:
+        coordinator = ReadableCoordinator(ti.name)
+        callback = start_callback(state, ti, envelope, coordinator)
+        loop = state.loop
+        assert loop is not None
+        try:
+            loop.create_task(settle_coroutine(ti.process(envelope, ti.collector, coordinator), callback))
+        except Exception as exc:
+            callback.failure(exc)
+        return
     ssp = envelope.ssp
     quiet = not ti.in_flight and not ti.unreleased
     coordinator = ti.coordinator if quiet else ReadableCoordinator(ti.name)

@@ -56,6 +56,10 @@ class TaskInstance:
         # suspends (loop/coroutines.py), which ends the run.
         self._run_capable = (self.inline and max_concurrency == 1) or self.coroutine
         self.suspended: Suspended | None = None  # the coroutine a run ended on, to start as a Task
+        # Whether a coroutine of the task suspended: from then on each message starts as a Task of its
+        # own from its start (what asyncio costs; code that binds the current task before its first
+        # await binds the message's Task), never in line first.
+        self.suspending = False
         self.process: Callable[..., Any] = getattr(task, "process", None) or task.process_async
         self.max_concurrency = max_concurrency
         self.async_commit = async_commit
@@ -185,7 +189,7 @@ class TaskInstance:
             open_
             and self._run_capable
             and not self.pending
-            and not (self.coroutine and (self.in_flight or self.unreleased))
+            and not (self.coroutine and (self.in_flight or self.unreleased or self.suspending))
         )
 
     # -- transitions ---------------------------------------------------------------------------------------
@@ -357,6 +361,7 @@ class TaskInstance:
         self.task = task
         self.collector = collector
         self.kind = task_kind(task)
+        self.suspending = False  # the new task's coroutines are tried in line again
         self._run_capable = (self.inline and self.max_concurrency == 1) or self.coroutine
         self.process = getattr(task, "process", None) or task.process_async
         self.windowable = self._window_enabled and callable(getattr(task, "window", None))

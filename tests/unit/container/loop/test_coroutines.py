@@ -150,3 +150,30 @@ def test_a_suspended_coroutine_still_times_out() -> None:
     )
     with pytest.raises(SamzaError, match="offset 1"):
         runner.run(timeout=60)
+
+
+def test_once_coroutines_suspend_each_next_message_runs_in_a_task_of_its_own_from_its_start() -> None:
+    """A task whose coroutines suspend starts the next ones as Tasks (no in-line try first): code that
+    binds the current task before its first await (``asyncio.timeout``, task groups, client timeouts)
+    binds the message's own Task, so its timeout cancels that message's await, not the container's."""
+
+    class Timed:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            if envelope.offset == "0":
+                await asyncio.sleep(0.001)  # the first one suspends in line: the task suspends
+                return
+            try:
+                async with asyncio.timeout(0.01):
+                    await asyncio.sleep(5)
+            except TimeoutError:
+                collector.send(OutgoingMessageEnvelope(OUT, envelope.message))
+
+    result = (
+        TestRunner.of(Timed)
+        .add_input("in", list(range(1, 7)))
+        .add_output("out")
+        .add_config({"task.max.concurrency": "3"})
+        .run(timeout=60)
+    )
+    assert result.processed == 6
+    assert values(result) == list(range(2, 7)), "each timed-out message sent once, in its own Task"
