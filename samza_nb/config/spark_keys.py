@@ -72,11 +72,12 @@ SPARK_KEYS: tuple[KeySpec, ...] = (
         "Spark: master of a session samza_nb makes (default local[<task slots the job needs>,4]).",
     ),
     KeySpec(
-        "spark.driver.quick.start",
+        "spark.jvm.quick.start",
         "true",
         "bool",
         "Spark: the driver JVM of a session samza_nb makes compiles with C1 only and maps the class archive "
-        "samza-nb spark-class-archive built (about 4 x less launch CPU); false: the JVM's defaults.",
+        "samza-nb spark-class-archive built (about 4 x less launch CPU), its executors' JVMs under a cluster "
+        "master C1 only; false: the JVMs' defaults.",
     ),
     KeySpec(
         "spark.ship.code",

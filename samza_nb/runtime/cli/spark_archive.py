@@ -18,7 +18,7 @@ def add_spark_class_archive_command(commands: Any) -> None:
         help="build the Spark driver's class archive (a quicker launch of --runner spark)",
         description="Start a SparkSession once, run a small job of each kind the Spark runner submits and "
         "archive the classes its JVM loaded (class-data sharing), so the driver of every later Spark run "
-        "maps them instead of loading them (spark.driver.quick.start). One archive per Java and PySpark "
+        "maps them instead of loading them (spark.jvm.quick.start). One archive per Java and PySpark "
         "installation, under $SAMZA_NB_CACHE_DIR (default ~/.cache/samza_nb); make setup builds it.",
     )
     command.add_argument("--path", action="store_true", help="print the archive's path; build nothing")

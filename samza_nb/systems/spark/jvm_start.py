@@ -19,8 +19,10 @@ another path (their names and sizes are in its name's hash), so an archive never
 made by; the JVM also checks and, when the classpath differs, quietly starts without it
 (``-Xshare:auto``).
 
-``spark.driver.quick.start = false`` turns both off; a ``spark.conf.spark.driver.extraJavaOptions`` of the
-job's own comes after these options (the last occurrence of an option wins in HotSpot).
+Under a cluster master the executors' JVMs (started per application, on the way to the first message) get
+C1 only too (:func:`executor_java_options`). ``spark.jvm.quick.start = false`` turns all of it off; the
+job's own ``spark.conf.spark.driver.extraJavaOptions`` / ``spark.executor.extraJavaOptions`` come after
+these options (the last occurrence of an option wins in HotSpot).
 """
 
 from __future__ import annotations
@@ -37,9 +39,10 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from samza_nb.config import Config
 
-QUICK_START_KEY: Final = "spark.driver.quick.start"
+QUICK_START_KEY: Final = "spark.jvm.quick.start"
 """The job's key turning the driver JVM's quick start on (default) or off."""
 DRIVER_OPTIONS_CONF: Final = "spark.driver.extraJavaOptions"
+EXECUTOR_OPTIONS_CONF: Final = "spark.executor.extraJavaOptions"
 C1_ONLY: Final = "-XX:TieredStopAtLevel=1"
 QUIET_CDS: Final = "-Xlog:cds=off,cds+dynamic=off"
 """Without it a JVM that cannot map the archive (another classpath) says so on its standard output."""
@@ -93,17 +96,30 @@ def class_archive_path() -> Path | None:
 def driver_java_options(config: Config) -> str | None:
     """The driver JVM's options for a session samza_nb makes from ``config``: C1 only, and the class archive
     when it was built, followed by the job's own ``spark.conf.spark.driver.extraJavaOptions``; None when
-    ``spark.driver.quick.start`` is false (the job's own options, if any, then apply as they are)."""
+    ``spark.jvm.quick.start`` is false (the job's own options, if any, then apply as they are)."""
     if not config.get_bool(QUICK_START_KEY, True):
         return None
     options = [C1_ONLY]
     archive = class_archive_path()
     if archive is not None and archive.is_file():
         options += [f"-XX:SharedArchiveFile={archive}", "-Xshare:auto", QUIET_CDS]
-    own = (config.get_str(f"spark.conf.{DRIVER_OPTIONS_CONF}") or "").strip()
-    if own:
-        options.append(own)
-    return " ".join(options)
+    return _with_own(options, config, DRIVER_OPTIONS_CONF)
+
+
+def executor_java_options(config: Config) -> str | None:
+    """The executors' JVM options under a cluster master (an executor is a JVM of its own that a worker
+    starts for the application: its start is on the way to the first message): C1 only, followed by the
+    job's own ``spark.conf.spark.executor.extraJavaOptions``; None when ``spark.jvm.quick.start`` is false.
+    The class archive is the driver's alone: an executor's classpath differs, and a worker of another
+    machine has no such file."""
+    if not config.get_bool(QUICK_START_KEY, True):
+        return None
+    return _with_own([C1_ONLY], config, EXECUTOR_OPTIONS_CONF)
+
+
+def _with_own(options: list[str], config: Config, conf: str) -> str:
+    own = (config.get_str(f"spark.conf.{conf}") or "").strip()
+    return " ".join([*options, own] if own else options)
 
 
 _ARCHIVE_JOB: Final = """
@@ -161,5 +177,6 @@ __all__ = [
     "build_class_archive",
     "class_archive_path",
     "driver_java_options",
+    "executor_java_options",
     "installation_key",
 ]

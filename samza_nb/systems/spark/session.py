@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.errors import ConfigError
-from samza_nb.systems.spark.jvm_start import DRIVER_OPTIONS_CONF, driver_java_options
+from samza_nb.systems.spark.jvm_start import (
+    DRIVER_OPTIONS_CONF,
+    EXECUTOR_OPTIONS_CONF,
+    driver_java_options,
+    executor_java_options,
+)
 from samza_nb.systems.spark.settings import job_directory, job_key
 
 if TYPE_CHECKING:
@@ -66,9 +71,12 @@ def spark_session(
     for key in sorted(config):
         if key.startswith(CONF_PREFIX):
             builder = builder.config(key.removeprefix(CONF_PREFIX), config[key])
-    driver_options = driver_java_options(config)
-    if driver_options is not None:
-        builder = builder.config(DRIVER_OPTIONS_CONF, driver_options)
+    for conf, options in (
+        (DRIVER_OPTIONS_CONF, driver_java_options(config)),
+        (EXECUTOR_OPTIONS_CONF, executor_java_options(config)),
+    ):
+        if options is not None:
+            builder = builder.config(conf, options)
     with _worker_python(config):
         if jvm_log is None:
             return builder.getOrCreate()

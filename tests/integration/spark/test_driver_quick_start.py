@@ -44,5 +44,5 @@ def test_the_driver_jvm_gets_c1_only_and_the_jobs_own_options_last(tmp_path: Pat
     assert C1_ONLY in arguments
     assert arguments.index(C1_ONLY) < arguments.index("-Dsamza.probe=1")
     assert not any(a.startswith("-XX:SharedArchiveFile") for a in arguments), "no archive built here"
-    off = jvm_arguments(tmp_path, **{"spark.driver.quick.start": "false"})
+    off = jvm_arguments(tmp_path, **{"spark.jvm.quick.start": "false"})
     assert C1_ONLY not in off

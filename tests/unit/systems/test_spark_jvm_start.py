@@ -9,7 +9,12 @@ import pytest
 
 from samza_nb.config import Config
 from samza_nb.systems.spark import jvm_start
-from samza_nb.systems.spark.jvm_start import C1_ONLY, class_archive_path, driver_java_options
+from samza_nb.systems.spark.jvm_start import (
+    C1_ONLY,
+    class_archive_path,
+    driver_java_options,
+    executor_java_options,
+)
 
 
 @pytest.fixture
@@ -33,8 +38,16 @@ def test_the_jobs_own_options_come_last_and_the_key_turns_it_off(cache: Path) ->
     own = "-Xmx2g -XX:TieredStopAtLevel=4"
     config = Config({"job.name": "j", "spark.conf.spark.driver.extraJavaOptions": own})
     assert (driver_java_options(config) or "").endswith(own)  # HotSpot: the last occurrence wins
-    off = Config({"job.name": "j", "spark.driver.quick.start": "false"})
-    assert driver_java_options(off) is None
+    off = Config({"job.name": "j", "spark.jvm.quick.start": "false"})
+    assert driver_java_options(off) is None and executor_java_options(off) is None
+
+
+def test_executors_get_c1_only_and_never_the_drivers_archive(cache: Path) -> None:
+    archive = class_archive_path()
+    assert archive is not None
+    archive.write_bytes(b"built")
+    own = Config({"job.name": "j", "spark.conf.spark.executor.extraJavaOptions": "-Dx=1"})
+    assert executor_java_options(own) == f"{C1_ONLY} -Dx=1"
 
 
 def test_another_pyspark_installation_gets_another_archive(
