@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from samza_nb.api.job_model import JobModel
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.coordinator.status import ContainerReport, JobStatus
-    from samza_nb.notebook.runs.job import Listener
+    from samza_nb.notebook.runs.runnable import Listener
     from samza_nb.observe.events import ChooserDecision
 
 
