@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.coordinator.status import UNREPORTED
-from samza_nb.notebook.display.monitor import Throughput, notify
+from samza_nb.notebook.display.view_feed import Throughput, notify
 from samza_nb.notebook.display.views import ContainerView, JobView, PartitionView, TaskView, reset_notes
 from samza_nb.observe.states import ContainerState, RunOutcome
 
