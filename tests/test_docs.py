@@ -25,7 +25,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from samza_nb.config.catalogue import KEYS
-from samza_nb.notebook.magics.registration import PARSERS, SamzaMagics
+from samza_nb.notebook.magics.parsers import PARSERS
+from samza_nb.notebook.magics.registration import SamzaMagics
 from tests.notebook.browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 from tests.requirements import require, unavailable
 

@@ -1,6 +1,6 @@
 """The notebook magics' reference, generated from the magics themselves: each magic of ``SamzaMagics`` (in
 the order the class defines them), its usage and options from its own argument parser
-(``samza_nb.notebook.magics.registration.PARSERS``) and its docstring. A new option appears here as soon as
+(``samza_nb.notebook.magics.parsers.PARSERS``) and its docstring. A new option appears here as soon as
 its parser has it; a magic without a parser (a cell form) shows its docstring alone."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import argparse
 import inspect
 import re
 
-from samza_nb.notebook.magics.registration import PARSERS, SamzaMagics
+from samza_nb.notebook.magics.parsers import PARSERS
+from samza_nb.notebook.magics.registration import SamzaMagics
 
 USAGE = re.compile(r"``%[^`]*``", re.S)
 """A docstring paragraph that is only the magic's usage."""

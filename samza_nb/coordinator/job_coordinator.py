@@ -8,8 +8,8 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from samza_nb import crash_points
 from samza_nb.api.job_model import JobModel
@@ -19,13 +19,14 @@ from samza_nb.container.inputs import input_metadata, input_streams, start_feedi
 from samza_nb.container.queries import plain
 from samza_nb.coordinator.changes import refuse_incompatible_change
 from samza_nb.coordinator.control import ControlState, JobControl, run_command
-from samza_nb.coordinator.driver_claim import DriverClaim, DriverLease
+from samza_nb.coordinator.driver_claim import DriverLease
 from samza_nb.coordinator.http_server import CoordinatorHttpServer
 from samza_nb.coordinator.messages import CoordinatorStreamMessage
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.coordinator.status import ContainerReport, JobStatus
 from samza_nb.coordinator.store_queries import StoreQueries
-from samza_nb.coordinator.stream_store import CoordinatorStreamStore, coordinator_stream_name
+from samza_nb.coordinator.stream_store import coordinator_stream_name
+from samza_nb.coordinator.stream_sync import SOURCE, CoordinatorStore, default_store, stream_changes
 from samza_nb.errors import ConfigError, SamzaError
 from samza_nb.observe.states import RunOutcome
 from samza_nb.systems.base import SystemAdmin
@@ -33,55 +34,8 @@ from samza_nb.systems.registry import system_factory
 
 log = logging.getLogger(__name__)
 
-SOURCE = "job-coordinator"
 SET_TIMEOUT_S = 5.0
 """How long ``set`` waits for the running containers to apply a change (and say whether they refuse)."""
-"""The ``source`` of the messages the job coordinator writes."""
-
-
-class CoordinatorStore(Protocol):
-    """The coordinator stream as the job coordinator uses it (CoordinatorStreamStore is the real one)."""
-
-    async def start(self) -> None:
-        """Create the stream if missing and read it to its end."""
-        ...
-
-    async def catch_up(self) -> None:
-        """Read what was written since."""
-        ...
-
-    def config(self) -> dict[str, str]:
-        """The bootstrapped set-config view."""
-        ...
-
-    def changelog_mapping(self) -> dict[str, int]:
-        """Task -> changelog partition."""
-        ...
-
-    def container_hosts(self) -> dict[str, str]:
-        """Container id -> host."""
-        ...
-
-    def task_containers(self) -> dict[str, str]:
-        """Task -> container id."""
-        ...
-
-    def driver(self) -> DriverClaim | None:
-        """The driver's claim on the job in force (:mod:`samza_nb.coordinator.driver_claim`)."""
-        ...
-
-    async def send(self, messages: Sequence[CoordinatorStreamMessage]) -> None:
-        """Append ``messages``; durable when it returns."""
-        ...
-
-    async def stop(self) -> None:
-        """Release the stream."""
-        ...
-
-
-def default_store(config: Config) -> CoordinatorStore:
-    """The job's coordinator stream on its coordinator system."""
-    return CoordinatorStreamStore(config)
 
 
 class JobCoordinator:
@@ -177,7 +131,7 @@ class JobCoordinator:
         model = plan_job_model(config, ssps, previous_changelog)
         stream = coordinator_stream_name(config.job_name(), config.job_id())
         refuse_incompatible_change(config, previous_config, previous_changelog, model.tasks, ssps, stream)
-        configs, changelogs, assignments = _changes(
+        configs, changelogs, assignments = stream_changes(
             config, previous_config, previous_changelog, store.task_containers(), model
         )
         # In this order, each durable before the next: a crash between them leaves a stream the next
@@ -430,41 +384,9 @@ class _Endpoints:
         return {"columns": list(result.columns), "rows": [[plain(v) for v in row] for row in result.rows]}
 
 
-def _changes(
-    config: Config,
-    previous_config: Mapping[str, str],
-    previous_changelog: Mapping[str, int],
-    previous_assignment: Mapping[str, str],
-    model: JobModel,
-) -> tuple[list[CoordinatorStreamMessage], list[CoordinatorStreamMessage], list[CoordinatorStreamMessage]]:
-    """The messages that bring the stream from what it holds to the submitted config and ``model``: the
-    config's, the set-changelog and the task-to-container assignment messages."""
-    messages = [
-        CoordinatorStreamMessage.set_config(key, value, SOURCE)
-        for key, value in sorted(config.items())
-        if previous_config.get(key) != value
-    ]
-    messages += [
-        CoordinatorStreamMessage.delete("set-config", key, SOURCE)
-        for key in sorted(previous_config)
-        if key not in config
-    ]
-    changelogs: list[CoordinatorStreamMessage] = []
-    assignments: list[CoordinatorStreamMessage] = []
-    for cid, container in model.containers.items():
-        for name, task in sorted(container.tasks.items()):
-            if previous_changelog.get(name) != task.changelog_partition:
-                changelogs.append(
-                    CoordinatorStreamMessage.set_changelog(name, task.changelog_partition, SOURCE)
-                )
-            if previous_assignment.get(name) != cid:
-                assignments.append(CoordinatorStreamMessage.set_task_container(name, cid, SOURCE))
-    return messages, changelogs, assignments
-
-
 def _log_failure(future: concurrent.futures.Future[None]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.warning("job coordinator: writing a container's host failed: %s", future.exception())
 
 
-__all__ = ["SOURCE", "CoordinatorStore", "JobCoordinator", "default_store"]
+__all__ = ["JobCoordinator"]

@@ -39,6 +39,14 @@ from samza_nb.container.inputs import configured_systems
 from samza_nb.coordinator.stream_store import coordinator_stream_name
 from samza_nb.errors import CheckpointError, ConfigError
 from samza_nb.operators.application import intermediate_stream_prefix
+from samza_nb.runtime.job_files import (
+    OutputGeneration,
+    commit_directories,
+    job_files_directories,
+    output_generations,
+    shipped_code,
+    spark_input_directories,
+)
 from samza_nb.runtime.reset import refuse_while_running, reset_job
 from samza_nb.storage.duckdb.paths import job_directory, state_directory
 from samza_nb.systems.base import StreamDeletingAdmin
@@ -145,11 +153,11 @@ def plan_clean(
     job = f"{config.job_name()!r} (job.id {config.job_id()!r})"
     counted: set[Path] = set()
     leftovers: list[Leftover] = []
-    generations = _output_generations(config)
+    generations = output_generations(config)
     old = [g for g in generations if not g.current]
     leftovers.append(_generations("old output generations", old, counted))
     leftovers.append(
-        _directories("shipped code archives (made anew at each start)", _shipped_code(config), counted)
+        _directories("shipped code archives (made anew at each start)", shipped_code(config), counted)
     )
     states = state_directory(config)
     leftovers.append(_files("set-aside state files", sorted(states.glob(SET_ASIDE)), counted))
@@ -162,9 +170,9 @@ def plan_clean(
         leftovers.append(
             _generations("current output generations", [g for g in generations if g.current], counted)
         )
-        inputs = _spark_input_directories(config)
+        inputs = spark_input_directories(config)
         leftovers.append(_directories("written Spark inputs", inputs, counted))
-        roots = sorted({*_commit_directories(config), job_directory(config), *_job_files_directories(config)})
+        roots = sorted({*commit_directories(config), job_directory(config), *job_files_directories(config)})
         leftovers.append(_directories("the job's other files (checkpoints, commit records)", roots, counted))
         kept = "nothing of the job: the next run starts it anew"
     else:
@@ -174,85 +182,6 @@ def plan_clean(
 
 
 # -- what the job left -----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Generation:
-    """One generation of a job's Spark outputs under one output root: each stream's directory of it (files
-    and ``_spark_metadata``), its directory of commits under way, and whether it is the current one."""
-
-    number: int
-    directories: tuple[Path, ...]
-    records: Path
-    current: bool
-
-
-def _output_generations(config: Config) -> list[_Generation]:
-    """Every output generation of the job's Spark systems (the one place that knows their layout:
-    :mod:`samza_nb.systems.spark.outputs.generations`)."""
-    from samza_nb.systems.spark.outputs.generations import (
-        COMMITS_DIR,
-        commits_directory,
-        generation_name,
-        generations,
-        stream_directory,
-    )
-
-    job = _job_key(config)
-    found = []
-    for root in _spark_output_roots(config):
-        numbers = generations(root, job)
-        streams = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name != COMMITS_DIR)
-        for n in numbers:
-            directories = tuple(
-                d for stream in streams if (d := stream_directory(root, job, stream, n)).is_dir()
-            )
-            records = commits_directory(root, job) / generation_name(n)
-            found.append(_Generation(n, directories, records, n == numbers[-1]))
-    return found
-
-
-def _spark_systems(config: Config) -> list[str]:
-    from samza_nb.systems.spark import SparkSystemFactory
-
-    return [
-        s for s in configured_systems(config) if isinstance(system_factory(config, s), SparkSystemFactory)
-    ]
-
-
-def _spark_output_roots(config: Config) -> list[Path]:
-    from samza_nb.systems.spark.settings import output_root
-
-    return sorted({output_root(config, system) for system in _spark_systems(config)})
-
-
-def _spark_input_directories(config: Config) -> list[Path]:
-    from samza_nb.systems.spark.settings import job_files_directory
-
-    return [job_files_directory(config) / "spark-input"] if _spark_systems(config) else []
-
-
-def _job_files_directories(config: Config) -> list[Path]:
-    from samza_nb.systems.spark.settings import job_files_directory
-
-    return [job_files_directory(config)] if _spark_systems(config) else []
-
-
-def _shipped_code(config: Config) -> list[Path]:
-    from samza_nb.runtime.spark.ship import shipped_code_directory
-
-    directory = shipped_code_directory(config)
-    return [directory] if directory.is_dir() else []
-
-
-def _commit_directories(config: Config) -> list[Path]:
-    from samza_nb.systems.spark.outputs.generations import commits_directory
-
-    return [commits_directory(root, _job_key(config)) for root in _spark_output_roots(config)]
-
-
-def _job_key(config: Config) -> str:
-    return f"{config.job_name()}-{config.job_id()}"
-
-
 def _state_is_cache(config: Config, checkpoints: Mapping[str, Checkpoint] | None) -> str | None:
     """None when the job's state files are a cache (it has stores, each with a changelog, and every task of
     a state file has a checkpoint to restore up to), else why they are not. ``checkpoints``: the job's
@@ -341,7 +270,7 @@ async def _delete_topics(config: Config, topics: dict[str, list[str]]) -> None:
 
 
 # -- counting and removing -------------------------------------------------------------------------------
-def _generations(what: str, generations: list[_Generation], counted: set[Path]) -> Leftover:
+def _generations(what: str, generations: list[OutputGeneration], counted: set[Path]) -> Leftover:
     item = Leftover(what)
     for generation in generations:
         for directory in (*generation.directories, generation.records):

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from samza_nb.coordinator.status import UNREPORTED
-from samza_nb.notebook.display.monitor import Throughput, notify
+from samza_nb.notebook.display.view_feed import Throughput, notify
 from samza_nb.notebook.display.views import ContainerView, JobView, PartitionView, TaskView, reset_notes
 from samza_nb.observe.states import ContainerState, RunOutcome
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from samza_nb.api.job_model import JobModel
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.coordinator.status import ContainerReport, JobStatus
-    from samza_nb.notebook.runs.job import Listener
+    from samza_nb.notebook.runs.runnable import Listener
     from samza_nb.observe.events import ChooserDecision
 
 

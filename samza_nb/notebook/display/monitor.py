@@ -17,12 +17,12 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from samza_nb.chooser.settings import read_chooser_settings
 from samza_nb.notebook.display.event_time.sampler import TimeSampler
 from samza_nb.notebook.display.samplers import LiveSamples
+from samza_nb.notebook.display.view_feed import Throughput, notify
 from samza_nb.notebook.display.views import (
     CommitView,
     DecisionView,
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
     from samza_nb.container.container import SamzaContainer
     from samza_nb.container.status import TaskStatus
+    from samza_nb.notebook.runs.runnable import Listener
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +61,6 @@ RARE_EVENTS = (
 )
 """The events the monitor takes in full: a few per commit, per partition or per watermark, never per
 message."""
-
-Listener = Callable[[JobView], None]
 
 DECISION_SPACING_MS = 50.0
 """The dashboard keeps a sampled decision when this long passed since the last one it kept, or when the
@@ -119,44 +118,6 @@ def _phase(task: TaskStatus, outcome: RunOutcome | None, failed: bool, progresse
     if task.in_flight or progressed:
         return "processing"
     return "waiting" if backlog else "idle"
-
-
-def notify(listeners: list[Listener], view: JobView) -> None:
-    """Hand ``view`` to every listener; one that raises is logged and removed."""
-    for listener in list(listeners):
-        try:
-            listener(view)
-        except Exception:
-            log.exception("a job view listener failed; removing it")
-            listeners.remove(listener)
-
-
-class Throughput:
-    """Elapsed time and throughput from successive processed counts: the rate over about the last second
-    (the average over the run is ``processed / elapsed``, :attr:`JobView.average_rate`)."""
-
-    def __init__(self) -> None:
-        self._t0 = time.monotonic()
-        self._samples: deque[tuple[float, int]] = deque([(self._t0, 0)], maxlen=64)
-
-    def restart(self) -> None:
-        """The job starts now, with nothing processed: the first sample's rate is its count over the time
-        since (a job done within one sample shows its true rate, not 0)."""
-        self._t0 = time.monotonic()
-        self._samples.clear()
-        self._samples.append((self._t0, 0))
-
-    def sample(self, processed: int, done: bool) -> tuple[float, float]:
-        """Record ``processed`` now; returns (seconds since the start, messages per second over about the
-        last second). ``done`` is accepted for callers that still pass it; the rate means the same."""
-        now = time.monotonic()
-        elapsed = now - self._t0
-        samples = self._samples
-        samples.append((now, processed))
-        while len(samples) > 2 and now - samples[1][0] >= 1.0:
-            samples.popleft()
-        first_t, first_n = samples[0]
-        return elapsed, (processed - first_n) / (now - first_t) if now > first_t else 0.0
 
 
 class Monitor:
@@ -422,4 +383,4 @@ def _configured_priorities(container: SamzaContainer) -> bool:
         return False
 
 
-__all__ = ["RARE_EVENTS", "Monitor", "Throughput", "decision_reason", "notify"]
+__all__ = ["RARE_EVENTS", "Monitor", "decision_reason"]

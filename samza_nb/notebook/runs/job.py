@@ -1,14 +1,14 @@
 """One run of a notebook job: a container (or a job's coordinator) on its own thread and event loop.
 
-What runs is a :class:`RunnableJob`: a container in the kernel's process, or the coordinator of a job of
-several containers (:mod:`.processes_job`, :mod:`.spark_job`), watched by a :class:`RunMonitor` that makes
-JobViews. The job always runs on a new event loop in a daemon thread of its own, so it keeps processing
-while the kernel runs other cells (a ``time.sleep`` cell, a CPU-bound cell), a new cell starts at once,
-and an interrupt (which lands in the kernel's main thread) never reaches inside the container: only
-``stop()`` stops it, gracefully. A cell waits for a run with :meth:`JobRun.wait` (blocking) or
-:meth:`JobRun.wait_async` (an awaiting cell, which lets the kernel handle widget messages meanwhile);
-either turns the first interrupt into a graceful stop, the second into a cancel, and gives up waiting
-after the third.
+What runs is a :class:`~.runnable.RunnableJob`: a container in the kernel's process, or the coordinator of a
+job of several containers (:mod:`.processes_job`, :mod:`.spark_job`), watched by a
+:class:`~.runnable.RunMonitor` that makes JobViews. The job always runs on a new event loop in a daemon
+thread of its own, so it keeps processing while the kernel runs other cells (a ``time.sleep`` cell, a
+CPU-bound cell), a new cell starts at once, and an interrupt (which lands in the kernel's main thread) never
+reaches inside the container: only ``stop()`` stops it, gracefully. A cell waits for a run with
+:meth:`JobRun.wait` (blocking) or :meth:`JobRun.wait_async` (an awaiting cell, which lets the kernel handle
+widget messages meanwhile); either turns the first interrupt into a graceful stop, the second into a cancel,
+and gives up waiting after the third.
 
 The outcome (a :class:`~samza_nb.observe.states.RunOutcome`: finished, stopped, timed out, interrupted,
 cancelled, failed) and the failure are kept, and the
@@ -24,19 +24,17 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from samza_nb.container import event_loop
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.runs.cell_output import CellOutput, route_here
+from samza_nb.notebook.runs.runnable import RunMonitor, RunnableJob
 from samza_nb.observe.states import RunOutcome
 
 if TYPE_CHECKING:
-    from samza_nb.api.job_model import JobModel
-    from samza_nb.config import Config
     from samza_nb.notebook.display.views import JobView
-    from samza_nb.observe.events import ChooserDecision
 
 OWN_THREAD = "on its own thread"
 
@@ -74,57 +72,6 @@ class _Interpreter:
 log = logging.getLogger(__name__)
 
 DoneCallback = Callable[["JobRun"], None]
-Listener = Callable[["JobView"], None]
-
-
-class RunnableJob(Protocol):
-    """What a :class:`JobRun` runs: ``await run()`` until the job is done (raising what failed it);
-    ``shutdown()`` asks for a graceful stop from any thread, also before ``run`` started. ``job_model`` is
-    known once the job started."""
-
-    @property
-    def config(self) -> Config:
-        """The job's config."""
-        ...
-
-    @property
-    def job_model(self) -> JobModel | None:
-        """The job model the run uses (None before it started)."""
-        ...
-
-    async def run(self) -> None:
-        """Run the job to its end."""
-        ...
-
-    def shutdown(self) -> None:
-        """Stop gracefully (every task commits); safe from any thread."""
-        ...
-
-
-class RunMonitor(Protocol):
-    """Makes the JobViews of a run: ``start()`` on the job's loop when it starts, ``await finish()`` for
-    the last view; ``view`` is the latest (read from any thread), ``listeners`` get each new view on the
-    job's loop thread."""
-
-    listeners: list[Listener]
-
-    @property
-    def view(self) -> JobView:
-        """The latest view."""
-        ...
-
-    @property
-    def decisions(self) -> Sequence[ChooserDecision]:
-        """Every chooser decision recorded (``--trace``)."""
-        ...
-
-    def start(self) -> None:
-        """Start sampling on the running loop."""
-        ...
-
-    async def finish(self, outcome: RunOutcome, error: str | None) -> JobView:
-        """The run ended with ``outcome``: the last view."""
-        ...
 
 
 def one_line(exc: BaseException) -> str:
@@ -421,4 +368,4 @@ class JobRun:
         return self._done.wait(timeout)
 
 
-__all__ = ["OWN_THREAD", "SWITCH_INTERVAL_S", "JobRun", "RunMonitor", "RunnableJob", "one_line"]
+__all__ = ["OWN_THREAD", "SWITCH_INTERVAL_S", "JobRun", "one_line"]

@@ -26,7 +26,8 @@ from samza_nb.notebook.magics import cell_config
 from samza_nb.notebook.runs import processes_job, spark_job
 from samza_nb.notebook.runs.applications import planned_application, run_program
 from samza_nb.notebook.runs.fresh_inputs import FreshInputs
-from samza_nb.notebook.runs.job import OWN_THREAD, RunMonitor, RunnableJob
+from samza_nb.notebook.runs.job import OWN_THREAD
+from samza_nb.notebook.runs.runnable import RunMonitor, RunnableJob
 from samza_nb.systems.registry import system_factory
 
 if TYPE_CHECKING:

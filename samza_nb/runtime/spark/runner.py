@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import logging
 import os
-import socket
 import sys
 import threading
 import time
@@ -48,7 +46,9 @@ from samza_nb.runtime.spark.cluster import (
     task_attempts,
     task_slots,
 )
+from samza_nb.runtime.spark.container_ends import TIMEOUT_KEY, containers_gone
 from samza_nb.runtime.spark.failures import bad_message, job_failure, retry_refusal
+from samza_nb.runtime.spark.fed_streams import failed_feed, fed_streams
 from samza_nb.runtime.spark.placement import check_cluster_placement, with_absolute_base_dir
 from samza_nb.runtime.spark.probes import SharedDirProbe
 from samza_nb.runtime.spark.ship import ship_job_code
@@ -56,8 +56,6 @@ from samza_nb.runtime.spark.slot_wait import SlotWait, wait_for_slots_telling
 from samza_nb.runtime.spark.task import FAILED_MARK, container_task
 from samza_nb.runtime.spark.warmup import PythonWarmup
 from samza_nb.runtime.steering import CoordinatorSteering
-from samza_nb.systems.spark.inputs.feed import feed_failure
-from samza_nb.systems.spark.registry import registered_frames
 from samza_nb.systems.spark.session import import_pyspark_sql, spark_session
 
 if TYPE_CHECKING:
@@ -69,9 +67,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 COUNT_KEY = "job.container.count"
-TIMEOUT_KEY = "cluster-manager.container.coordinator.timeout.ms"
-SPARK_FACTORY = "samza_nb.systems.spark.SparkSystemFactory"
-"""``systems.<s>.samza.factory`` of a Spark system."""
 WATCH_INTERVAL_S = 0.05
 """How often the driver's loop looks at the Spark job and a stop request."""
 
@@ -111,7 +106,7 @@ class SparkJobRunner(CoordinatorSteering):
         self.python_path = tuple(python_path)
         self.jvm_log = jvm_log
         self.containers = self.config.get_int(COUNT_KEY, 1)
-        self.fed = _fed_streams(self.config)
+        self.fed = fed_streams(self.config)
         """(system, stream) of each streaming DataFrame this job's Spark systems feed from the driver."""
         self.coordinator: JobCoordinator | None = None
         self.failure: str | None = None
@@ -333,7 +328,7 @@ class SparkJobRunner(CoordinatorSteering):
         try:
             await self._watch(context, coordinator)
         finally:
-            await self._containers_gone(coordinator)
+            await containers_gone(coordinator, self.name, WATCH_INTERVAL_S)
             await coordinator.stop()
 
     async def _watch(self, context: Any, coordinator: JobCoordinator) -> None:
@@ -343,7 +338,7 @@ class SparkJobRunner(CoordinatorSteering):
         asked: float | None = None
         while not job.done():
             await asyncio.wait({job}, timeout=WATCH_INTERVAL_S)
-            failed = self._failed_feed() or bad_message(coordinator) or coordinator.fenced
+            failed = failed_feed(self.fed) or bad_message(coordinator) or coordinator.fenced
             if failed is not None and self.failure is None:
                 self.failure = failed  # a feed: containers would wait for rows that never come
                 self._stop_requested.set()
@@ -391,14 +386,6 @@ class SparkJobRunner(CoordinatorSteering):
         results: list[tuple[str, str]] = context.parallelize(ids, len(ids)).mapPartitions(task).collect()
         return results
 
-    def _failed_feed(self) -> str | None:
-        """One line on the first fed stream whose feed failed on this driver, if any."""
-        for system, stream in self.fed:
-            why = feed_failure(system, stream)
-            if why is not None:
-                return f"the feed of stream {system}.{stream} failed: {why}"
-        return None
-
     def _cancel(self, context: Any) -> None:
         try:
             context.cancelJobGroup(self.group)
@@ -412,48 +399,6 @@ class SparkJobRunner(CoordinatorSteering):
             self.stopped = True
         else:
             self.failure, self.failure_kind = ended.line, ended.kind
-
-    async def _containers_gone(self, coordinator: JobCoordinator) -> None:
-        """Wait (up to the coordinator timeout) until every container that reported has reported its end or
-        its process (on this host) is gone: the coordinator must outlive their last commit and report."""
-        deadline = time.monotonic() + coordinator.config.value(TIMEOUT_KEY) / 1000
-        host = socket.gethostname()
-        while time.monotonic() < deadline:
-            reports = coordinator.job_status().reports.values()
-            running = [
-                r for r in reports if not r.final and not (r.host == host and r.pid and not _alive(r.pid))
-            ]
-            if not running:
-                return
-            await asyncio.sleep(WATCH_INTERVAL_S)
-        log.warning("job %s: containers still running after the Spark job ended", self.name)
-
-
-def _fed_streams(config: Config) -> list[tuple[str, str]]:
-    """(system, stream) of every streaming DataFrame registered in this process on a Spark system of
-    ``config`` (the driver feeds each while the job runs)."""
-    spark_systems = {
-        key.removeprefix("systems.").removesuffix(".samza.factory")
-        for key, value in config.items()
-        if key.startswith("systems.") and key.endswith(".samza.factory") and value.strip() == SPARK_FACTORY
-    }
-    return sorted(
-        (frame.system, frame.stream)
-        for frame in registered_frames()
-        if frame.system in spark_systems and frame.streaming
-    )
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:  # a zombie has ended
-        return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    return True
 
 
 __all__ = ["SparkJobRunner", "task_attempts", "task_slots"]
