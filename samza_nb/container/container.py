@@ -32,7 +32,7 @@ from samza_nb.container.loop.loop_state import LoopState
 from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.loop.task_instance import TaskInstance
 from samza_nb.container.offsets import OffsetManager
-from samza_nb.container.replay import open_schedule
+from samza_nb.container.recording.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.container.steering.container_steering import ContainerSteering
 from samza_nb.container.steering.tap import taps_over
@@ -94,7 +94,7 @@ class SamzaContainer:
     ) -> None:
         if (job_model is None) == (planner is None):
             raise SamzaError("SamzaContainer needs exactly one of job_model (a JobModel) and planner")
-        # Record (job.record.path) or replay (a recording's directory) the schedule: container/replay.py.
+        # Record (job.record.path) or replay (a recording's directory) the schedule: container/recording/.
         self._schedule = open_schedule(config, replay)
         self.config = self._schedule.job_config(config).validate()
         self._given_model = job_model

@@ -68,7 +68,7 @@ class LocalJobRunner:
 
     ``replay`` (a directory ``job.record.path`` recorded a run into) runs the job again from that run's
     starting checkpoint, forcing its schedule: the same messages in the same order, async completions and
-    window/commit timers at their recorded positions (see :mod:`samza_nb.container.replay`).
+    window/commit timers at their recorded positions (see :mod:`samza_nb.container.recording.replay`).
 
     A config key that looks like a typo of a known one (``task.max.concurency``) is a ConfigError naming
     it and the key it resembles (:func:`~samza_nb.config.check_key_spelling`).

@@ -197,9 +197,7 @@ def test_the_blocking_methods_refuse_the_job_loops_own_thread(tmp_path: Path) ->
         await container.steering.pause_async()
         j.send("in", ["x", "y"])
         j.end()
-        steps = await container.steering.step_async(
-            5
-        )  # two messages, then the end ends the job
+        steps = await container.steering.step_async(5)  # two messages, then the end ends the job
         await job_run
         return [step.message for step in steps]
 
