@@ -35,7 +35,7 @@ from benchmarks.output_check import same
 from samza_nb import Config
 from samza_nb.checkpoint.inmemory import InMemoryCheckpointManager
 from samza_nb.container.container import SamzaContainer
-from samza_nb.container.recording import Recording
+from samza_nb.container.recording.recording import Recording
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.systems.inmemory.system import InMemoryBroker
 

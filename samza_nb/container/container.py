@@ -32,7 +32,7 @@ from samza_nb.container.loop.loop_state import LoopState
 from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.loop.task_instance import TaskInstance
 from samza_nb.container.offsets import OffsetManager
-from samza_nb.container.replay import open_schedule
+from samza_nb.container.recording.replay import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.container.steering.container_steering import ContainerSteering
 from samza_nb.container.steering.tap import taps_over
@@ -66,7 +66,7 @@ class JobModelPlanner(Protocol):
         ...
 
 
-class SamzaContainer(ContainerSteering):
+class SamzaContainer:
     """One container of a job: its tasks run on the current asyncio loop until done, stopped or failed.
 
     Which tasks it runs comes from a job model: either ``job_model`` (given, e.g. fetched from the job
@@ -74,8 +74,8 @@ class SamzaContainer(ContainerSteering):
     with the inputs' partitions once they are known). Exactly one of the two is given.
 
     ``run()`` may be called once. ``shutdown()`` (from any thread) stops it gracefully: in-flight messages
-    finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close. ``pause``, ``step``,
-    ``resume``, ``set`` and ``swap`` steer it while it runs (:class:`ContainerSteering`).
+    finish (up to ``task.shutdown.ms``), every task commits, tasks and stores close. Its ``steering``
+    (:class:`ContainerSteering`: ``pause``, ``step``, ``peek``, ``resume``, ``set``, ``swap``) steers it.
     """
 
     def __init__(
@@ -94,12 +94,12 @@ class SamzaContainer(ContainerSteering):
     ) -> None:
         if (job_model is None) == (planner is None):
             raise SamzaError("SamzaContainer needs exactly one of job_model (a JobModel) and planner")
-        # Record (job.record.path) or replay (a recording's directory) the schedule: container/replay.py.
+        # Record (job.record.path) or replay (a recording's directory) the schedule: container/recording/.
         self._schedule = open_schedule(config, replay)
         self.config = self._schedule.job_config(config).validate()
         self._given_model = job_model
         self._planner = planner
-        self._task_factory = task_factory
+        self.task_factory = task_factory  # (a swap before the start replaces it)
         self.container_id = container_id
         self.clock: Clock = clock or SystemClock()
         self.bus = bus or EventBus()
@@ -120,7 +120,7 @@ class SamzaContainer(ContainerSteering):
         self._storage: StorageManager | None = None
         self._admins: dict[str, SystemAdmin] = {}
         self._feeding: list[str] = []  # systems whose feeds this container started (it planned the model)
-        self._init_controls()
+        self.steering = ContainerSteering(self)
 
     @property
     def processed(self) -> int:
@@ -175,10 +175,10 @@ class SamzaContainer(ContainerSteering):
             if self._stop_requested:
                 loop.request_stop()
             await loop.run()
-            self._end_controls(None)
+            self.steering.ended(None)
             self.state = ContainerState.STOPPING
         except BaseException as exc:
-            self._end_controls(exc)
+            self.steering.ended(exc)
             self.state = ContainerState.FAILED
             await self._close(error=exc)
             if self.bus.active:
@@ -261,7 +261,7 @@ class SamzaContainer(ContainerSteering):
         )
         self.run_loop = loop
         self._schedule.attach(loop)
-        self._bind_controls(loop)
+        self.steering.bind(loop)
         await consumers.start()
         return loop
 
@@ -292,15 +292,11 @@ class SamzaContainer(ContainerSteering):
         for producer in committing_producers(self._producers):
             for name in tasks:
                 await producer.recover(name, resume_from.get(name), reset=name in over)
-        outputs = self._outputs = OutputBuffer(self._producers)
-        inline = self._executor is None
+        self._outputs = OutputBuffer(self._producers)
         for name, task_model in tasks.items():
             checkpoint = resume_from.get(name)
             ssps = task_model.ssps
-            task = self._task_factory()
-            # Tasks on the loop thread (sync without a pool, coroutines) send through the buffer.
-            kind = task_kind(task)
-            on_loop = kind is TaskKind.COROUTINE or (inline and kind is TaskKind.SYNC)
+            task = self.task_factory()
             starting = offsets.starting_offsets(ssps, checkpoint)
             last = offsets.last_processed(ssps, checkpoint)  # a replay: the recorded ones instead
             starting, last = self._schedule.starting_point(
@@ -310,19 +306,19 @@ class SamzaContainer(ContainerSteering):
                 name,
                 task,
                 ssps,
-                TaskCollector(name, self._producers, outputs if on_loop else None),
+                self.collector(name, task_kind(task)),
                 starting,
                 {ssp: admins[ssp.system].offset_comparator for ssp in ssps},
                 last,
                 config.value("task.max.concurrency"),
                 settings.window_ms > 0,
-                inline=inline,
+                inline=self._executor is None,
                 async_commit=settings.async_commit,
                 before_start=offsets.before_start(starting, checkpoint),
             )
         for ti in self.tasks.values():
             # bus.publish is a no-op while nobody listens, and reaches a dashboard that subscribes later.
-            self._taps[ti.name] = taps = taps_over(storage.stores_of(ti.name))  # a step records there
+            taps = taps_over(storage.stores_of(ti.name))  # a step records there
             context = TaskContext(
                 ti.name,
                 ti.ssps,
@@ -332,8 +328,14 @@ class SamzaContainer(ContainerSteering):
                 now_ms=self.clock.now_ms,
             )
             ti.init(context)
-            self._contexts[ti.name] = context  # (a swapped-in instance gets the same)
+            self.steering.task_started(ti.name, context, taps)
             self._started_tasks.append(ti)
+
+    def collector(self, task_name: str, kind: TaskKind) -> TaskCollector:
+        """A new collector for task ``task_name`` running code of ``kind``: tasks on the loop thread (sync
+        without a pool, coroutines) send through the output buffer."""
+        on_loop = kind is TaskKind.COROUTINE or (self._executor is None and kind is TaskKind.SYNC)
+        return TaskCollector(task_name, self._producers, self._outputs if on_loop else None)
 
     def _on_reset(self, reset: OffsetReset) -> None:
         """A consumer moved a partition whose position did not exist (and logged it): its task reads from
@@ -376,19 +378,10 @@ class SamzaContainer(ContainerSteering):
         if executor is not None:
             executor.shutdown(wait=error is None, cancel_futures=True)
         if self._storage is not None:
-            try:
-                self._storage.close()
-            except Exception as exc:
-                problems.append(exc)
-        try:
-            self._schedule.close()  # a recording is flushed and closed
-        except Exception as exc:
-            problems.append(exc)
+            _attempt_now(self._storage.close, problems)
+        _attempt_now(self._schedule.close, problems)  # a recording is flushed and closed
         if self._outputs is not None:
-            try:
-                self._outputs.flush()  # normally empty: the run loop flushes before it yields
-            except Exception as exc:
-                problems.append(exc)
+            _attempt_now(self._outputs.flush, problems)  # normally empty: the run loop flushed
         for producer in self._producers.values():
             await _attempt(producer.stop(), problems)
         if self._checkpoints is not None and self.state is not ContainerState.NEW:
@@ -403,5 +396,12 @@ class SamzaContainer(ContainerSteering):
 async def _attempt(awaitable: Any, problems: list[BaseException]) -> None:
     try:
         await awaitable
+    except Exception as exc:
+        problems.append(exc)
+
+
+def _attempt_now(call: Callable[[], object], problems: list[BaseException]) -> None:
+    try:
+        call()
     except Exception as exc:
         problems.append(exc)

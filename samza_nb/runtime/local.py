@@ -68,7 +68,7 @@ class LocalJobRunner:
 
     ``replay`` (a directory ``job.record.path`` recorded a run into) runs the job again from that run's
     starting checkpoint, forcing its schedule: the same messages in the same order, async completions and
-    window/commit timers at their recorded positions (see :mod:`samza_nb.container.replay`).
+    window/commit timers at their recorded positions (see :mod:`samza_nb.container.recording.replay`).
 
     A config key that looks like a typo of a known one (``task.max.concurency``) is a ConfigError naming
     it and the key it resembles (:func:`~samza_nb.config.check_key_spelling`).
@@ -130,9 +130,9 @@ class LocalJobRunner:
         if self._stop_requested:
             container.shutdown()
         if self._start_changes:
-            container.set(self._start_changes)
+            container.steering.set(self._start_changes)
         if self._start_paused:
-            container.pause()
+            container.steering.pause()
         return container
 
     async def _prepared_container(self) -> SamzaContainer:
@@ -180,29 +180,29 @@ class LocalJobRunner:
         if self.container is None:
             self._start_paused = True
             return
-        self.container.pause(timeout)
+        self.container.steering.pause(timeout)
 
     async def pause_async(self, timeout: float | None = None) -> None:
         """:meth:`pause`, awaitable on any thread."""
         if self.container is None:
             self._start_paused = True
             return
-        await self.container.pause_async(timeout)
+        await self.container.steering.pause_async(timeout)
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """While paused, process exactly ``n`` messages (see :meth:`ContainerSteering.step`)."""
-        return self._running("step").step(n, timeout)
+        return self._running("step").steering.step(n, timeout)
 
     async def step_async(self, n: int = 1, timeout: float | None = None) -> Steps:
         """:meth:`step`, awaitable on any thread."""
-        return await self._running("step").step_async(n, timeout)
+        return await self._running("step").steering.step_async(n, timeout)
 
     def resume(self) -> None:
         """Dispatch again after :meth:`pause`."""
         if self.container is None:
             self._start_paused = False
             return
-        self.container.resume()
+        self.container.steering.resume()
 
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
         """Change live knobs (see :meth:`ContainerSteering.set`); the knobs' values in force."""
@@ -210,7 +210,7 @@ class LocalJobRunner:
             parsed = live_changes(changes, keywords)
             self._start_changes.update({key: str(value) for key, value in parsed.items()})
             return config_values(self.config.with_overrides(self._start_changes))
-        return self.container.set(changes, **keywords)
+        return self.container.steering.set(changes, **keywords)
 
     def swap(self, task: Any) -> None:
         """Replace the task code keeping stores, offsets and timers (see :meth:`ContainerSteering.swap`);
@@ -221,7 +221,7 @@ class LocalJobRunner:
             self._refuse_kind_change(task)
             self.program = JobProgram.of(task)
             return
-        self.container.swap(self._swapped_in(task))
+        self.container.steering.swap(self._swapped_in(task))
         self.program = JobProgram.of(task)
 
     async def swap_async(self, task: Any) -> None:
@@ -230,16 +230,16 @@ class LocalJobRunner:
             self._refuse_kind_change(task)
             self.program = JobProgram.of(task)
             return
-        await self.container.swap_async(self._swapped_in(task))
+        await self.container.steering.swap_async(self._swapped_in(task))
         self.program = JobProgram.of(task)
 
     def peek(self, timeout: float | None = None) -> NextMessage | None:
         """While paused: the message processed next and why (see :meth:`ContainerSteering.peek`)."""
-        return self._running("peek").peek(timeout)
+        return self._running("peek").steering.peek(timeout)
 
     async def peek_async(self, timeout: float | None = None) -> NextMessage | None:
         """:meth:`peek`, awaitable on any thread."""
-        return await self._running("peek").peek_async(timeout)
+        return await self._running("peek").steering.peek_async(timeout)
 
     def _swapped_in(self, task: Any) -> Any:
         """What the running container swaps in for ``task``: the task itself, or for an application the

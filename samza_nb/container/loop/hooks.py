@@ -30,7 +30,7 @@ coordinator request)."""
 
 
 class LoopSchedule(Protocol):
-    """Record or replay of a run's schedule, as the loop sees it (container/loop/schedule.py). Every hook
+    """Record or replay of a run's schedule, as the loop sees it (container/recording/schedule.py). Every hook
     is called on the loop's thread; the per-message ones (:meth:`dispatched`, :meth:`taken`) and the
     per-run ones (:meth:`ran`, :meth:`ran_round`) must cost nothing when nothing is recorded."""
 

@@ -193,7 +193,7 @@ class RunLoop:
     def _start_timers(self) -> None:
         state = self.state
         if not state.schedule.clock_timers:
-            return  # a replay fires window and commit at their recorded positions (container/replay.py)
+            return  # a replay fires window and commit at their recorded positions (recording/replay.py)
         start = state.clock.now_ms()
         if state.settings.window_ms > 0 and any(ti.windowable for ti in state.tasks):
             self._next_window = start + state.settings.window_ms

@@ -1,4 +1,7 @@
-"""The container's steering methods: pause, step, resume, set (live knobs) and swap, safe from any thread.
+"""A container's steering: pause, step, peek, resume, set (live knobs) and swap, safe from any thread.
+
+:class:`ContainerSteering` is an object the container holds (``SamzaContainer.steering``), reaching its
+container only through :class:`SteeringHost`.
 
 Each blocking method (``pause``, ``step``, ``swap``) has a coroutine twin (``pause_async``, ...). The plain
 one may be called from any thread but the one the job's event loop runs on (it would wait for itself: a
@@ -20,26 +23,21 @@ import threading
 import traceback
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from samza_nb.api.task_factory import TaskKind, task_factory, task_kind
 from samza_nb.container import knobs
-from samza_nb.container.loop.collector import TaskCollector
 from samza_nb.container.steering.loop_steering import LoopSteering, NextMessage, Replacement, Steps
 from samza_nb.container.steering.tap import StoreTap
 from samza_nb.errors import JobTimeoutError, SamzaError
 from samza_nb.observe.states import ContainerState
 
 if TYPE_CHECKING:
-    from concurrent.futures import Executor
-
     from samza_nb.api.task import TaskContext
     from samza_nb.config import Config
-    from samza_nb.container.loop.collector import OutputBuffer
+    from samza_nb.container.loop.collector import TaskCollector
     from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
-    from samza_nb.storage.manager import StorageManager
-    from samza_nb.systems.base import SystemProducer
 
 T = TypeVar("T")
 
@@ -47,21 +45,40 @@ _ENDED = (ContainerState.STOPPING, ContainerState.STOPPED, ContainerState.FAILED
 _PACKAGE = str(Path(__file__).resolve().parents[1])  # samza_nb/
 
 
-class ContainerSteering:
-    """Pause, step, resume, set and swap for :class:`~samza_nb.container.SamzaContainer` (a base class of
-    it; see the module's doc for threads and for calls before the start and after the end)."""
+class SteeringHost(Protocol):
+    """What steering needs of the container it steers (:class:`~samza_nb.container.SamzaContainer`)."""
+
+    @property
+    def container_id(self) -> str:
+        """The container's id (named in errors)."""
+        ...
+
+    @property
+    def state(self) -> ContainerState:
+        """Where the container is in its life."""
+        ...
+
+    @property
+    def tasks(self) -> Mapping[str, TaskInstance]:
+        """The container's task instances by name (filled while it starts)."""
+        ...
 
     config: Config
-    container_id: str
-    state: ContainerState
-    tasks: dict[str, TaskInstance]
-    _task_factory: Callable[[], Any]
-    _storage: StorageManager | None
-    _producers: dict[str, SystemProducer]
-    _outputs: OutputBuffer | None
-    _executor: Executor | None
+    """The container's config; before the start, :meth:`ContainerSteering.set` replaces it."""
+    task_factory: Callable[[], Any]
+    """Builds the tasks; before the start, :meth:`ContainerSteering.swap` replaces it."""
 
-    def _init_controls(self) -> None:
+    def collector(self, task_name: str, kind: TaskKind) -> TaskCollector:
+        """A new collector for task ``task_name`` running code of ``kind`` (a swap changing the kind)."""
+        ...
+
+
+class ContainerSteering:
+    """Pause, step, peek, resume, set and swap of one container (``container.steering``; see the module's
+    doc for threads and for calls before the start and after the end)."""
+
+    def __init__(self, host: SteeringHost) -> None:
+        self._host = host
         self._control = LoopSteering(self._stores_of)
         self._control_lock = threading.Lock()
         self._event_loop: asyncio.AbstractEventLoop | None = None
@@ -123,7 +140,7 @@ class ContainerSteering:
         with self._control_lock:
             if self._event_loop is None:
                 return self._start_paused
-        return self._control.paused and self.state not in _ENDED
+        return self._control.paused and self._host.state not in _ENDED
 
     def resume(self) -> None:
         """Dispatch again after :meth:`pause` (a no-op when not paused)."""
@@ -186,40 +203,46 @@ class ContainerSteering:
 
     def _step_before(self) -> Steps:
         raise SamzaError(
-            f"container {self.container_id} has not started: step() works on a paused job (pause() before "
+            f"{self._who} has not started: step() works on a paused job (pause() before "
             "the run makes it start paused, and a step then waits for the start)"
         )
 
     def _peek_before(self) -> NextMessage | None:
-        raise SamzaError(f"container {self.container_id} has not started: peek() works on a paused job")
+        raise SamzaError(f"{self._who} has not started: peek() works on a paused job")
 
     def _swap_before(self, factory: Callable[[], Any]) -> Callable[[], None]:
         def replace() -> None:
-            if self.state is not ContainerState.NEW:
-                raise SamzaError(f"container {self.container_id} is starting: swap once it runs")
-            self._task_factory = factory
+            if self._host.state is not ContainerState.NEW:
+                raise SamzaError(f"{self._who} is starting: swap once it runs")
+            self._host.task_factory = factory
 
         return replace
 
     def _set_before(self, parsed: Mapping[str, int]) -> dict[str, str]:
-        if self.state is ContainerState.NEW:
-            self.config = self.config.with_overrides({k: str(v) for k, v in parsed.items()})
-        elif self.state in _ENDED:
-            raise SamzaError(f"container {self.container_id} has ended ({self.state}): nothing to set")
+        if self._host.state is ContainerState.NEW:
+            self._host.config = self._host.config.with_overrides({k: str(v) for k, v in parsed.items()})
+        elif self._host.state in _ENDED:
+            raise SamzaError(f"{self._who} has ended ({self._host.state}): nothing to set")
         else:
             self._start_changes.update(parsed)
         pending = {key: str(value) for key, value in self._start_changes.items()}
-        return knobs.config_values(self.config.with_overrides(pending))
+        return knobs.config_values(self._host.config.with_overrides(pending))
 
     # -- the container's side ------------------------------------------------------------------------------
-    def _bind_controls(self, run_loop: RunLoop) -> None:
+    def task_started(self, name: str, context: TaskContext, taps: dict[str, StoreTap]) -> None:
+        """Task ``name`` was initialised with ``context``, whose stores are ``taps`` (a step records
+        there; a swapped-in instance is initialised with the same context)."""
+        self._contexts[name] = context
+        self._taps[name] = taps
+
+    def bind(self, run_loop: RunLoop) -> None:
         """The run loop is built (on the event loop that will run it): the controls reach it from now."""
         with self._control_lock:
             self._control.bind(run_loop, self._start_paused, self._start_changes)
             self._event_loop = asyncio.get_running_loop()
         self._bound.set()
 
-    def _end_controls(self, error: BaseException | None) -> None:
+    def ended(self, error: BaseException | None) -> None:
         """The run loop returned (or the run failed): waiting commands end."""
         self._control.ended("failed" if error is not None else "ended", error)
         self._bound.set()  # (a command waiting for a start that failed is refused)
@@ -231,7 +254,7 @@ class ContainerSteering:
         """Build and init a new instance for every task (on the loop's thread, the job quiet); a
         SamzaError naming the task and the failing line when one fails (the new ones built close)."""
         built: dict[str, tuple[Any, Any]] = {}
-        for name, ti in self.tasks.items():
+        for name, ti in self._host.tasks.items():
             what = "building the task"
             try:
                 task = factory()
@@ -247,29 +270,30 @@ class ContainerSteering:
                     f"swap refused: task {name!r} failed in {what}{_where(exc)}: {type(exc).__name__}: "
                     f"{exc}; every task keeps its old code and the job goes on"
                 ) from exc
-            collector: Any = ti.collector
-            if kind is not ti.kind:
-                on_loop = kind is TaskKind.COROUTINE or (self._executor is None and kind is TaskKind.SYNC)
-                collector = TaskCollector(name, self._producers, self._outputs if on_loop else None)
+            collector: Any = ti.collector if kind is ti.kind else self._host.collector(name, kind)
             built[name] = (task, collector)
         return built
 
     # -- plumbing ------------------------------------------------------------------------------------------
+    @property
+    def _who(self) -> str:
+        return f"container {self._host.container_id}"
+
     def _refuse_if_ended(self) -> None:
-        if self.state in _ENDED:
-            raise SamzaError(f"container {self.container_id} has ended ({self.state}): it runs no more")
+        if self._host.state in _ENDED:
+            raise SamzaError(f"{self._who} has ended ({self._host.state}): it runs no more")
 
     def _start_due(self, command: str) -> bool:
         """True when ``command`` ("step", "peek", "swap") must wait for the run loop rather than act before
         it: it is being built, or (a step, a peek) the job was paused before its start, so the start is
         coming."""
-        if self.state is ContainerState.STARTING:
+        if self._host.state is ContainerState.STARTING:
             return True
-        return command in ("step", "peek") and self.state is ContainerState.NEW and self._start_paused
+        return command in ("step", "peek") and self._host.state is ContainerState.NEW and self._start_paused
 
     def _started(self, ready: bool, timeout: float | None) -> None:
         if not ready:
-            raise JobTimeoutError(f"container {self.container_id} did not start within {timeout:g} s")
+            raise JobTimeoutError(f"{self._who} did not start within {timeout:g} s")
 
     def _blocking(
         self,
@@ -296,11 +320,11 @@ class ContainerSteering:
             future = asyncio.run_coroutine_threadsafe(coroutine, loop)
         except RuntimeError as exc:  # the loop closed: the job ended
             coroutine.close()
-            raise SamzaError(f"container {self.container_id} has ended: it runs no more") from exc
+            raise SamzaError(f"{self._who} has ended: it runs no more") from exc
         try:
             return future.result()
         except concurrent.futures.CancelledError as exc:
-            raise SamzaError(f"container {self.container_id} ended before {twin} finished") from exc
+            raise SamzaError(f"{self._who} ended before {twin} finished") from exc
 
     async def _awaiting(
         self,

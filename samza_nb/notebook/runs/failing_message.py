@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from samza_nb.api.streams import SystemStreamPartition
-from samza_nb.container.recording import DISPATCH, Recording
+from samza_nb.container.recording.recording import DISPATCH, Recording
 from samza_nb.errors import SamzaError, TaskFailedError
 from samza_nb.notebook.magics.browse import browse_command
 

@@ -71,7 +71,7 @@ def start_paused(runnable: object, job: str) -> None:
             f"samza_run --paused: job {job!r} runs as several containers, which start on their own: "
             "%samza_pause it once it runs (--paused starts a job of one container in this kernel)"
         )
-    runnable.pause()
+    runnable.steering.pause()
 
 
 def running_application(run: JobRun, definition: TaskDefinition | None) -> Any:
@@ -120,7 +120,7 @@ class NotebookJob:
         if self.run.done:
             return False
         if isinstance(job, SamzaContainer):
-            return job.paused
+            return job.steering.paused
         steering = coordinated(self.run, "paused")
         try:
             return steering is not None and steering.paused
@@ -144,12 +144,12 @@ class NotebookJob:
         if steering is not None:
             steering.pause(timeout)
             return
-        self._container("pause").pause(timeout)
+        self._container("pause").steering.pause(timeout)
 
     def step(self, n: int = 1, timeout: float | None = None) -> Steps:
         """While paused: process exactly ``n`` messages in the chooser's order and pause again; their
         :class:`~samza_nb.container.steering.steps.Step` records (fewer at end of stream or on timeout)."""
-        return self._container("step").step(n, timeout)
+        return self._container("step").steering.step(n, timeout)
 
     def resume(self) -> None:
         """Dispatch again after :meth:`pause` (a no-op when not paused); every container of a job of
@@ -158,7 +158,7 @@ class NotebookJob:
         if steering is not None:
             steering.resume()
             return
-        self._container("resume").resume()
+        self._container("resume").steering.resume()
 
     def set(self, changes: Mapping[str, Any] | None = None, **keywords: Any) -> dict[str, str]:
         """Change live knobs at the next message boundary; returns the knobs' values in force (see
@@ -168,7 +168,7 @@ class NotebookJob:
         if steering is not None:
             values = steering.set(changes, **keywords)
         else:
-            values = self._container("set").set(changes, **keywords)
+            values = self._container("set").steering.set(changes, **keywords)
         self.run.knobs = values
         return values
 
@@ -182,7 +182,7 @@ class NotebookJob:
         """While paused: the message the next step (or the resume) processes first and why the chooser
         picked it; None when nothing is buffered (see
         :meth:`~samza_nb.container.steering.container_steering.ContainerSteering.peek`)."""
-        return self._container("peek").peek(timeout)
+        return self._container("peek").steering.peek(timeout)
 
     def swap(self, task: Any) -> None:
         """Replace the task code keeping stores, offsets and timers; all or nothing (see
@@ -198,9 +198,9 @@ class NotebookJob:
                 "like (stop the job and run the new one)"
             )
         if self.application is None:
-            container.swap(task)
+            container.steering.swap(task)
             return
-        container.swap(swap_task_factory(self.application, task, container.config))
+        container.steering.swap(swap_task_factory(self.application, task, container.config))
         self.application = task
 
     def get(self, store: str, key: Any, committed: bool = False) -> KeyAnswer:

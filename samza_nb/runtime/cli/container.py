@@ -300,7 +300,7 @@ class ContainerProcess:
         self._refused = None
         try:
             if changes:
-                self._knobs = container.set(changes)
+                self._knobs = container.steering.set(changes)
             if control.paused and self._pausing is None and not self._paused:
                 self._pausing = asyncio.create_task(self._pause(container))
             elif not control.paused:
@@ -308,14 +308,14 @@ class ContainerProcess:
                     self._pausing.cancel()
                     self._pausing = None
                 self._paused = False
-                container.resume()
+                container.steering.resume()
         except SamzaError as exc:  # a knob this job cannot take live, or the container is ending
             self._refused = " ".join(str(exc).split())  # the report tells the coordinator, whose set() raises
             log.warning("container %s: the control state was not applied: %s", self.container_id, exc)
 
     async def _pause(self, container: SamzaContainer) -> None:
         try:
-            await container.pause_async()
+            await container.steering.pause_async()
         except SamzaError as exc:  # it ended meanwhile
             log.warning("container %s: pause failed: %s", self.container_id, exc)
         else:

@@ -123,18 +123,18 @@ def test_a_paused_job_processes_nothing_while_input_waits_and_resumes_where_it_s
     run = start(running, container)
     j.send("in", ["a", "b", "a"] * 10)
     eventually(lambda: container.processed == 30)
-    assert not container.paused
-    container.pause()
-    container.pause()  # idempotent
-    assert container.paused
+    assert not container.steering.paused
+    container.steering.pause()
+    container.steering.pause()  # idempotent
+    assert container.steering.paused
     held = container.processed
     j.send("in", ["c"] * 50)
     eventually(lambda: buffered(container) > 0, message="the paused loop fetched the new input")
     assert container.processed == held
     counts = asyncio.run(container.query_store("counts", "SELECT key, value FROM counts ORDER BY key"))
     assert counts.rows == [("a", 20), ("b", 10)], "the pause committed: SQL shows the paused state"
-    container.resume()
-    eventually(lambda: not container.paused, message="the resume reached the loop")
+    container.steering.resume()
+    eventually(lambda: not container.steering.paused, message="the resume reached the loop")
     j.end()
     run.join()
     assert container.processed == 80
@@ -145,12 +145,12 @@ def test_pause_before_the_run_starts_the_job_paused(tmp_path: Path, running: lis
     j = job(tmp_path)
     j.send("in", ["a"] * 5)
     container = j.container(Counter)
-    container.pause()
-    assert container.paused, "before the start: it will start paused"
+    container.steering.pause()
+    assert container.steering.paused, "before the start: it will start paused"
     run = start(running, container)
     eventually(lambda: buffered(container) > 0 or container.processed > 0)
     assert container.processed == 0
-    container.resume()
+    container.steering.resume()
     j.end()
     run.join()
     assert container.processed == 5
@@ -167,9 +167,9 @@ def test_pause_and_resume_come_from_another_thread_while_run_goes_on(
 
     def steer() -> None:
         for _ in range(5):
-            container.pause()
+            container.steering.pause()
             seen.append(container.processed)
-            container.resume()
+            container.steering.resume()
         done.set()
 
     steering = threading.Thread(target=steer)
@@ -193,11 +193,11 @@ def test_the_blocking_methods_refuse_the_job_loops_own_thread(tmp_path: Path) ->
         while container.state is not ContainerState.RUNNING:
             await asyncio.sleep(0)  # (yielding to the job's start on this loop)
         with pytest.raises(SamzaError, match=r"await pause_async\(\)"):
-            container.pause()
-        await container.pause_async()
+            container.steering.pause()
+        await container.steering.pause_async()
         j.send("in", ["x", "y"])
         j.end()
-        steps = await container.step_async(5)  # two messages, then the end of the stream ends the job
+        steps = await container.steering.step_async(5)  # two messages, then the end ends the job
         await job_run
         return [step.message for step in steps]
 
@@ -212,9 +212,9 @@ def test_step_processes_exactly_n_in_each_partitions_order_with_reasons_outputs_
     for partition in (0, 1):
         j.send("in", ["a", "b", "a", "c", "a"], partition=partition)
     container = j.container(Counter, loop_mode)
-    container.pause()
+    container.steering.pause()
     run = start(running, container)
-    steps = container.step(5)
+    steps = container.steering.step(5)
     assert len(steps) == 5 and steps.stopped_early is None
     assert container.processed == 5
     for partition in (0, 1):
@@ -229,7 +229,7 @@ def test_step_processes_exactly_n_in_each_partitions_order_with_reasons_outputs_
     assert first_a[:2] == [("counts", "a", None, 1), ("counts", "a", 1, 2)]
     assert container.processed == 5, "paused again after the steps"
     j.end()
-    rest = container.step(100)
+    rest = container.steering.step(100)
     assert len(rest) == 5 and rest.stopped_early == "end of stream"
     run.join()
     assert container.processed == 10
@@ -251,9 +251,9 @@ def test_a_step_of_an_async_task_waits_for_its_callback_and_captures_what_it_sen
     j = job(tmp_path, **{"task.max.concurrency": "4"})
     j.send("in", ["p", "q"])
     container = j.container(Later)
-    container.pause()
+    container.steering.pause()
     start(running, container)
-    (step,) = container.step()
+    (step,) = container.steering.step()
     assert [o.message for o in step.outputs] == ["p"]
     assert step.writes == (("counts", "p", None, 1), ("counts", "p", 1, 2), ("counts", "p", 2, None))
     assert container.processed == 1
@@ -288,9 +288,9 @@ def test_steps_show_each_writes_values_as_they_were(tmp_path: Path, running: lis
     j = clicks_job(tmp_path)
     j.send("in", ["a", "a", "a"])
     container = j.container(Clicks)
-    container.pause()
+    container.steering.pause()
     start(running, container)
-    steps = container.step(3)
+    steps = container.steering.step(3)
     assert [step.writes for step in steps] == [
         (("clicks", "a", None, {"clicks": 1}),),
         (("clicks", "a", {"clicks": 1}, {"clicks": 2}),),
@@ -321,9 +321,9 @@ def test_a_step_records_writes_through_methods_bound_before_it_with_old_and_new_
     j = clicks_job(tmp_path)
     j.send("in", ["a", "a", "a"])
     container = j.container(BoundWrites)
-    container.pause()
+    container.steering.pause()
     start(running, container)
-    steps = container.step(3)
+    steps = container.steering.step(3)
     assert [step.writes for step in steps] == [
         (("clicks", "a", None, {"clicks": 1}),),
         (("clicks", "a", {"clicks": 1}, {"clicks": 2}),),
@@ -337,14 +337,14 @@ def test_steps_commit_so_sql_shows_the_state_after_them(tmp_path: Path, running:
     j = job(tmp_path)
     j.send("in", ["a", "b", "a", "a"])
     container = j.container(Counter)
-    container.pause()
+    container.steering.pause()
     start(running, container)
     query = "SELECT key, value FROM counts ORDER BY key"
-    container.step(3)
+    container.steering.step(3)
     counts = asyncio.run(container.query_store("counts", query))
     assert counts.rows == [("a", 2), ("b", 1)], "the steps committed: SQL shows the state after them"
     assert list(j.checkpoint().values()) == ["2"], "the checkpoint holds the last offset stepped"
-    container.step()
+    container.steering.step()
     assert asyncio.run(container.query_store("counts", query)).rows == [("a", 3), ("b", 1)]
 
 
@@ -355,13 +355,13 @@ def test_peek_shows_the_next_message_and_why_and_changes_no_order(
     for partition in (0, 1):
         j.send("in", [f"p{partition}-{i}" for i in range(3)], partition=partition)
     container = j.container(Counter, loop_mode)
-    container.pause()
+    container.steering.pause()
     run = start(running, container)
-    first = container.peek()
+    first = container.steering.peek()
     assert first is not None and "round robin" in first.reason
-    assert container.peek() == first, "peeking twice shows the same decision"
+    assert container.steering.peek() == first, "peeking twice shows the same decision"
     assert container.processed == 0, "a peek processes nothing"
-    (step,) = container.step()
+    (step,) = container.steering.step()
     assert (step.task, step.ssp, step.offset, step.message, step.reason) == (
         first.task,
         first.ssp,
@@ -369,9 +369,9 @@ def test_peek_shows_the_next_message_and_why_and_changes_no_order(
         first.message,
         first.reason,
     )
-    upcoming = container.peek()
+    upcoming = container.steering.peek()
     assert upcoming is not None and (upcoming.ssp, upcoming.offset) != (first.ssp, first.offset)
-    container.resume()
+    container.steering.resume()
     j.end()
     run.join()
     sent = outputs(j)
@@ -386,15 +386,15 @@ def test_a_peek_of_a_job_paused_before_its_start_waits_for_the_start(
     j = job(tmp_path)
     j.send("in", ["a", "b"])
     container = j.container(Counter)
-    container.pause()
+    container.steering.pause()
     peeked: list[object] = []
-    waiting = threading.Thread(target=lambda: peeked.append(container.peek(30)))
+    waiting = threading.Thread(target=lambda: peeked.append(container.steering.peek(30)))
     waiting.start()  # before the start: it waits for it, where it said "has not started"
     start(running, container)
     waiting.join(30)
     assert len(peeked) == 1 and peeked[0] is not None, peeked
     assert container.processed == 0
-    container.resume()
+    container.steering.resume()
     j.end()
 
 
@@ -402,15 +402,15 @@ def test_peek_of_a_drained_job_is_none_and_needs_a_pause(tmp_path: Path, running
     j = job(tmp_path)
     container = j.container(Counter)
     with pytest.raises(SamzaError, match="has not started"):
-        container.peek()
+        container.steering.peek()
     start(running, container)
     with pytest.raises(SamzaError, match=r"peek\(\) needs a paused job"):
-        container.peek()
-    container.pause()
-    assert container.peek() is None
+        container.steering.peek()
+    container.steering.pause()
+    assert container.steering.peek() is None
     j.send("in", ["x"])
-    eventually(lambda: container.peek() is not None, message="the new input reached the chooser")
-    next_message = container.peek()
+    eventually(lambda: container.steering.peek() is not None, message="the new input reached the chooser")
+    next_message = container.steering.peek()
     assert next_message is not None and (next_message.offset, next_message.message) == ("0", "x")
 
 
@@ -418,19 +418,19 @@ def test_step_needs_a_pause_and_a_started_job(tmp_path: Path, running: list[Runn
     j = job(tmp_path)
     container = j.container(Counter)
     with pytest.raises(SamzaError, match="has not started"):
-        container.step()
+        container.steering.step()
     start(running, container)
     with pytest.raises(SamzaError, match="pause"):
-        container.step()
+        container.steering.step()
 
 
 def test_a_step_that_times_out_returns_what_it_took(tmp_path: Path, running: list[Running]) -> None:
     j = job(tmp_path)
     j.send("in", ["a"])
     container = j.container(Counter)
-    container.pause()
+    container.steering.pause()
     start(running, container)
-    steps = container.step(3, timeout=0.2)  # one message, then none comes: the step gives up
+    steps = container.steering.step(3, timeout=0.2)  # one message, then none comes: the step gives up
     assert len(steps) == 1 and steps.stopped_early == "timeout"
 
 
@@ -448,7 +448,7 @@ def test_raising_concurrency_live_speeds_an_awaiting_task_up(tmp_path: Path, run
     j.send("in", list(range(3000)))
     start(running, container)
     eventually(lambda: len(finished) >= 25)
-    assert container.set({"task.max.concurrency": 40})["task.max.concurrency"] == "40"
+    assert container.steering.set({"task.max.concurrency": 40})["task.max.concurrency"] == "40"
     switched = len(finished)
     eventually(lambda: len(finished) >= switched + 800)
     before = (25 - 5) / (finished[24] - finished[4])
@@ -466,7 +466,7 @@ def test_concurrency_back_and_forth_keeps_a_sync_task_exact(
     run = start(running, container)
     for concurrency in (5, 1, 3, 1):
         j.send("in", ["a"] * 100)
-        container.set(task_max_concurrency=concurrency)
+        container.steering.set(task_max_concurrency=concurrency)
     j.end()
     run.join()
     counts = [int(value.rsplit("=", 1)[1]) for value in outputs(j)]
@@ -481,14 +481,14 @@ def test_set_refuses_other_keys_listing_the_live_ones_and_bad_values_naming_them
     start(running, container)
     live = r"task\.class cannot change.*task\.max\.concurrency.*samza\.priority"
     with pytest.raises(ConfigError, match=live):
-        container.set({"task.class": "x.Y"})
+        container.steering.set({"task.class": "x.Y"})
     with pytest.raises(ConfigError, match=r"task\.max\.concurrency.*'zero'"):
-        container.set({"task.max.concurrency": "zero"})
+        container.steering.set({"task.max.concurrency": "zero"})
     with pytest.raises(ConfigError, match=r"task\.consumer\.batch\.size.*started with batching"):
-        container.set({"task.consumer.batch.size": 4})
+        container.steering.set({"task.consumer.batch.size": 4})
     with pytest.raises(ConfigError, match="started with stream priorities"):
-        container.set({"systems.test.streams.in.samza.priority": 2})
-    values = container.set({"task.commit.ms": 50, "task.window.ms": "1000"})
+        container.steering.set({"systems.test.streams.in.samza.priority": 2})
+    values = container.steering.set({"task.commit.ms": 50, "task.window.ms": "1000"})
     assert values["task.commit.ms"] == "50" and values["task.window.ms"] == "1000"
 
 
@@ -504,12 +504,14 @@ def test_priorities_and_batch_size_change_live(tmp_path: Path, running: list[Run
     for stream in ("low", "high"):
         j.send(stream, [f"{stream}{i}" for i in range(6)])
     container = j.container(Echo)
-    container.pause()
+    container.steering.pause()
     start(running, container)
-    values = container.set({"systems.test.streams.high.samza.priority": 5, "task.consumer.batch.size": 1})
+    values = container.steering.set(
+        {"systems.test.streams.high.samza.priority": 5, "task.consumer.batch.size": 1}
+    )
     assert values["systems.test.streams.high.samza.priority"] == "5"
     assert values["task.consumer.batch.size"] == "1"
-    steps = container.step(6)
+    steps = container.steering.step(6)
     streams = [step.ssp.stream for step in steps]
     # Each partition's one envelope already held keeps its old tier; then "high" goes first.
     assert streams[2:] == ["high"] * 4, streams
@@ -525,7 +527,7 @@ def test_swap_keeps_the_store_and_processes_each_message_once_old_then_new(
     run = start(running, container)
     j.send("in", [f"k{i % 4}" for i in range(200)])
     eventually(lambda: container.processed >= 40)
-    container.swap(CounterV2)
+    container.steering.swap(CounterV2)
     j.send("in", [f"k{i % 4}" for i in range(200, 400)])
     j.end()
     run.join()
@@ -548,7 +550,7 @@ def test_a_swap_whose_init_fails_changes_nothing_and_names_the_task_and_line(
     j.send("in", ["a"] * 10)
     eventually(lambda: container.processed == 10)
     with pytest.raises(SamzaError) as refused:
-        container.swap(BrokenInit)
+        container.steering.swap(BrokenInit)
     message = str(refused.value)
     assert "Partition 0" in message and "init()" in message and "no database today" in message
     assert f"{Path(__file__).name}:" in message and 'raise ValueError("no database today")' in message
@@ -565,13 +567,13 @@ def test_a_swap_while_paused_stays_paused_and_one_before_the_start_replaces_the_
     j = job(tmp_path)
     j.send("in", ["a", "b", "c"])
     container = j.container(Counter)
-    container.swap(CounterV2)  # before the start: the task the job will run
-    container.pause()
+    container.steering.swap(CounterV2)  # before the start: the task the job will run
+    container.steering.pause()
     start(running, container)
-    (first,) = container.step()
-    container.swap(Counter)
+    (first,) = container.steering.step()
+    container.steering.swap(Counter)
     assert container.processed == 1, "still paused after the swap"
-    (second,) = container.step()
+    (second,) = container.steering.step()
     assert first.outputs[0].message.startswith("v2:") and second.outputs[0].message.startswith("v1:")
 
 
@@ -580,7 +582,12 @@ def test_the_methods_after_the_end_say_the_job_ended(tmp_path: Path) -> None:
     j.send("in", ["a"])
     j.end()
     container = j.run(Counter)
-    assert not container.paused
-    for call in (container.pause, container.resume, container.step, lambda: container.swap(CounterV2)):
+    assert not container.steering.paused
+    for call in (
+        container.steering.pause,
+        container.steering.resume,
+        container.steering.step,
+        lambda: container.steering.swap(CounterV2),
+    ):
         with pytest.raises(SamzaError, match="has ended"):
             call()

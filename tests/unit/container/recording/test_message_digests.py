@@ -1,4 +1,4 @@
-"""A recording's message digests (samza_nb.container.message_digests): a batch's digests are each
+"""A recording's message digests (samza_nb.container.recording.message_digests): a batch's digests are each
 message's own, whatever its kinds of key and value, and they are the same in another process."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
-from samza_nb.container.message_digests import digest, digests
+from samza_nb.container.recording.message_digests import digest, digests
 
 SSP = SystemStreamPartition("s", "in", 0)
 REPO = Path(__file__).resolve().parents[3]
@@ -49,7 +49,7 @@ def test_a_changed_key_or_value_changes_the_digest() -> None:
 def test_digests_are_the_same_in_another_process() -> None:
     code = (
         "import json\nfrom samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition\n"
-        "from samza_nb.container.message_digests import digest\n"
+        "from samza_nb.container.recording.message_digests import digest\n"
         "ssp = SystemStreamPartition('s', 'in', 0)\n"
         "items = [(None, 'a string'), ('key', b'bytes'), (None, 12345), (None, {'n': [1, 'x']})]\n"
         "print(json.dumps([digest(IncomingMessageEnvelope(ssp, '0', k, v)) for k, v in items]))"

@@ -24,9 +24,8 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from samza_nb.container.loop.schedule import Schedule, ScheduleRecorder
-from samza_nb.container.message_digests import describe, digest, read_digests, stable
-from samza_nb.container.recording import (
+from samza_nb.container.recording.message_digests import describe, digest, read_digests, stable
+from samza_nb.container.recording.recording import (
     COMMIT,
     COMPLETE,
     DISPATCH,
@@ -39,7 +38,8 @@ from samza_nb.container.recording import (
     Entry,
     Recording,
 )
-from samza_nb.container.replay_checks import check_layout, expected, recorded_config, recorded_start
+from samza_nb.container.recording.replay_checks import check_layout, expected, recorded_config, recorded_start
+from samza_nb.container.recording.schedule import Schedule, ScheduleRecorder
 from samza_nb.errors import ConfigError, SamzaError
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def open_schedule(config: Config, replay: str | os.PathLike[str] | None) -> Sche
 
 
 class ScheduleReplayer(Schedule):
-    """Forces the schedule of a :class:`~samza_nb.container.recording.Recording` on a run."""
+    """Forces the schedule of a :class:`~samza_nb.container.recording.recording.Recording` on a run."""
 
     clock_timers = False
 
@@ -106,7 +106,7 @@ class ScheduleReplayer(Schedule):
     # -- the container's hooks --------------------------------------------------------------------------
     def job_config(self, config: Config) -> Config:
         """``config`` with the recorded values of the keys the schedule depends on
-        (:func:`~samza_nb.container.replay_checks.recorded_config`)."""
+        (:func:`~samza_nb.container.recording.replay_checks.recorded_config`)."""
         return recorded_config(self.recording, config)
 
     def starting_point(
@@ -117,7 +117,7 @@ class ScheduleReplayer(Schedule):
         has_stores: bool,
     ) -> tuple[dict[SystemStreamPartition, str], dict[SystemStreamPartition, str]]:
         """The recorded starting checkpoint of ``task``
-        (:func:`~samza_nb.container.replay_checks.recorded_start`)."""
+        (:func:`~samza_nb.container.recording.replay_checks.recorded_start`)."""
         return recorded_start(self.recording, task, starting, last, has_stores)
 
     def chooser(self, chooser: MessageChooser) -> MessageChooser:

@@ -17,9 +17,9 @@ import pytest
 
 from samza_nb import ConfigError, OutgoingMessageEnvelope
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
-from samza_nb.container.message_digests import DIGESTS, digest
-from samza_nb.container.recording import DISPATCH, HEADER, SCHEDULE, Recording
-from samza_nb.container.replay import ReplayDivergedError
+from samza_nb.container.recording.message_digests import DIGESTS, digest
+from samza_nb.container.recording.recording import DISPATCH, HEADER, SCHEDULE, Recording
+from samza_nb.container.recording.replay import ReplayDivergedError
 from tests.unit.container.harness import OUT, Job
 
 STORE = {

@@ -1,5 +1,5 @@
 """Writing a recording (``job.record.path``): the header, then the schedule's records, buffered (the format
-is :mod:`samza_nb.container.recording`'s)."""
+is :mod:`samza_nb.container.recording.recording`'s)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from samza_nb.container.message_digests import DigestWriter
-from samza_nb.container.recording import (
+from samza_nb.container.recording.message_digests import DigestWriter
+from samza_nb.container.recording.recording import (
     COMMIT,
     COMPLETE,
     DISPATCH,
@@ -28,7 +28,7 @@ from samza_nb.container.recording import (
     Header,
     int_offset,
 )
-from samza_nb.container.recording import write_varint as _varint
+from samza_nb.container.recording.recording import write_varint as _varint
 
 if TYPE_CHECKING:
     from pathlib import Path

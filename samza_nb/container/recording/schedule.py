@@ -15,10 +15,10 @@ when it stops. The coroutine of an ``async def process`` runs wrapped by :func:`
 (:meth:`Schedule.coroutine`), which asks :meth:`Schedule.step` before each step of the coroutine (its
 first run and every resumption).
 
-:class:`ScheduleRecorder` writes all that down (:mod:`samza_nb.container.recording_writer`: a run or a
-round is one record, and records are written out at commits, at stop and when 64 KiB wait);
-:class:`~samza_nb.container.replay.ScheduleReplayer` forces it on a second run, through its chooser (one
-message at a time) and by holding completions until their records.
+:class:`ScheduleRecorder` writes all that down (:mod:`samza_nb.container.recording.recording_writer`: a
+run or a round is one record, and records are written out at commits, at stop and when 64 KiB wait);
+:class:`~samza_nb.container.recording.replay.ScheduleReplayer` forces it on a second run, through its
+chooser (one message at a time) and by holding completions until their records.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from collections.abc import Callable, Coroutine, Generator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.container.recording import ENDED, SCHEDULE_KEYS, STOPPED, Header, PartitionEntry
-from samza_nb.container.recording_writer import ScheduleWriter
+from samza_nb.container.recording.recording import ENDED, SCHEDULE_KEYS, STOPPED, Header, PartitionEntry
+from samza_nb.container.recording.recording_writer import ScheduleWriter
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """Recording keeps the loop's fast paths: a run of a sync task's messages, or a round robin of sync tasks,
 is one record (RUN, ROUND), which a replay expands back into the same messages in the same order; and the
-file format's codes read back (``samza_nb.container.recording``)."""
+file format's codes read back (``samza_nb.container.recording.recording``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from samza_nb import OutgoingMessageEnvelope, SystemStreamPartition, TaskFailedError
-from samza_nb.container.recording import (
+from samza_nb.container.recording.recording import (
     DISPATCH,
     END,
     EOS,
@@ -24,7 +24,7 @@ from samza_nb.container.recording import (
     PartitionEntry,
     Recording,
 )
-from samza_nb.container.recording_writer import ScheduleWriter
+from samza_nb.container.recording.recording_writer import ScheduleWriter
 from tests.unit.container.harness import OUT, Job
 
 

@@ -6,7 +6,7 @@ A recording is a directory of three files:
   (each partition's task, its starting offset and the checkpointed offset before it: the starting
   checkpoint) and the config keys the schedule depends on.
 - ``digests.bin`` (version 3 on): a digest of each input message the run polled, by partition and offset
-  (:mod:`samza_nb.container.message_digests`): a replay stops at the first message that differs.
+  (:mod:`samza_nb.container.recording.message_digests`): a replay stops at the first message that differs.
 - ``schedule.bin``: the schedule, in order, as varint-coded records. A record starts with a tag
   ``kind | id << 4`` (``id``: a partition's or task's index in the tables, or a round's width); most are
   that one byte:

@@ -12,13 +12,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from samza_nb.container.recording import COMMIT, COMPLETE, DISPATCH, EOS, STEP, STOPPED, TASK_EOS, WINDOW
+from samza_nb.container.recording.recording import (
+    COMMIT,
+    COMPLETE,
+    DISPATCH,
+    EOS,
+    STEP,
+    STOPPED,
+    TASK_EOS,
+    WINDOW,
+)
 from samza_nb.errors import ConfigError, SamzaError
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
     from samza_nb.config import Config
-    from samza_nb.container.recording import Entry, Header, Recording
+    from samza_nb.container.recording.recording import Entry, Header, Recording
 
 
 def recorded_config(recording: Recording, config: Config) -> Config:

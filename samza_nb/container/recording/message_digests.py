@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from samza_nb.container.recording import ByteReader, int_offset
-from samza_nb.container.recording import write_varint as _varint
+from samza_nb.container.recording.recording import ByteReader, int_offset
+from samza_nb.container.recording.recording import write_varint as _varint
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope
