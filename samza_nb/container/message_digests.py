@@ -4,8 +4,9 @@ replay stops at the first input message that is not the one the recorded run rea
 A message's digest is 64 bits from its value, XOR its key's mixed when it has a key (:func:`digest`): an
 ``int`` of 64 bits itself (a larger one its ``hash``, the same in every process), CRC-32 of a ``str``'s
 UTF-8 or of ``bytes``, 0 for None, CRC-32 of the ``repr`` of anything else (in-memory streams carry Python
-objects). A batch is digested as the container buffers what it polled (a batch of ``int`` values without
-keys in one C-level conversion). A value whose ``repr`` is not stable across runs (an object's default
+objects), with the elements of any set in it sorted (a set's order depends on the process's hash seed). A
+batch is digested as the container buffers what it polled (a batch of ``int`` values without keys in one
+C-level conversion). A value whose ``repr`` is not stable across runs (an object's default
 ``repr``, with its address) is not checked at replay.
 
 ``digests.bin`` is a run of batch records: varint partition index (the header's table), varint count,
@@ -61,10 +62,20 @@ _LOW, _HIGH = -(1 << 63), (1 << 63) - 1
 _MIX = 0x9E3779B97F4A7C15
 
 
-def _one(item: Any) -> int:
+def matches(envelope: IncomingMessageEnvelope, recorded: int) -> bool:
+    """True when ``recorded`` is the message's digest, or it cannot be checked (its ``repr`` names an
+    object's address), or it is the digest a recording made before sets were sorted gave it."""
+    if recorded == digest(envelope) or not stable(envelope):
+        return True
+    value = _one(envelope.message, False)
+    key = envelope.key
+    return recorded == (value if key is None else value ^ _key(key, False))
+
+
+def _one(item: Any, canonical: bool = True) -> int:
     """One key's or value's digest (a signed 64-bit value): an ``int`` of 64 bits itself (else its
     ``hash``, the same in every process), CRC-32 of a ``str``'s UTF-8 or of ``bytes``, 0 for None, else
-    CRC-32 of its ``repr``."""
+    CRC-32 of its ``repr`` (with the elements of the sets in it sorted: :func:`_canonical`)."""
     if isinstance(item, int):
         return int(item) if _LOW <= item <= _HIGH else hash(item)
     kind = type(item)
@@ -74,13 +85,38 @@ def _one(item: Any) -> int:
         return _crc32(item)
     if item is None:
         return 0
-    return _crc32(repr(item).encode())
+    text = repr(item)
+    if canonical and (kind in _ORDERLESS or (kind in _NESTING and "{" in text)):
+        text = _canonical(item)
+    return _crc32(text.encode())
 
 
-def _key(key: Any) -> int:
+_ORDERLESS = (set, frozenset)
+_NESTING = (tuple, list, dict)
+
+
+def _canonical(item: Any) -> str:
+    """``repr(item)``, but with every set's elements in sorted order (a set's own order follows the hashes
+    of its elements, which for ``str`` and ``bytes`` change from process to process: PYTHONHASHSEED)."""
+    kind = type(item)
+    if kind in _ORDERLESS:
+        inner = ", ".join(sorted(_canonical(element) for element in item))
+        if kind is set:
+            return "{" + inner + "}" if inner else "set()"
+        return "frozenset({" + inner + "})" if inner else "frozenset()"
+    if kind is tuple:
+        return "(" + ", ".join(_canonical(e) for e in item) + ("," if len(item) == 1 else "") + ")"
+    if kind is list:
+        return "[" + ", ".join(_canonical(e) for e in item) + "]"
+    if kind is dict:
+        return "{" + ", ".join(f"{_canonical(k)}: {_canonical(v)}" for k, v in item.items()) + "}"
+    return repr(item)
+
+
+def _key(key: Any, canonical: bool = True) -> int:
     """What a key adds (XOR) to its value's digest: its digest mixed (so a key and a value swapped
     differ), as a signed 64-bit value."""
-    mixed = (_one(key) * _MIX + 1) & 0xFFFFFFFFFFFFFFFF
+    mixed = (_one(key, canonical) * _MIX + 1) & 0xFFFFFFFFFFFFFFFF
     return mixed - (1 << 64) if mixed > _HIGH else mixed
 
 
@@ -179,4 +215,4 @@ def stable(envelope: IncomingMessageEnvelope) -> bool:
     return not any(UNSTABLE in text for text in texts)
 
 
-__all__ = ["DIGESTS", "DigestWriter", "describe", "digest", "digests", "read_digests", "stable"]
+__all__ = ["DIGESTS", "DigestWriter", "describe", "digest", "digests", "matches", "read_digests", "stable"]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from samza_nb.container.loop.schedule import Schedule, ScheduleRecorder
-from samza_nb.container.message_digests import describe, digest, read_digests, stable
+from samza_nb.container.message_digests import describe, digest, matches, read_digests
 from samza_nb.container.recording import (
     COMMIT,
     COMPLETE,
@@ -220,7 +220,7 @@ class ScheduleReplayer(Schedule):
         naming stream, partition, offset and what each has)."""
         assert self._digests is not None
         recorded = self._digests[index].get(envelope.offset)
-        if recorded is None or digest(envelope) == recorded or not stable(envelope):
+        if recorded is None or matches(envelope, recorded):
             return True
         state = self.state
         assert state is not None
