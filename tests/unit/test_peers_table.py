@@ -36,7 +36,11 @@ def test_measured_cells_show_rate_ratio_and_share(table: ModuleType) -> None:
 
 
 def test_a_lead_is_claimed_only_beyond_the_spread_of_the_runs(table: ModuleType) -> None:
-    cells = {"samza_nb": table.Measured(19_000.0), "streamz": table.Measured(19_500.0), "q": table.Missing("-")}
+    cells = {
+        "samza_nb": table.Measured(19_000.0),
+        "streamz": table.Measured(19_500.0),
+        "q": table.Missing("-"),
+    }
     close = {"samza_nb": [18_800.0, 19_000.0, 19_600.0], "streamz": [19_400.0, 19_500.0, 19_900.0]}
     assert table.leader(cells, close) == "no lead: streamz and samza_nb overlap within their runs' spread"
     apart = {"samza_nb": [18_000.0, 19_000.0, 19_100.0], "streamz": [19_400.0, 19_500.0, 19_900.0]}
