@@ -181,7 +181,9 @@ def read_digests(directory: Path, partitions: int) -> list[dict[str, int]] | Non
     reader = _Reader(data)
     while reader.position < len(data):
         try:
-            ssp, offsets, values = reader.batch()
+            ssp, _, listed, values = reader.batch()
+            assert listed is not None
+            offsets = listed
         except EOFError:  # a record cut short (a crash while writing): the whole ones before it count
             break
         if ssp < partitions:
@@ -189,12 +191,35 @@ def read_digests(directory: Path, partitions: int) -> list[dict[str, int]] | Non
     return tables
 
 
+def read_recorded(directory: Path, partitions: int) -> list[RecordedDigests] | None:
+    """Each partition's :class:`RecordedDigests` (None: the recording has no ``digests.bin``)."""
+    try:
+        data = (directory / DIGESTS).read_bytes()
+    except FileNotFoundError:
+        return None
+    recorded = [RecordedDigests() for _ in range(partitions)]
+    reader = _Reader(data)
+    while reader.position < len(data):
+        try:
+            ssp, first, offsets, values = reader.batch(listed=False)
+        except EOFError:  # a record cut short (a crash while writing): the whole ones before it count
+            break
+        if ssp < partitions:
+            recorded[ssp].add(first, offsets, values)
+    return recorded
+
+
 class _Reader(ByteReader):
-    def batch(self) -> tuple[int, list[str], array[int]]:
+    def batch(self, listed: bool = True) -> tuple[int, int | None, list[str] | None, array[int]]:
+        """A batch record: partition, first offset (consecutive integers), its offsets (listed, or not
+        consecutive; else None), digests."""
         ssp, count = self.varint(), self.varint()
+        first: int | None = None
+        offsets: list[str] | None = None
         if self.varint() == 0:
             first = int(self.text(self.varint()))
-            offsets = [str(first + i) for i in range(count)]
+            if listed:
+                offsets = [str(first + i) for i in range(count)]
         else:
             offsets = [self.text(self.varint()) for _ in range(count)]
         end = self.position + 8 * count
@@ -205,7 +230,78 @@ class _Reader(ByteReader):
         if sys.byteorder == "big":
             values.byteswap()
         self.position = end
-        return ssp, offsets, values
+        return ssp, first, offsets, values
+
+
+class RecordedDigests:
+    """One partition's recorded digests, to check a polled batch against at once (a replay's runs take
+    messages straight from the buffers, unseen one by one): the first message of a batch that differs."""
+
+    def __init__(self) -> None:
+        self.table: dict[str, int] = {}  # the digests of offsets outside the run below
+        self._base: int | None = None  # consecutive integer offsets: the first, and every digest in order
+        self._values = array("q")
+
+    def add(self, first: int | None, offsets: list[str] | None, values: array[int]) -> None:
+        """A recorded batch: of consecutive integer offsets from ``first``, else of ``offsets``. Batches
+        that go on where the run of consecutive offsets ends extend it (no table entry per message)."""
+        base = self._base
+        if first is not None and (base is None or first == base + len(self._values)):
+            if base is None:
+                self._base = first
+            self._values.extend(values)
+            return
+        if offsets is None:
+            assert first is not None
+            offsets = [str(first + i) for i in range(len(values))]
+        for offset, value in zip(offsets, values, strict=True):
+            number = int_offset(offset)
+            if number is not None and self._base is not None and number == self._base + len(self._values):
+                self._values.append(value)
+            elif number is not None and self._base is None:
+                self._base = number
+                self._values.append(value)
+            else:
+                self.table[offset] = value
+
+    def get(self, offset: str) -> int | None:
+        """The recorded digest of the message at ``offset`` (None: none recorded)."""
+        number, base = int_offset(offset), self._base
+        if number is not None and base is not None and 0 <= number - base < len(self._values):
+            return self._values[number - base]
+        return self.table.get(offset)
+
+    def first_difference(self, envelopes: Sequence[IncomingMessageEnvelope]) -> int:
+        """The index of the first of ``envelopes`` (a batch as polled) whose recorded digest is not its own
+        (a message whose ``repr`` is not stable is not checked), or -1. A batch of consecutive integer
+        offsets over a recording's consecutive ones is compared at C speed."""
+        count = len(envelopes)
+        while count and envelopes[count - 1].is_end_of_stream:
+            count -= 1
+        if not count:
+            return -1
+        base = self._base
+        first = int_offset(envelopes[0].offset) if base is not None else None
+        if (
+            first is not None
+            and base is not None
+            and int_offset(envelopes[count - 1].offset) == first + count - 1
+        ):
+            low, high = max(first, base), min(first + count, base + len(self._values))
+            if low >= high:
+                return -1
+            recorded = self._values[low - base : high - base]
+            if digests(envelopes[low - first : high - first]) == recorded:
+                return -1
+            offsets = range(low - first, high - first)
+        else:
+            offsets = range(count)
+        for index in offsets:
+            envelope = envelopes[index]
+            expected = self.get(envelope.offset)
+            if expected is not None and not matches(envelope, expected):
+                return index
+        return -1
 
 
 def stable(envelope: IncomingMessageEnvelope) -> bool:
@@ -215,4 +311,15 @@ def stable(envelope: IncomingMessageEnvelope) -> bool:
     return not any(UNSTABLE in text for text in texts)
 
 
-__all__ = ["DIGESTS", "DigestWriter", "describe", "digest", "digests", "matches", "read_digests", "stable"]
+__all__ = [
+    "DIGESTS",
+    "DigestWriter",
+    "RecordedDigests",
+    "describe",
+    "digest",
+    "digests",
+    "matches",
+    "read_digests",
+    "read_recorded",
+    "stable",
+]

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
-from samza_nb.container.message_digests import digest, digests, matches
+from samza_nb.container.message_digests import RecordedDigests, digest, digests, matches
 
 SSP = SystemStreamPartition("s", "in", 0)
 REPO = Path(__file__).resolve().parents[3]
@@ -65,7 +65,7 @@ def test_digests_are_the_same_in_another_process() -> None:
 SEEDED = """
 import json
 from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
-from samza_nb.container.message_digests import digest, digests, matches
+from samza_nb.container.message_digests import RecordedDigests, digest, digests, matches
 ssp = SystemStreamPartition("s", "in", 0)
 values = [{"a", "b", "c", "d", "e", "f", "g", "h"}, frozenset({"x", "y", "z", "w"}), ("k", {"p", "q"}),
           {"n": {"s", "t", "u", "v"}}, [set(), frozenset(), {b"1", b"2", b"3"}]]
@@ -103,3 +103,19 @@ def test_a_set_recorded_before_sets_were_sorted_still_matches() -> None:
     before ^= mixed - (1 << 64) if mixed >= 1 << 63 else mixed
     assert matches(made, before) and matches(made, digest(made))
     assert not matches(made, digest(IncomingMessageEnvelope(SSP, "0", {"b", "a"}, {10, 9, 101})))
+
+
+def test_recorded_digests_find_the_first_message_that_differs_in_a_polled_batch() -> None:
+    made = envelopes([(None, i) for i in range(20)])
+    recorded = RecordedDigests()
+    recorded.add(0, None, digests(made[:8]))  # consecutive batches: one run of digests
+    recorded.add(8, None, digests(made[8:16]))
+    recorded.add(None, [e.offset for e in made[16:]], digests(made[16:]))  # a listed batch
+    recorded.add(None, ["a", "b"], digests(envelopes([(None, "a"), (None, "b")])))  # not integers
+    assert recorded.get("3") == 3 and recorded.get("19") == 19 and recorded.get("20") is None
+    assert recorded.first_difference(made) == -1
+    assert recorded.first_difference(made[5:12]) == -1  # a batch polled with other bounds
+    changed = [*made[:13], IncomingMessageEnvelope(SSP, "13", None, 1013), *made[14:]]
+    assert recorded.first_difference(changed[10:]) == 3
+    lettered = [IncomingMessageEnvelope(SSP, "a", None, "a"), IncomingMessageEnvelope(SSP, "b", None, "B")]
+    assert recorded.first_difference(lettered) == 1
