@@ -1,7 +1,8 @@
 """The cost of recording a run's schedule (``job.record.path``), as ratios measured in the same run.
 
 For each workload: the container's rate without recording, with recording (ratio: recorded / plain), the
-recording's records and bytes per message, and the rate of replaying it (ratio: replay / plain):
+recording's records and bytes per message, and the rate of replaying it (ratios: replay / plain, replay /
+recorded):
 
 - a sync pass-through task, concurrency 1, over 1 and over 8 partitions: a recorded run keeps the loop's
   runs and rounds, each one record (RUN, ROUND) whatever its length, so recording costs a few records per
@@ -9,11 +10,14 @@ recording's records and bytes per message, and the rate of replaying it (ratio: 
 - an ``async def`` task that awaits ``asyncio.sleep(0)`` twice, concurrency 8: every message, every step
   of its coroutine and every completion is a record (about nine bytes a message).
 
-A replay forces the schedule one message at a time (its chooser hands out only the recorded next
-message), so it runs on the loop's general path: its ratio is far below the recorded run's.
+A replay forces the recorded schedule: a recorded run of a sync task replays as a run (taken straight
+from the partition's buffer, its batches checked against the recorded digests as they are polled), so a
+one-partition pass-through replays at about the plain run's speed; a recorded round of several
+partitions replays one message at a time (far below); an async task's messages, steps and completions
+go one record at a time, as they were recorded.
 
 Run: ``python benchmarks/record.py [--messages N] [--async-messages N] [--runs R] [--no-replay]``; prints
-medians. The defaults take two to three minutes (the replays most of it); ``--messages 200000
+medians. The defaults take a minute or two (the 8-partition replay most of it); ``--messages 200000
 --async-messages 10000 --runs 1 --no-replay`` a few seconds.
 """
 
@@ -122,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"medians of {args.runs} runs (ratios: to the plain run of the same round)")
     columns = [("plain msgs/s", 13), ("recorded", 11), ("ratio", 6), ("rec/msg", 8), ("B/msg", 7)]
-    columns += [("replay", 9), ("ratio", 6)]
+    columns += [("replay", 9), ("ratio", 6), ("/rec", 6)]
     print(f"{'workload':34} " + " ".join(f"{title:>{width}}" for title, width in columns))
     replay = not args.no_replay
     for name, task, messages, partitions, concurrency in workloads:
@@ -134,9 +138,10 @@ def main(argv: list[str] | None = None) -> int:
         size = statistics.median(r[3] for r in results)
         replayed = statistics.median(r[4] for r in results)
         replay_ratio = statistics.median(r[4] / r[0] for r in results)
+        to_recorded = statistics.median(r[4] / r[1] for r in results)
         print(
             f"{name:34} {plain:13,.0f} {recorded:11,.0f} {ratio:6.3f} {records:8.4f} {size:7.4f} "
-            f"{replayed:9,.0f} {replay_ratio:6.3f}"
+            f"{replayed:9,.0f} {replay_ratio:6.3f} {to_recorded:6.3f}"
         )
     return 0
 

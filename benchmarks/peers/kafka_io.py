@@ -1,6 +1,6 @@
 """The Kafka side of the peers benchmark: topics filled before any clock starts, outputs read back to be
 checked, and the W4 harness every pass-through contender runs in (a fresh output topic, the copy checked
-to hold every message)."""
+to hold every message, each once)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # benchmarks/
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from kafka_passthrough import count_messages, create_topic  # benchmarks/kafka_passthrough.py
+from kafka_passthrough import create_topic, read_back  # benchmarks/kafka_passthrough.py
+from output_check import same  # benchmarks/output_check.py
 
 Record = tuple[bytes | None, bytes]
 
@@ -83,13 +84,24 @@ def read_json(bootstrap: str, topic: str, expected: int, partitions: int = 1) ->
 
 
 def passthrough(
-    bootstrap: str, source: str, messages: int, partitions: int, copy: Callable[[str], float]
+    bootstrap: str,
+    source: str,
+    messages: int,
+    partitions: int,
+    copy: Callable[[str], float],
+    keys: bool = True,
 ) -> float:
     """Run ``copy(sink)`` (a rate) into a fresh ``partitions``-partition topic and check that it holds
-    every message of ``source``."""
+    every message of ``source`` once (with ``keys`` False, every value: a copy that drops the keys)."""
     sink = new_topic("w4-out")
     asyncio.run(create_topic(bootstrap, sink, partitions))
     rate = copy(sink)
-    copied = asyncio.run(count_messages(bootstrap, sink, partitions, messages))
-    assert copied == messages, f"W4: {copied} of {messages} messages copied"
+    copied = asyncio.run(read_back(bootstrap, sink, partitions, messages))
+    written = asyncio.run(read_back(bootstrap, source, partitions, messages))
+    # Each message exactly once (a peer's sink may partition by its key's hash, not as it came in).
+    same("W4: the messages copied", _all(copied, keys), _all(written, keys))
     return rate
+
+
+def _all(read: dict[int, list[Record]], keys: bool) -> list[Record]:
+    return sorted(record if keys else (None, record[1]) for records in read.values() for record in records)

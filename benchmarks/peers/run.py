@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE.parent))  # benchmarks/
 sys.path.insert(0, str(HERE))
 
-from table import REFERENCE, Measured, Missing, markdown_table  # noqa: E402
+from table import REFERENCE, Measured, Missing, format_cell, leader, markdown_table  # noqa: E402
 from workloads import IDEAL_W3, Params  # noqa: E402
 
 WORKLOADS = {
@@ -60,6 +60,26 @@ CONTENDERS = {  # name: (module, attribute holding its workloads)
 }
 BASELINES = ("aiokafka loop", "confluent-kafka loop")
 RESULT = "PEERS-RESULT "
+SCRIPTS = {  # the one-file cross-checks a reader can run alone: library -> (script, workloads)
+    "streamz": ("standalone_streamz.py", ("W1", "W3")),
+    "bytewax": ("standalone_bytewax.py", ("W1", "W2", "W3")),
+    "quixstreams": ("standalone_quix.py", ("W1", "W2")),
+}
+
+
+def script(name: str, workload: str, params: Params) -> float | str:
+    """The rate the one-file script of ``name`` prints for ``workload`` (its own process), or the last
+    line of its error."""
+    n = params.async_messages if workload == "W3" else params.messages
+    command = [sys.executable, str(HERE / SCRIPTS[name][0]), "--workload", workload, "--messages", str(n)]
+    if name == "quixstreams":
+        command += ["--bootstrap", params.bootstrap]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=3600, cwd=ROOT)
+    lines = done.stdout.strip().splitlines()
+    if done.returncode == 0 and lines:
+        return float(json.loads(lines[-1])["rate"])
+    sys.stderr.write(done.stderr[-3000:])
+    return ((done.stderr or done.stdout).strip().splitlines() or [f"exit status {done.returncode}"])[-1]
 
 
 def child(name: str, workload: str, params: str) -> int:
@@ -121,8 +141,10 @@ def cell(
         (r, s) for r, s in zip(runs, reference, strict=True) if isinstance(r, float) and isinstance(s, float)
     ]
     ratio = statistics.median(r / s for r, s in pairs) if pairs and name != REFERENCE else None
-    share = statistics.median(good) / IDEAL_W3 if workload == "W3" else None
-    return Measured(statistics.median(good), ratio, share)
+    median = statistics.median(good)
+    share = median / IDEAL_W3 if workload == "W3" else None
+    spread = (max(good) - min(good)) / 2 / median if len(good) > 1 else None
+    return Measured(median, ratio, share, spread)
 
 
 def versions(modules: list[ModuleType]) -> str:
@@ -142,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated libraries besides samza_nb")
     parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--no-cross-check", action="store_true", help="skip the one-file scripts")
     parser.add_argument("--output", default=str(ROOT / "docs" / "performance-peers.md"))
     args = parser.parse_args(argv)
     if args.child:
@@ -163,9 +186,11 @@ def main(argv: list[str] | None = None) -> int:
         args.streamz_kafka_messages,
     )
     rates: dict[str, dict[str, list[float | str]]] = {w: {} for w in workloads}
+    checks: dict[str, dict[str, list[float | str]]] = {w: {} for w in workloads}  # the scripts' rates
 
     from samza_nb.runtime.dev_broker import DevBroker
 
+    load = os.getloadavg()[0]
     with DevBroker() as broker:
         params = dataclasses.replace(params, bootstrap=broker.bootstrap_servers)
         params = fill_inputs(params, workloads, "quixstreams" in chosen, "streamz" in chosen)
@@ -179,9 +204,15 @@ def main(argv: list[str] | None = None) -> int:
                     rates[workload].setdefault(name, []).append(rate)
                     shown = f"{rate:12,.0f} msg/s" if isinstance(rate, float) else f"FAILED: {rate}"
                     print(f"round {round_} {workload} {name:22} {shown}", flush=True)
+                    if not args.no_cross_check and workload in SCRIPTS.get(name, ("", ()))[1]:
+                        rate = script(name, workload, params)
+                        checks[workload].setdefault(name, []).append(rate)
+                        shown = f"{rate:12,.0f} msg/s" if isinstance(rate, float) else f"FAILED: {rate}"
+                        print(f"round {round_} {workload} {name + ' (script)':22} {shown}", flush=True)
 
     peers = [n for n in chosen if n not in BASELINES]
     rows = []
+    leads: list[str] = []
     for workload in workloads:
         found = rates[workload]
         reference = found.get(REFERENCE, ["samza_nb not run"] * args.runs)
@@ -198,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
         rows.append((WORKLOADS[workload], cells))
+        good = {n: [r for r in runs if isinstance(r, float)] for n, runs in found.items() if n in peers}
+        leads.append(f"- {WORKLOADS[workload]}: {leader(cells, good)}")
     report = [
         "# samza_nb beside its peers",
         "",
@@ -205,7 +238,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"- date: {datetime.date.today().isoformat()}",
         f"- machine: {os.cpu_count()} CPUs ({platform.machine()}), {platform.system()} {platform.release()},"
-        f" Python {platform.python_version()}; shared with other work while measured",
+        f" Python {platform.python_version()}; shared with other work while measured (load average"
+        f" {load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end: on a loaded machine W3's"
+        " calls wait for the CPU, so its share of the ideal says more about the machine than the library)",
         f"- versions: {versions(list(modules.values()))}",
         f"- sizes: W1, W2 {args.messages:,} messages (W2 over {args.keys:,} keys),"
         f" W3 {args.async_messages:,}, W4 {args.kafka_messages:,} of 100 B over {args.partitions} partitions"
@@ -217,7 +252,28 @@ def main(argv: list[str] | None = None) -> int:
         " ideal (100 calls of 5 ms in flight: 20,000 msg/s).",
         "",
         markdown_table(peers, rows),
+        "",
+        "Who leads each row (a lead is claimed only when the leader's slowest run beats every other"
+        " library's fastest run, so no single run, and no oddity of one venv, makes a lead):",
+        "",
+        *leads,
     ]
+    crossed = [(w, n) for w in workloads for n in checks[w]]
+    if crossed:
+        report += [
+            "",
+            "Cross-check: each peer's one-file script (benchmarks/peers/standalone_*.py, runnable alone) in"
+            " the same rounds, beside the harness's figure for that library (in brackets: the median ratio of"
+            " the script's rate to the harness's in the same round; near x1.00 when the two agree):",
+            "",
+            "| workload | library | harness | script |",
+            "|---|---|---|---|",
+        ]
+        for workload, name in crossed:
+            harness = cell(name, workload, rates[workload], rates[workload][name])
+            alone = cell(name, workload, {name: checks[workload][name]}, rates[workload][name])
+            texts = [format_cell(c, []) if isinstance(c, Measured) else c.reason for c in (harness, alone)]
+            report.append(f"| {workload} | {name} | {texts[0].split(' (x')[0]} | {texts[1]} |")
     if "W4" in workloads and any(b in chosen for b in BASELINES):
         reference = rates["W4"].get(REFERENCE, ["samza_nb not run"] * args.runs)
         base = [(b, {"W4": cell(b, "W4", rates["W4"], reference)}) for b in BASELINES if b in rates["W4"]]
@@ -244,20 +300,23 @@ NOTES = """How each library runs the workloads (benchmarks/peers/peer_*.py):
   Installed into the peers environment (`pip install -e .[kafka]`), so it runs on the same interpreter
   and the same shared dependencies as the others.
 - bytewax: a `Dataflow` of `bytewax.operators` run by `bytewax.testing.run_main` (one worker),
-  `TestingSource` (batches of 1,000, `KafkaSource`'s default) to `TestingSink`; W2 `key_on` +
-  `stateful_map` (state in memory, no recovery store configured); W3 `flat_map_batch` over batches of 100
-  awaited with `asyncio.gather`; W4 `KafkaSource(tail=False)` to `KafkaSink`.
+  `TestingSource(batch_size=1000)` (`KafkaSource`'s default batch; `TestingSource`'s own default of 1 is
+  for tests) to `TestingSink`; W2 `key_on` + `stateful_map` (state in memory, no recovery store
+  configured); W3 `flat_map_batch` over batches of 100 (the workload's concurrency) awaited with
+  `asyncio.gather`; W4 `KafkaSource(tail=False)` to `KafkaSink`.
 - streamz: `Stream().map().filter().sink_to_list()` fed by `emit` (W1), `map_async(parallelism=100)` on an
-  asynchronous stream (W3), `Stream.from_kafka` into `to_kafka` (W4). Its W4 copies a topic of its own with
-  fewer messages (`--streamz-kafka-messages`): `from_kafka` waits for each message's delivery report
-  before it polls the next, and `to_kafka` serves delivery reports every 0.2 s, so it copies about 5
-  messages a second whatever the size (the 200,000 of the other rows would take 11 hours).
-- quixstreams: an `Application` with a `StreamingDataFrame` (`apply`, `filter`, stateful `apply` on its
-  RocksDB store with its default changelog topic, `to_topic`), `run(count=...)`. (Quix sets the changelog's
-  retention from the input topic's `retention.ms`, which the suite's broker reports only when the topic
-  was created with one: the inputs are.) It reads only from Kafka, so its W1 and W2 run Kafka → Kafka on
-  the same broker (JSON values on one partition, written before the clock starts): they include
-  consuming, deserializing and producing, which the in-memory rows do not.
+  asynchronous stream fed by `await source.emit(x)` (W3: streamz's documented form; `emit` waits for a
+  free slot, so 100 calls stay in flight), `Stream.from_kafka` into `to_kafka` (W4). Its W4 copies a
+  topic of its own with fewer messages (`--streamz-kafka-messages`): `from_kafka` waits for each
+  message's delivery report before it polls the next, and `to_kafka` serves delivery reports every 0.2 s,
+  so it copies about 5 messages a second whatever the size (the 200,000 of the other rows would take 11
+  hours).
+- quixstreams: an `Application` with its defaults and a `StreamingDataFrame` (`apply`, `filter`, stateful
+  `apply` on its RocksDB store with its default changelog topic, `to_topic`), `run(count=...)`. (Quix sets
+  the changelog's retention from the input topic's `retention.ms`, which the suite's broker reports only
+  when the topic was created with one: the inputs are.) It reads only from Kafka, so its W1 and W2 run
+  Kafka → Kafka on the same broker (JSON values on one partition, written before the clock starts): they
+  include consuming, deserializing and producing, which the in-memory rows do not.
 
 Clocks: in-memory rows time the whole run (start-up included) with the prepared input frozen out of the
 garbage collector; Kafka rows (W4, quixstreams' W1 and W2) time from the first message seen to the last

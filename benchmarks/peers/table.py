@@ -13,11 +13,12 @@ REFERENCE = "samza_nb"
 @dataclass(frozen=True)
 class Measured:
     """A median rate (msg/s); its ratio to samza_nb's (None in samza_nb's own column); for W3 its share
-    of the ideal rate."""
+    of the ideal rate; the spread of its runs (half their range over the median; None: one run)."""
 
     rate: float
     ratio: float | None = None
     share: float | None = None
+    spread: float | None = None
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,26 @@ def format_cell(cell: Cell, footnotes: list[str]) -> str:
             footnotes.append(cell.reason)
         return f"— ({footnotes.index(cell.reason) + 1})"
     text = f"{cell.rate:,.0f} msg/s"
+    if cell.spread is not None:
+        text += f" ±{cell.spread:.0%}"
     if cell.share is not None:
         text += f", {cell.share:.0%} of ideal"
     if cell.ratio is not None:
         text += " (x<0.01)" if cell.ratio < 0.005 else f" (x{cell.ratio:.2f})"
     return text
+
+
+def leader(cells: Mapping[str, Cell], runs: Mapping[str, Sequence[float]]) -> str:
+    """One sentence on who leads a row: the fastest median, a lead only when its slowest run beats every
+    other library's fastest run (spreads that overlap: no lead claimed)."""
+    measured = {name: cell for name, cell in cells.items() if isinstance(cell, Measured) and runs.get(name)}
+    if len(measured) < 2:
+        return "one library measured"
+    order = sorted(measured, key=lambda name: measured[name].rate, reverse=True)
+    first, second = order[0], order[1]
+    if min(runs[first]) > max(max(runs[name]) for name in order[1:]):
+        return f"{first} leads (its slowest run beats every other library's fastest)"
+    return f"no lead: {first} and {second} overlap within their runs' spread"
 
 
 def markdown_table(columns: Sequence[str], rows: Sequence[tuple[str, Mapping[str, Cell]]]) -> str:

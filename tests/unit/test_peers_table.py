@@ -31,7 +31,20 @@ def test_measured_cells_show_rate_ratio_and_share(table: ModuleType) -> None:
         table.format_cell(table.Measured(18_000.0, 1.25, 0.9), notes) == "18,000 msg/s, 90% of ideal (x1.25)"
     )
     assert table.format_cell(table.Measured(5.0, ratio=0.00003), notes) == "5 msg/s (x<0.01)"
+    assert table.format_cell(table.Measured(100.0, 0.5, spread=0.04), notes) == "100 msg/s ±4% (x0.50)"
     assert notes == []
+
+
+def test_a_lead_is_claimed_only_beyond_the_spread_of_the_runs(table: ModuleType) -> None:
+    cells = {
+        "samza_nb": table.Measured(19_000.0),
+        "streamz": table.Measured(19_500.0),
+        "q": table.Missing("-"),
+    }
+    close = {"samza_nb": [18_800.0, 19_000.0, 19_600.0], "streamz": [19_400.0, 19_500.0, 19_900.0]}
+    assert table.leader(cells, close) == "no lead: streamz and samza_nb overlap within their runs' spread"
+    apart = {"samza_nb": [18_000.0, 19_000.0, 19_100.0], "streamz": [19_400.0, 19_500.0, 19_900.0]}
+    assert table.leader(cells, apart) == "streamz leads (its slowest run beats every other library's fastest)"
 
 
 def test_missing_cells_are_a_dash_with_one_footnote_per_reason(table: ModuleType) -> None:

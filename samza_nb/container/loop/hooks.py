@@ -72,6 +72,10 @@ class LoopSchedule(Protocol):
         """The loop takes the completion of an async callback (in the order it takes them): True to handle
         it now, False when the schedule holds it (it gives it back with :meth:`LoopState.requeue`)."""
 
+    def polled(self, ssp: SystemStreamPartition, envelopes: Sequence[IncomingMessageEnvelope]) -> None:
+        """A batch of ``ssp`` was buffered as polled (once per batch, before any of it is chosen; only
+        once :meth:`RunLoop.use_schedule` made this the loop's schedule)."""
+
     def task_ending(self, ti: TaskInstance) -> bool:
         """``ti``'s end-of-stream operation could run now: True to run it, False to hold it (the loop
         asks again when woken)."""
@@ -114,6 +118,9 @@ class NoSchedule:
     def taken(self, callback: TaskCallbackImpl, error: BaseException | None) -> bool:
         """Handled now."""
         return True
+
+    def polled(self, ssp: SystemStreamPartition, envelopes: Sequence[IncomingMessageEnvelope]) -> None:
+        """Nothing."""
 
     def task_ending(self, ti: TaskInstance) -> bool:
         """It runs."""

@@ -144,8 +144,11 @@ class RunLoop:
 
     # -- what record/replay, pause, step, live knobs and swap ask of the loop (loop/hooks.py) --------------
     def use_schedule(self, schedule: LoopSchedule) -> None:
-        """Record or replay with ``schedule`` (before the loop runs)."""
-        self.state.schedule = schedule
+        """Record or replay with ``schedule`` (before the loop runs): it is told of each batch polled
+        (:meth:`LoopSchedule.polled`) and its hooks are called from now on."""
+        state = self.state
+        state.schedule = schedule
+        state.consumers.intake = schedule.polled
 
     def steer_with(self, steering: Steering) -> None:
         """Hand ``steering`` the turn instead of dispatching, until its :meth:`Steering.steer` returns

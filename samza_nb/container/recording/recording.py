@@ -187,7 +187,8 @@ class Entry:
     """One decoded record: ``kind`` and, by kind, the partition index (NEXT, DISPATCH, each message of a
     RUN or ROUND: all as DISPATCH, with the offset, or "" for a message inside a run whose offset was
     not recorded: the partition's next one; EOS), the task index (WINDOW, TASK_EOS; COMPLETE and STEP
-    with the callback number) or ``value`` (END: how)."""
+    with the callback number) or ``value`` (END: how; a RUN read as one entry: its messages, from
+    ``offset`` to ``last``)."""
 
     kind: int
     ssp: int = -1
@@ -195,6 +196,17 @@ class Entry:
     task: int = -1
     seq: int = -1
     value: int = -1
+    last: str = ""
+
+    def offset_at(self, index: int) -> str:
+        """The offset of message ``index`` of this record ("": not recorded; inside a RUN, known when its
+        offsets are consecutive integers)."""
+        if self.kind != RUN or index == 0:
+            return self.offset
+        if index == self.value - 1:
+            return self.last
+        first = int_offset(self.offset)
+        return "" if first is None or int_offset(self.last) != first + self.value - 1 else str(first + index)
 
 
 class Recording:
@@ -211,10 +223,11 @@ class Recording:
         except json.JSONDecodeError as exc:
             raise SamzaError(f"{header_path} is not JSON: {exc}") from None
 
-    def entries(self) -> Iterator[Entry]:
-        """The records in order, one entry per message (NEXT, RUN and ROUND made DISPATCHes); a record
-        cut short at the end of the file (a crash while writing) ends the iteration."""
-        return _Decoder(self).entries()
+    def entries(self, runs: bool = False) -> Iterator[Entry]:
+        """The records in order, one entry per message (NEXT, RUN and ROUND made DISPATCHes; with
+        ``runs``, a RUN stays one entry: its first offset, ``value`` messages, its last offset ``last``); a
+        record cut short at the end of the file (a crash while writing) ends the iteration."""
+        return _Decoder(self, runs).entries()
 
     def records(self) -> int:
         """How many whole records ``schedule.bin`` holds (a run or a round is one)."""
@@ -259,8 +272,9 @@ class ByteReader:
 class _Decoder(ByteReader):
     """Reads ``schedule.bin`` record by record, keeping what the compact records are relative to."""
 
-    def __init__(self, recording: Recording) -> None:
+    def __init__(self, recording: Recording, runs: bool = False) -> None:
         super().__init__(recording._data)
+        self.runs = runs
         header = recording.header
         self.where = recording.directory / SCHEDULE
         self.shift = 3 if header.version == 1 else SHIFT
@@ -305,7 +319,12 @@ class _Decoder(ByteReader):
             return self.messages(index, 1, offset, int_offset(offset), "", None)
         if kind == RUN:
             count = self.varint()
-            return self.messages(self.partition(index), count, *self.span(index, count))
+            span = self.span(self.partition(index), count)
+            if self.runs and count > 1:
+                self.started[self.task_of[index]] += count
+                self.previous[index] = span[3]
+                return [Entry(RUN, ssp=index, offset=span[0], value=count, last=span[2])]
+            return self.messages(index, count, *span)
         if kind == ROUND:
             return self.round(index)
         if kind == EOS:

@@ -2,17 +2,24 @@
 inputs, and the recorded schedule is forced on it.
 
 The replayer walks the recording's records with a cursor, one at a time, and lets the run do only what the
-record at the cursor says: the :class:`ReplayChooser` hands out only the recorded next message (holding the
-others; nothing more until that one started), a completion of an async callback is held until its record
-(:meth:`ScheduleReplayer.taken`: the loop takes it then), a step of an ``async def process`` waits for its
-record (:meth:`ScheduleReplayer.step`), and window and commit fire when their records come (the clock
-timers are off). So outputs come out in the recorded order and stores end the same.
+record at the cursor says: the :class:`~samza_nb.chooser.replay.ReplayChooser` hands out only the
+recorded next message (holding the others; nothing more until that one started), and at a recorded run of
+a sync task's messages the rest of that run with it (the loop takes them straight from the partition's
+buffer, as the recorded run did: a run replays at the speed of a plain one); a completion of an async
+callback is held until its record (:meth:`ScheduleReplayer.taken`: the loop takes it then), a step of an
+``async def process`` waits for its record (:meth:`ScheduleReplayer.step`), and window and commit fire
+when their records come (the clock timers are off). So outputs come out in the recorded order and stores
+end the same.
 
 Where the run and the recording part (an input message with another offset, an end-of-stream where the
 recording has a message, a message whose digest is not the recorded one: same offset, another key or
-value, ...) the run fails with a :class:`ReplayDivergedError` naming the position. At a
-requested stop's record the run stops (committing), as it did; at the end of a recording without one (a
-crash, or a failure) it stops there too, committing. A recording whose job ended by itself ends so again.
+value, ...) the run fails with a :class:`ReplayDivergedError` naming the position. Each batch polled is
+checked against the recorded digests as it is buffered (:meth:`ScheduleReplayer.polled`, at C speed:
+:class:`~samza_nb.container.recording.message_digests.RecordedDigests`): a partition holding a message that
+differs replays one message at a time from then on, so the run stops at that message, after the ones
+before it.
+At a requested stop's record the run stops (committing), as it did; at the end of a recording without one
+(a crash, or a failure) it stops there too, committing. A recording whose job ended by itself ends so again.
 
 With a thread pool (``job.container.thread.pool.size``) or a ``process_async`` task, dispatches and
 completions keep their recorded order, but what calls running at once do meanwhile is not forced.
@@ -24,13 +31,15 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from samza_nb.container.recording.message_digests import describe, digest, read_digests, stable
+from samza_nb.chooser.replay import ReplayChooser
+from samza_nb.container.recording.message_digests import matches, read_recorded
 from samza_nb.container.recording.recording import (
     COMMIT,
     COMPLETE,
     DISPATCH,
     END,
     EOS,
+    RUN,
     STEP,
     STOPPED,
     TASK_EOS,
@@ -38,12 +47,21 @@ from samza_nb.container.recording.recording import (
     Entry,
     Recording,
 )
-from samza_nb.container.recording.replay_checks import check_layout, expected, recorded_config, recorded_start
+from samza_nb.container.recording.replay_checks import (
+    ReplayDivergedError,
+    check_layout,
+    differing_input,
+    expected,
+    older_than_start,
+    recorded_config,
+    recorded_start,
+)
 from samza_nb.container.recording.schedule import Schedule, ScheduleRecorder
-from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.errors import ConfigError
 
 if TYPE_CHECKING:
     import os
+    from collections.abc import Sequence
 
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
@@ -52,11 +70,6 @@ if TYPE_CHECKING:
     from samza_nb.container.loop.loop_state import Completion
     from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
-
-
-class ReplayDivergedError(SamzaError):
-    """A replayed run and its recording parted: the message names the first position where they do,
-    what the recording has there and what the run found."""
 
 
 def open_schedule(config: Config, replay: str | os.PathLike[str] | None) -> Schedule:
@@ -91,8 +104,9 @@ class ScheduleReplayer(Schedule):
     def __init__(self, recording: Recording) -> None:
         super().__init__()
         self.recording = recording
-        self._entries = recording.entries()
+        self._entries = recording.entries(runs=True)
         self.entry: Entry | None = None
+        self._done = 0  # messages of the RUN at the cursor that started
         self.position = 0  # inputs (messages and end-of-streams) the cursor reached
         self.record = 0  # records the cursor reached
         self._awaiting = False  # the chooser handed out the record's message; it has not started yet
@@ -100,8 +114,9 @@ class ScheduleReplayer(Schedule):
         self._held: dict[tuple[int, int], Completion] = {}
         self._waiting: dict[tuple[int, int], asyncio.Future[None]] = {}
         self._unchecked: set[int] = set()  # partitions whose messages may be older than their start
-        self._digests = read_digests(recording.directory, len(recording.header.partitions))
-        """Each partition's recorded message digests by offset (None: a recording before version 3)."""
+        self._digests = read_recorded(recording.directory, len(recording.header.partitions))
+        """Each partition's recorded message digests (None: a recording before version 3)."""
+        self._suspect: set[int] = set()  # partitions that buffered a message differing from the recording
 
     # -- the container's hooks --------------------------------------------------------------------------
     def job_config(self, config: Config) -> Config:
@@ -140,10 +155,11 @@ class ScheduleReplayer(Schedule):
         state = self.state
         assert state is not None
         self.record += 1
+        self._done = 0
         if entry is None:
             self._release_all()
             return
-        if entry.kind in (DISPATCH, EOS):
+        if entry.kind in (DISPATCH, EOS, RUN):
             self.position += 1
         elif entry.kind == COMPLETE:
             held = self._held.pop((entry.task, entry.seq), None)
@@ -177,7 +193,8 @@ class ScheduleReplayer(Schedule):
                 ReplayDivergedError(
                     f"replay of {self.recording.directory}: the run and the recording part at position "
                     f"{self.position} (record {self.record}): "
-                    f"expected {expected(self.recording.header, self.entry)}, found {found}"
+                    f"expected {expected(self.recording.header, self.entry, self._offset_at(self._done))}, "
+                    f"found {found}"
                 )
             )
 
@@ -185,85 +202,110 @@ class ScheduleReplayer(Schedule):
         return f"{ssp} end-of-stream" if offset is None else f"{ssp}@{offset}"
 
     # -- what the run does ----------------------------------------------------------------------------------
-    def choose(
+    def choose_run(
         self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
-    ) -> IncomingMessageEnvelope | None:
-        """The message to hand out now of those ``held`` (one per partition), or None."""
+    ) -> tuple[IncomingMessageEnvelope | None, int]:
+        """The message to hand out now of those ``held`` (one per partition), or None; with the room of
+        its run: how many more of its partition the recorded run at the cursor has (0 unless it is one and
+        the partition buffered no message that differs from the recording)."""
         state = self.state
         if self._awaiting or self._free or state is None or state.failure is not None:
-            return None
+            return None, 0
         if self._unchecked:
-            skipped = self._older_than_start(held)
+            skipped = older_than_start(self.recording.header, self.tasks, self._unchecked, held)
             if skipped is not None:
-                return skipped
+                return skipped, 0
         entry = self.entry
-        if entry is None or entry.kind not in (DISPATCH, EOS):
-            return None
+        if entry is None or entry.kind not in (DISPATCH, EOS, RUN):
+            return None, 0
         ssp = self.recording.header.partitions[entry.ssp].ssp
         envelope = held.get(ssp)
         if envelope is None:
-            return None
+            return None, 0
         end = envelope.is_end_of_stream
         if (entry.kind == EOS and end) or (
-            entry.kind == DISPATCH and not end and entry.offset in ("", envelope.offset)
+            entry.kind != EOS and not end and self._offset_at(self._done) in ("", envelope.offset)
         ):
             if not end and self._digests is not None and not self._same_message(entry.ssp, envelope):
-                return None
+                return None, 0
             del held[ssp]
             self._awaiting = True
-            return envelope
+            if entry.kind != RUN or entry.ssp in self._suspect:
+                return envelope, 0
+            return envelope, entry.value - self._done - 1
         self._diverged(self._found(ssp, None if end else envelope.offset))
-        return None
+        return None, 0
+
+    def _offset_at(self, index: int) -> str:
+        """The offset of message ``index`` of the record at the cursor ("": not recorded)."""
+        return "" if self.entry is None else self.entry.offset_at(index)
+
+    def polled(self, ssp: SystemStreamPartition, envelopes: Sequence[IncomingMessageEnvelope]) -> None:
+        """A batch polled: a partition holding a message that differs from the recording replays one
+        message at a time from now on (its run stops at that message, which fails the replay)."""
+        index = self.ssp_index.get(ssp)
+        recorded = self._digests
+        if index is not None and recorded is not None and recorded[index].first_difference(envelopes) >= 0:
+            self._suspect.add(index)
 
     def _same_message(self, index: int, envelope: IncomingMessageEnvelope) -> bool:
         """True unless the recording has another message at ``envelope``'s offset (then the run fails,
         naming stream, partition, offset and what each has)."""
         assert self._digests is not None
         recorded = self._digests[index].get(envelope.offset)
-        if recorded is None or digest(envelope) == recorded or not stable(envelope):
+        if recorded is None or matches(envelope, recorded):
             return True
         state = self.state
         assert state is not None
         if state.failure is None:
-            ssp = envelope.ssp
-            state.fail_with(
-                ReplayDivergedError(
-                    f"replay of {self.recording.directory}: the input differs from the recording at stream "
-                    f"{ssp.system}.{ssp.stream} partition {ssp.partition} offset {envelope.offset}: the "
-                    f"recording read another message there (digest {recorded:#x}), this run reads "
-                    f"{describe(envelope)} (digest {digest(envelope):#x}); a replay needs the same input"
-                )
-            )
+            state.fail_with(differing_input(self.recording.directory, envelope, recorded))
         return False
 
-    def _older_than_start(
-        self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
-    ) -> IncomingMessageEnvelope | None:
-        """A held message older than its partition's starting offset (handed out: the loop skips it)."""
-        for index in list(self._unchecked):
-            ssp = self.recording.header.partitions[index].ssp
-            envelope = held.get(ssp)
-            if envelope is None:
-                continue
-            ti = self.tasks[self.recording.header.partitions[index].task]
-            start = ti.starting_offsets[ssp]
-            if not envelope.is_end_of_stream and ti.comparators[ssp](envelope.offset, start) < 0:
-                return held.pop(ssp)
-            self._unchecked.discard(index)
-        return None
-
     def on_started(self, task: int, ssp: int, offset: str) -> None:
-        """The message handed out started: the next record."""
+        """The message handed out started: the next record (or the next message of a recorded run)."""
         entry = self.entry
         if self._free:
             return
-        known = entry is not None and entry.offset != "" and offset != ""  # ("": inside a run)
-        if entry is None or entry.kind != DISPATCH or entry.ssp != ssp or (known and entry.offset != offset):
-            self._diverged(
-                f"task {self.tasks[task].name!r} started {self.recording.header.partitions[ssp].ssp}@{offset}"
-            )
+        expected_offset = self._offset_at(self._done)
+        known = expected_offset != "" and offset != ""  # ("": inside a run)
+        if (
+            entry is None
+            or entry.kind not in (DISPATCH, RUN)
+            or entry.ssp != ssp
+            or (known and expected_offset != offset)
+        ):
+            self._diverged(self._started_at(task, ssp, offset))
             return
+        self._started(1)
+
+    def on_run(self, task: int, ssp: int, count: int, first: str, last: str) -> None:
+        """``count`` messages of a run started: within the recorded run at the cursor, at once (its
+        offsets checked at both ends); else one by one (:meth:`on_started`)."""
+        entry = self.entry
+        done = self._done
+        if self._free or entry is None or entry.kind != RUN or entry.ssp != ssp or done + count > entry.value:
+            super().on_run(task, ssp, count, first, last)
+            return
+        for index, offset in ((done, first), (done + count - 1, last)):
+            expected_offset = self._offset_at(index)
+            if expected_offset != "" and expected_offset != offset:
+                self._diverged(self._started_at(task, ssp, offset))
+                return
+        self._started(count)
+
+    def _started_at(self, task: int, ssp: int, offset: str) -> str:
+        return f"task {self.tasks[task].name!r} started {self.recording.header.partitions[ssp].ssp}@{offset}"
+
+    def _started(self, count: int) -> None:
+        """``count`` messages of the record at the cursor started: the next record once all did."""
         self._awaiting = False
+        entry = self.entry
+        if entry is not None and entry.kind == RUN:
+            self._done += count
+            if self._done < entry.value:
+                self.position += count  # (the position of the run's next message)
+                return
+            self.position += count - 1
         self._advance()
 
     def on_partition_end(self, ssp: int) -> None:
@@ -365,32 +407,6 @@ class ScheduleReplayer(Schedule):
         entry = self.entry
         if state.failure is None and not state.stop_requested and entry is not None and entry.kind != END:
             self._diverged("the job's end")
-
-
-class ReplayChooser:
-    """The chooser of a replay: holds each partition's next message and hands out the one the recording
-    has next (:meth:`ScheduleReplayer.choose`)."""
-
-    def __init__(self, replayer: ScheduleReplayer) -> None:
-        self._replayer = replayer
-        self._held: dict[SystemStreamPartition, IncomingMessageEnvelope] = {}
-
-    def register(self, ssp: SystemStreamPartition, offset: str | None) -> None:
-        """Nothing to do: the recording says where each partition starts."""
-
-    def start(self) -> None:
-        """Nothing to do."""
-
-    def stop(self) -> None:
-        """Nothing to do."""
-
-    def update(self, envelope: IncomingMessageEnvelope) -> None:
-        """Held until its turn."""
-        self._held[envelope.ssp] = envelope
-
-    def choose(self) -> IncomingMessageEnvelope | None:
-        """The recorded next message once it is held, else None."""
-        return self._replayer.choose(self._held)
 
 
 __all__ = ["ReplayChooser", "ReplayDivergedError", "ScheduleReplayer", "open_schedule"]

@@ -4,7 +4,9 @@ where a run parts from its recording (:func:`expected`).
 A replay runs the recorded job (:func:`recorded_config`: the recording's values of the keys the schedule
 depends on), from the recorded starting checkpoint (:func:`recorded_start`: a task with stores needs them as
 they were then), over the recorded tasks and partitions (:func:`check_layout`). Each refuses in one line
-naming what differs.
+naming what differs. While it runs, a replay fails with a :class:`ReplayDivergedError` where the run
+parts from its recording (:func:`differing_input`: an input message that is not the recorded one), and
+hands out first what a partition holds from before its start (:func:`older_than_start`).
 """
 
 from __future__ import annotations
@@ -12,22 +14,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from samza_nb.container.recording.recording import (
-    COMMIT,
-    COMPLETE,
-    DISPATCH,
-    EOS,
-    STEP,
-    STOPPED,
-    TASK_EOS,
-    WINDOW,
-)
+from samza_nb.container.recording.message_digests import describe, digest
+from samza_nb.container.recording.recording import COMMIT, COMPLETE, END, EOS, STEP, STOPPED, TASK_EOS, WINDOW
 from samza_nb.errors import ConfigError, SamzaError
 
 if TYPE_CHECKING:
-    from samza_nb.api.streams import SystemStreamPartition
+    from pathlib import Path
+
+    from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.config import Config
+    from samza_nb.container.loop.task_instance import TaskInstance
     from samza_nb.container.recording.recording import Entry, Header, Recording
+
+
+class ReplayDivergedError(SamzaError):
+    """A replayed run and its recording parted: the message names the first position where they do,
+    what the recording has there and what the run found."""
 
 
 def recorded_config(recording: Recording, config: Config) -> Config:
@@ -77,17 +79,11 @@ def check_layout(recording: Recording, actual: Mapping[str, set[SystemStreamPart
         )
 
 
-def expected(header: Header, entry: Entry | None) -> str:
-    """What the record ``entry`` of a recording with ``header`` expects, in words (None: the end)."""
+def expected(header: Header, entry: Entry | None, offset: str = "") -> str:
+    """What the record ``entry`` of a recording with ``header`` expects, in words (None: the end;
+    ``offset``: of the message a DISPATCH or RUN expects next, "" when not recorded)."""
     if entry is None:
         return "the end of the recording"
-    if entry.kind in (DISPATCH, EOS):
-        row = header.partitions[entry.ssp]
-        if entry.kind == EOS:
-            what = f"{row.ssp} end-of-stream"
-        else:  # a message inside a recorded run may have no offset: the partition's next one
-            what = f"{row.ssp}@{entry.offset}" if entry.offset else f"the next message of {row.ssp}"
-        return f"task {header.tasks[row.task]!r} {what}"
     if entry.kind in (COMPLETE, STEP):
         what = "the completion" if entry.kind == COMPLETE else "a step"
         return f"{what} of task {header.tasks[entry.task]!r} message {entry.seq}"
@@ -97,7 +93,48 @@ def expected(header: Header, entry: Entry | None) -> str:
         return f"the end-of-stream of task {header.tasks[entry.task]!r}"
     if entry.kind == COMMIT:
         return "the commit timer"
-    return "a requested stop" if entry.value == STOPPED else "the job's end"
+    if entry.kind == END:
+        return "a requested stop" if entry.value == STOPPED else "the job's end"
+    row = header.partitions[entry.ssp]  # DISPATCH, RUN or EOS
+    if entry.kind == EOS:
+        what = f"{row.ssp} end-of-stream"
+    else:  # a message inside a recorded run may have no offset: the partition's next one
+        what = f"{row.ssp}@{offset}" if offset else f"the next message of {row.ssp}"
+    return f"task {header.tasks[row.task]!r} {what}"
+
+
+def differing_input(directory: Path, envelope: IncomingMessageEnvelope, recorded: int) -> ReplayDivergedError:
+    """The failure of the replay of ``directory`` whose input at ``envelope``'s offset is not the message
+    recorded there (``recorded``: its digest), naming stream, partition, offset and what each has."""
+    ssp = envelope.ssp
+    return ReplayDivergedError(
+        f"replay of {directory}: the input differs from the recording at stream "
+        f"{ssp.system}.{ssp.stream} partition {ssp.partition} offset {envelope.offset}: the "
+        f"recording read another message there (digest {recorded:#x}), this run reads "
+        f"{describe(envelope)} (digest {digest(envelope):#x}); a replay needs the same input"
+    )
+
+
+def older_than_start(
+    header: Header,
+    tasks: list[TaskInstance],
+    unchecked: set[int],
+    held: dict[SystemStreamPartition, IncomingMessageEnvelope],
+) -> IncomingMessageEnvelope | None:
+    """A held message of one of the ``unchecked`` partitions (indexes in ``header``; ``tasks`` in its
+    order) older than its partition's starting offset, taken out of ``held`` (handed out: the loop skips
+    it); a partition whose held message is not older is checked (out of ``unchecked``)."""
+    for index in list(unchecked):
+        row = header.partitions[index]
+        envelope = held.get(row.ssp)
+        if envelope is None:
+            continue
+        ti = tasks[row.task]
+        start = ti.starting_offsets[row.ssp]
+        if not envelope.is_end_of_stream and ti.comparators[row.ssp](envelope.offset, start) < 0:
+            return held.pop(row.ssp)
+        unchecked.discard(index)
+    return None
 
 
 def _offsets(offsets: dict[SystemStreamPartition, str]) -> str:
@@ -110,4 +147,12 @@ def _layout(tasks: Mapping[str, set[SystemStreamPartition]]) -> str:
     )
 
 
-__all__ = ["check_layout", "expected", "recorded_config", "recorded_start"]
+__all__ = [
+    "ReplayDivergedError",
+    "check_layout",
+    "differing_input",
+    "expected",
+    "older_than_start",
+    "recorded_config",
+    "recorded_start",
+]

@@ -7,7 +7,8 @@ start, without putting the loop on a slower path: a message started on the gener
 (:meth:`Schedule.dispatched`, by ``MessagePump.dispatch`` just before the task sees it), a run of a sync
 task's messages (:meth:`Schedule.ran`, once per run, after it) and a round of sync tasks
 (:meth:`Schedule.ran_round`, once per round); and where the loop takes an async completion
-(:meth:`Schedule.taken`, in the order it takes them; a replay may hold it). Partition ends, windows
+(:meth:`Schedule.taken`, in the order it takes them; a replay may hold it), and each batch as it is
+buffered (:meth:`Schedule.polled`: a recording's digests; a replay's check of them). Partition ends, windows
 (``WindowFired``: a window is recorded where it ran, not where its timer fired) and commits it sees on the
 observe bus (events that are not per message). The loop itself calls :meth:`Schedule.tick` once per
 iteration, :meth:`Schedule.commit_timer_fired` when the commit timer fires and :meth:`Schedule.loop_ended`
@@ -18,7 +19,8 @@ first run and every resumption).
 :class:`ScheduleRecorder` writes all that down (:mod:`samza_nb.container.recording.recording_writer`: a
 run or a round is one record, and records are written out at commits, at stop and when 64 KiB wait);
 :class:`~samza_nb.container.recording.replay.ScheduleReplayer` forces it on a second run, through its
-chooser (one message at a time) and by holding completions until their records.
+chooser (one message, or the rest of a recorded run, at a time) and by holding completions until their
+records.
 """
 
 from __future__ import annotations
@@ -175,6 +177,9 @@ class Schedule:
             self.completed(callback)
         return True
 
+    def polled(self, ssp: SystemStreamPartition, envelopes: Sequence[IncomingMessageEnvelope]) -> None:
+        """A batch of ``ssp`` was buffered as polled: here nothing."""
+
     def completed(self, callback: TaskCallbackImpl) -> None:
         """The completion of ``callback`` is handled: :meth:`on_completed` with its message number."""
         seq = self._seq_of.pop(callback, None)
@@ -279,10 +284,13 @@ class ScheduleRecorder(Schedule):
             for ssp in sorted(ti.ssps)
         ]
         header = Header(self._job, tuple(ti.name for ti in state.tasks), tuple(partitions), self._config)
-        self.writer = writer = ScheduleWriter(self.directory, header)
+        self.writer = ScheduleWriter(self.directory, header)
         self.observe(loop, header)
-        index = self.ssp_index
-        state.consumers.intake = lambda ssp, envelopes: writer.polled(index[ssp], envelopes)
+
+    def polled(self, ssp: SystemStreamPartition, envelopes: Sequence[IncomingMessageEnvelope]) -> None:
+        """Recorded: the batch's digests."""
+        assert self.writer is not None
+        self.writer.polled(self.ssp_index[ssp], envelopes)
 
     def dispatched(
         self, ti: TaskInstance, ssp: SystemStreamPartition, offset: str, callback: TaskCallbackImpl | None

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from samza_nb import OutgoingMessageEnvelope, SystemStreamPartition, TaskFailedError
+from samza_nb.chooser.replay import ReplayChooser
 from samza_nb.container.recording.recording import (
     DISPATCH,
     END,
@@ -25,6 +26,7 @@ from samza_nb.container.recording.recording import (
     Recording,
 )
 from samza_nb.container.recording.recording_writer import ScheduleWriter
+from samza_nb.container.recording.replay import ReplayDivergedError
 from tests.unit.container.harness import OUT, Job
 
 
@@ -186,3 +188,37 @@ def test_a_version_1_recording_still_reads(tmp_path: Path) -> None:
     assert _dispatches(recording) == [(0, "0"), (0, "1"), (0, "7")]
     assert [entry.kind for entry in recording.entries()][-2:] == [EOS, END]
     assert RUN not in {entry.kind for entry in recording.entries()}
+
+
+def test_a_recorded_run_replays_as_a_run_not_one_message_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recording = tmp_path / "recording"
+    job, _ = run(Quick, 1, 5000, job__record__path=str(recording))
+    recorded = job.output()[0]
+    offered: list[str] = []  # the envelopes the replay's chooser was offered one by one
+    update = ReplayChooser.update
+    monkeypatch.setattr(ReplayChooser, "update", lambda self, e: (offered.append(e.offset), update(self, e)))
+    replayed = Job(task__max__concurrency="1")
+    replayed.broker.create_stream("out", 1)
+    replayed.send("in", list(range(5000)))
+    replayed.end()
+    replayed.run(Quick, replay=recording)
+    assert replayed.output()[0] == recorded
+    assert replayed.checkpoint() == {"test.in#0": "4999"}
+    assert 0 < len(offered) < 5000 / 50  # the rest was taken in runs, straight from the buffer
+
+
+def test_a_message_that_differs_inside_a_recorded_run_stops_the_replay_right_before_it(
+    tmp_path: Path,
+) -> None:
+    recording = tmp_path / "recording"
+    run(Quick, 1, 5000, job__record__path=str(recording))
+    assert Recording(recording).records() < 50  # runs
+    changed = Job(task__max__concurrency="1")
+    changed.broker.create_stream("out", 1)
+    changed.send("in", [3001 * 7 if i == 3001 else i for i in range(5000)])
+    changed.end()
+    with pytest.raises(ReplayDivergedError, match="partition 0 offset 3001: the recording read another"):
+        changed.run(Quick, replay=recording)
+    assert changed.output()[0] == [[0, i] for i in range(3001)]
