@@ -64,7 +64,7 @@ def installation_key() -> str | None:
             return None
         java = Path(found)
     java = java.resolve()
-    jars = Path(pyspark.__file__).parent / "jars"
+    jars = _jars_directory()
     parts = [
         str(java),
         str(java.stat().st_size),
@@ -168,7 +168,32 @@ def build_class_archive(python: str = sys.executable) -> Path:
             f"{lines[-1] if lines else 'no output'}"
         )
     os.replace(partial, target)
+    target.with_suffix(".jars").write_text(str(_jars_directory()), encoding="utf-8")
+    prune_class_archives()
     return target
+
+
+def prune_class_archives() -> list[Path]:
+    """Remove the class archives of installations that are gone (the jars directory each was built for,
+    kept beside it in ``<archive>.jars``, no longer exists; an archive without that record too, except this
+    installation's) and return them: every fresh venv builds its own (~180 MiB)."""
+    keep = class_archive_path()
+    removed = []
+    for archive in sorted(archive_directory().glob("spark-driver-*.jsa")):
+        record = archive.with_suffix(".jars")
+        source = record.read_text(encoding="utf-8").strip() if record.is_file() else ""
+        if archive == keep or (source and Path(source).is_dir()):
+            continue
+        archive.unlink(missing_ok=True)
+        record.unlink(missing_ok=True)
+        removed.append(archive)
+    return removed
+
+
+def _jars_directory() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
 
 
 __all__ = [
@@ -179,4 +204,5 @@ __all__ = [
     "driver_java_options",
     "executor_java_options",
     "installation_key",
+    "prune_class_archives",
 ]

@@ -63,3 +63,20 @@ def test_another_pyspark_installation_gets_another_archive(
     second = class_archive_path()
     assert first is not None and second is not None and first != second
     assert jvm_start.installation_key() == second.name.removeprefix("spark-driver-").removesuffix(".jsa")
+
+
+def test_archives_of_installations_that_are_gone_are_pruned(cache: Path, tmp_path: Path) -> None:
+    """Every fresh venv builds its own archive (~180 MiB): those whose jars directory is gone go."""
+    from samza_nb.systems.spark.jvm_start import prune_class_archives
+
+    mine = class_archive_path()
+    assert mine is not None
+    mine.write_bytes(b"this installation's")
+    gone, alive, unrecorded = (cache / f"spark-driver-{name}.jsa" for name in ("gone", "alive", "old"))
+    for archive in (gone, alive, unrecorded):
+        archive.write_bytes(b"x")
+    gone.with_suffix(".jars").write_text(str(tmp_path / "deleted-venv" / "jars"))
+    (tmp_path / "venv" / "jars").mkdir(parents=True)
+    alive.with_suffix(".jars").write_text(str(tmp_path / "venv" / "jars"))
+    assert sorted(prune_class_archives()) == sorted([gone, unrecorded])
+    assert mine.exists() and alive.exists() and not gone.exists() and not gone.with_suffix(".jars").exists()
