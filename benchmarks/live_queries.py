@@ -255,7 +255,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rate", type=float, default=100.0, help="lookups per second while queried")
     args = parser.parse_args(argv)
     figures = asyncio.run(measure(args.messages, args.users, args.windows, args.window, args.rate))
-    ratio = figures["queried"] / figures["unqueried"]
+    # the input may run out before a window (a quick machine, a small --messages): no rate to compare
+    ratio = figures["queried"] / figures["unqueried"] if figures["unqueried"] else float("nan")
     print(
         f"2 containers, {args.users} users: unqueried {figures['unqueried']:,.0f} msgs/s, queried "
         f"{args.rate:g}/s {figures['queried']:,.0f} msgs/s, ratio {ratio:.3f}; "

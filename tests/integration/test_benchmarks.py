@@ -94,7 +94,7 @@ def test_record(checks: list[str]) -> None:
 
 
 def test_live_queries(checks: list[str]) -> None:
-    argv = ["--messages", "20000", "--users", "50", "--windows", "2", "--window", "0.2", "--rate", "50"]
+    argv = ["--messages", "200000", "--users", "50", "--windows", "2", "--window", "0.2", "--rate", "50"]
     figures = benchmark("live_queries").main(argv)
     assert figures["lookups"] > 0 and figures["p99"] >= figures["p50"] > 0
     assert checks == ["each user's committed count after the stop"]
