@@ -40,7 +40,8 @@ if TYPE_CHECKING:
     from samza_nb.config import Config
 
 QUICK_START_KEY: Final = "spark.jvm.quick.start"
-"""The job's key turning the driver JVM's quick start on (default) or off."""
+"""The job's key turning the JVMs' quick start on (default) or off: the driver's, and the executors' under a
+cluster master."""
 DRIVER_OPTIONS_CONF: Final = "spark.driver.extraJavaOptions"
 EXECUTOR_OPTIONS_CONF: Final = "spark.executor.extraJavaOptions"
 C1_ONLY: Final = "-XX:TieredStopAtLevel=1"
