@@ -294,12 +294,32 @@ def _take(
     return False
 
 
+def add_browse_arguments(parser: Any) -> None:
+    """Add a browse's arguments (``SYSTEM.STREAM``, ``--partition``, ``--from``, ``--key``, ``-n``) to an
+    argparse-like ``parser``: the magic's and the CLI command's are the same."""
+    parser.add_argument("stream", metavar="SYSTEM.STREAM", help="the stream to show (e.g. kafka.orders)")
+    parser.add_argument("--partition", type=int, metavar="P", help="only partition P (default: every one)")
+    parser.add_argument(
+        "--from", dest="start", metavar="OFFSET", help="the first offset shown (default: the oldest)"
+    )
+    parser.add_argument("--key", metavar="K", help="only the messages whose key is K")
+    parser.add_argument(
+        "-n",
+        dest="limit",
+        type=int,
+        default=DEFAULT_LIMIT,
+        metavar="N",
+        help=f"at most N messages of each partition (default {DEFAULT_LIMIT})",
+    )
+
+
 __all__ = [
     "DEFAULT_LIMIT",
     "HEADERS",
     "Browse",
     "BrowseError",
     "BrowsedMessage",
+    "add_browse_arguments",
     "browse",
     "key_text",
     "message_row",

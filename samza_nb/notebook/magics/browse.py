@@ -18,26 +18,13 @@ from samza_nb.errors import SamzaError
 from samza_nb.notebook.display.text_status import html_table, text_table
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics.arguments import MagicArguments
-from samza_nb.systems.browse import DEFAULT_LIMIT, HEADERS, Browse, browse, message_row, parse_stream
+from samza_nb.systems.browse import HEADERS, Browse, add_browse_arguments, browse, message_row, parse_stream
 
 if TYPE_CHECKING:
     from samza_nb.config import Config
 
 BROWSE_ARGS = MagicArguments("samza_browse")
-BROWSE_ARGS.add_argument("stream", metavar="SYSTEM.STREAM", help="the stream to show (e.g. kafka.orders)")
-BROWSE_ARGS.add_argument("--partition", type=int, metavar="P", help="only partition P (default: every one)")
-BROWSE_ARGS.add_argument(
-    "--from", dest="start", metavar="OFFSET", help="the first offset shown (default: the oldest)"
-)
-BROWSE_ARGS.add_argument("--key", metavar="K", help="only the messages whose key is K")
-BROWSE_ARGS.add_argument(
-    "-n",
-    dest="limit",
-    type=int,
-    default=DEFAULT_LIMIT,
-    metavar="N",
-    help=f"at most N messages of each partition (default {DEFAULT_LIMIT})",
-)
+add_browse_arguments(BROWSE_ARGS)
 BROWSE_ARGS.add_argument("--name", help="the job whose config names the stream (default: the latest)")
 
 

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from samza_nb.runtime.cli.job_args import add_job_command, load_job_config
 from samza_nb.runtime.console import EXIT_OK, report_error, setup_logging
-from samza_nb.systems.browse import DEFAULT_LIMIT, HEADERS, browse, message_row, parse_stream
+from samza_nb.systems.browse import HEADERS, add_browse_arguments, browse, message_row, parse_stream
 
 
 def add_browse_command(commands: Any) -> None:
@@ -24,20 +24,7 @@ def add_browse_command(commands: Any) -> None:
     parser = add_job_command(
         commands, "browse", "print the messages of a stream of a job", __doc__, browse_command
     )
-    parser.add_argument("stream", metavar="SYSTEM.STREAM", help="the stream to print (e.g. kafka.orders)")
-    parser.add_argument("--partition", type=int, metavar="P", help="only partition P (default: every one)")
-    parser.add_argument(
-        "--from", dest="start", metavar="OFFSET", help="the first offset (default: the oldest)"
-    )
-    parser.add_argument("--key", metavar="K", help="only the messages whose key is K")
-    parser.add_argument(
-        "-n",
-        dest="limit",
-        type=int,
-        default=DEFAULT_LIMIT,
-        metavar="N",
-        help=f"at most N messages of each partition (default {DEFAULT_LIMIT})",
-    )
+    add_browse_arguments(parser)
 
 
 def browse_command(args: argparse.Namespace, out: TextIO | None = None) -> int:
