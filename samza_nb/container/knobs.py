@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from samza_nb.api.streams import SystemStream
 from samza_nb.chooser.batching import BATCH_SIZE_KEY, BatchingChooser
 from samza_nb.chooser.round_robin import RoundRobinChooser
+from samza_nb.chooser.settings import read_chooser_settings
 from samza_nb.chooser.tiered_priority import TieredPriorityChooser
 from samza_nb.chooser.trace import chooser_layers
 from samza_nb.config.catalogue import spec_for
@@ -164,7 +165,8 @@ def config_values(config: Config) -> dict[str, str]:
     result = {key: str(config.value(key)) for key in (CONCURRENCY_KEY, COMMIT_KEY, WINDOW_KEY)}
     if config.value(BATCH_SIZE_KEY):
         result[BATCH_SIZE_KEY] = str(config.value(BATCH_SIZE_KEY))
-    for key in sorted(config):
-        if _PRIORITY.match(key):
-            result[key] = str(config.value(key))
+    # As the chooser will build its tiers: every input at 0 once any priority or bootstrap stream is set.
+    tiers = read_chooser_settings(config).tiers()
+    for stream, priority in sorted(tiers.items(), key=lambda item: str(item[0])):
+        result[f"systems.{stream.system}.streams.{stream.stream}.samza.priority"] = str(priority)
     return result

@@ -10,7 +10,8 @@ While the job is paused, :meth:`SteerControls.header_suffix` marks the dashboard
 the note's second line shows the message the chooser picks next and why (``peek``: the decision is made
 then and kept, so the next Step processes exactly that message); it is asked again after each step.
 The priority fields appear once the job runs, when its chooser has priority tiers (a priority or bootstrap
-stream configured at start); a field's new value is set at the next message boundary. The slider and the
+stream configured at start), one per stream with a tier; a stream given a tier later (``%samza_set``) gets its
+field at the next render. A field's new value is set at the next message boundary. The slider and the
 fields follow the values in force: a ``%samza_set`` in a cell moves them at the next render.
 
 Every widget keeps its width (``flex: 0 0 auto``) and the dashboard's row of controls wraps, so at
@@ -111,6 +112,7 @@ class SteerControls:
         self.note.add_class("samza-steer-note")
         self.priorities = w.HBox([], layout=w.Layout(flex_flow="row wrap", grid_gap="6px", flex="0 1 auto"))
         self._fields: dict[str, Any] = {}  # priority key -> its field
+        self._fields_lock = threading.Lock()
         self.widgets = (self.pause_button, self.step_button, self.resume_button, self.slider, self.priorities)
         self.commands = 0
         self._w = w
@@ -212,7 +214,8 @@ class SteerControls:
                     self.slider.max = value
                 if self.slider.value != value:
                     self.slider.value = value
-            for key, field in self._fields.items():
+            self._add_fields(knobs)
+            for key, field in list(self._fields.items()):
                 if key in knobs and field.value != int(knobs[key]):
                     field.value = int(knobs[key])
         finally:
@@ -251,27 +254,34 @@ class SteerControls:
         return ""
 
     def _show_knobs(self, target: Steerable) -> str:
-        """Add a priority field per input stream when the job's chooser has priority tiers."""
-        values = target.set({})
-        w = self._w
-        fields = []
-        for key, value in values.items():
-            match = _PRIORITY.match(key)
-            if match is None:
-                continue
-            field = w.IntText(
-                value=int(value),
-                description=f"{match.group(2)} priority",
-                style={"description_width": "initial"},
-                layout=w.Layout(width="auto", min_width="190px", flex="0 0 auto"),
-            )
-            field.add_class("samza-priority")
-            field.observe(lambda change, key=key: self._set_priority(key, int(change["new"])), names="value")
-            fields.append(field)
-            self._fields[key] = field
-        if fields:
-            self.priorities.children = tuple(fields)
+        """Add a priority field per prioritised input stream when the job's chooser has priority tiers."""
+        self._add_fields(target.set({}))
         return ""
+
+    def _add_fields(self, values: Mapping[str, str]) -> None:
+        """A field for each stream priority in ``values`` that has none yet (a stream put into a tier by a
+        ``%samza_set`` after the job started gets its field at the next render)."""
+        w = self._w
+        with self._fields_lock:
+            added = []
+            for key, value in values.items():
+                match = _PRIORITY.match(key)
+                if match is None or key in self._fields:
+                    continue
+                field = w.IntText(
+                    value=int(value),
+                    description=f"{match.group(2)} priority",
+                    style={"description_width": "initial"},
+                    layout=w.Layout(width="auto", min_width="190px", flex="0 0 auto"),
+                )
+                field.add_class("samza-priority")
+                field.observe(
+                    lambda change, key=key: self._set_priority(key, int(change["new"])), names="value"
+                )
+                added.append(field)
+                self._fields[key] = field
+            if added:
+                self.priorities.children = (*self.priorities.children, *added)
 
     def _set_priority(self, key: str, value: int) -> None:
         if self._syncing:

@@ -518,6 +518,24 @@ def test_priorities_and_batch_size_change_live(tmp_path: Path, running: list[Run
     assert any("priority tier 5" in step.reason for step in steps)
 
 
+def test_the_values_before_the_start_list_every_inputs_tier_as_the_running_chooser_does(
+    tmp_path: Path, running: list[Running]
+) -> None:
+    j = Job({"low": 1, "high": 1}, **{"systems.test.streams.high.samza.priority": "2"})
+    j.send("low", ["l"])
+    container = j.container(Echo)
+    container.steering.pause()
+    before = container.steering.set({})
+    tiers = {key: value for key, value in before.items() if key.endswith(".samza.priority")}
+    assert tiers == {
+        "systems.test.streams.high.samza.priority": "2",
+        "systems.test.streams.low.samza.priority": "0",
+    }, "a stream without a priority of its own is in tier 0, as the chooser will put it"
+    start(running, container)  # (returns once the container runs)
+    after = container.steering.set({})
+    assert {key: after[key] for key in tiers} == tiers
+
+
 # -- hot swap -----------------------------------------------------------------------------------------------
 def test_swap_keeps_the_store_and_processes_each_message_once_old_then_new(
     tmp_path: Path, running: list[Running], loop_mode: LoopMode

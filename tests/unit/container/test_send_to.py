@@ -179,6 +179,7 @@ def test_an_async_task_sends_with_send_to_what_it_sends_with_envelopes(concurren
     if concurrency == "1":
         assert with_send_to == with_envelopes
         return
+
     # Messages of the two tasks (inputs 0-199 and 1000-1199) meet in one output partition, and a suspended
     # message (every seventh) resumes when the loop gets to it: with 8 in flight the interleaving is the
     # scheduler's. Each task's output is the same messages either way.
