@@ -74,7 +74,8 @@ class StoreQueries:
             ),
             None,
         )
-        order = sorted(model.containers, key=lambda cid: (cid != owner, len(cid), cid))
+        holding = [cid for cid, c in model.containers.items() if c.tasks]  # (no tasks: no stores)
+        order = sorted(holding, key=lambda cid: (cid != owner, len(cid), cid))
         request = {"store": store, "key": base64.b64encode(raw).decode(), "committed": committed}
         searched: list[int] = []
         for cid in order:
@@ -182,7 +183,8 @@ class StoreQueries:
             except (ValueError, AttributeError):
                 error = data[:200].decode(errors="replace")
             kinds = {503: StoreNotReady, 404: UnknownStore}
-            raise kinds.get(response.status, SamzaError)(f"container {cid}: {error}")
+            named = error if error.startswith(f"container {cid} ") else f"container {cid}: {error}"
+            raise kinds.get(response.status, SamzaError)(named)
         raise AssertionError("unreachable")
 
     def _connection(self, url: str) -> http.client.HTTPConnection:

@@ -191,6 +191,8 @@ class StoreReader:
         """The committed rows of ``store`` in this container's tasks: an Arrow table ``(key, value,
         partition)``, and the partitions it covers (every one of the container's tasks: a task whose state
         file does not have the store yet is a :class:`StoreNotReady` naming it, never left out)."""
+        import pyarrow as pa
+
         from samza_nb.storage.sql.query import store_rows
 
         storage = self._storage(store)
@@ -203,13 +205,11 @@ class StoreReader:
                 table = store_rows(connection, store, self._container.config)
                 if table is None:
                     raise StoreNotReady(
-                        f"container {cid}: store {store!r} is not open in task {task!r} (partition "
-                        f"{partition}) yet"
+                        f"container {cid} has no store {store!r} in the state file of task {task!r} "
+                        f"(partition {partition})"
                     )
                 tables.append(table)
             partitions = tuple(sorted(partition for partition, _ in files.values()))
-        import pyarrow as pa
-
         return pa.concat_tables(tables, promote_options="permissive"), partitions
 
     def _storage(self, store: str) -> StorageManager:
