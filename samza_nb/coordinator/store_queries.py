@@ -5,7 +5,10 @@ A point lookup goes to the container whose task owns the partition the key hashe
 keyed input messages, over the job's task partitions); when the key is not there, the job's other
 containers are asked too, so a key a task keeps under another partition is still found, and the answer
 names the container, task and partition that answered. SQL gathers every container's committed rows of
-the store and runs over their union in a scratch DuckDB, here.
+the store and runs over their union in a scratch DuckDB, here. The union is whole or refused: a container
+that cannot answer (not started, its stores still opening, stopped, not answering within
+``REQUEST_TIMEOUT_S``) or that answers for other partitions than the job model gives it fails the query
+with one line naming it; no part is ever left out of an answer.
 
 Connections to the containers are kept open (HTTP/1.1 keep-alive) for the next request.
 """
@@ -21,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from samza_nb.container.queries import (
+    PARTITIONS_HEADER,
     KeyAnswer,
     StoreNotReady,
     UnknownStore,
@@ -70,7 +74,8 @@ class StoreQueries:
             ),
             None,
         )
-        order = sorted(model.containers, key=lambda cid: (cid != owner, len(cid), cid))
+        holding = [cid for cid, c in model.containers.items() if c.tasks]  # (no tasks: no stores)
+        order = sorted(holding, key=lambda cid: (cid != owner, len(cid), cid))
         request = {"store": store, "key": base64.b64encode(raw).decode(), "committed": committed}
         searched: list[int] = []
         for cid in order:
@@ -100,17 +105,27 @@ class StoreQueries:
     # -- SQL --------------------------------------------------------------------------------------------
     def sql(self, store: str, sql: str) -> QueryResult:
         """``sql`` over the union of every container's committed rows of ``store`` (the relation
-        ``<store>(key, value, partition)``)."""
+        ``<store>(key, value, partition)``); a :class:`StoreNotReady` naming the container when one of
+        them cannot give its part (see the module): never an answer without it."""
         import pyarrow as pa
 
         from samza_nb.storage.sql.query import query_tables
 
         self._refuse_unknown(store)
+        model = self._model()
         tables = []
-        for cid in sorted(self._model().containers, key=lambda c: (len(c), c)):
-            data = self._ask(cid, "GET", f"/stores/{quote(store, safe='')}/rows")
-            if data:
-                tables.append(pa.ipc.open_stream(data).read_all())
+        for cid in sorted(model.containers, key=lambda c: (len(c), c)):
+            owned = sorted(t.changelog_partition for t in model.containers[cid].tasks.values())
+            if not owned:
+                continue  # a container without tasks holds no part of any store
+            data, headers = self._request(cid, "GET", f"/stores/{quote(store, safe='')}/rows")
+            covered = _partition_list(headers.get(PARTITIONS_HEADER))
+            if covered != owned:
+                raise StoreNotReady(
+                    f"container {cid} answered for partitions {_listed(covered)} of store {store!r}, not for "
+                    f"its partitions {_listed(owned)} in the job model: refusing an answer without them"
+                )
+            tables.append(pa.ipc.open_stream(data).read_all())
         if not tables:
             raise SamzaError(f"no container of the job holds a partition of store {store!r}")
         return query_tables(tables, store, sql)
@@ -141,6 +156,12 @@ class StoreQueries:
         return report.query_url, report.query_token
 
     def _ask(self, cid: str, method: str, path: str, body: bytes | None = None) -> bytes:
+        return self._request(cid, method, path, body)[0]
+
+    def _request(
+        self, cid: str, method: str, path: str, body: bytes | None = None
+    ) -> tuple[bytes, http.client.HTTPMessage]:
+        """Container ``cid``'s answer (body and headers) when it is 200, else the error it names."""
         url, token = self._endpoint(cid)
         headers = {"Authorization": f"Bearer {token}", "Content-Length": str(len(body or b""))}
         for attempt in (1, 2):  # a kept-alive connection the container closed meanwhile: once more
@@ -156,13 +177,14 @@ class StoreQueries:
                 continue
             self._release(url, conn, response.will_close)
             if response.status == 200:
-                return data
+                return data, response.headers
             try:
                 error = str(json.loads(data).get("error", data[:200]))
             except (ValueError, AttributeError):
                 error = data[:200].decode(errors="replace")
             kinds = {503: StoreNotReady, 404: UnknownStore}
-            raise kinds.get(response.status, SamzaError)(f"container {cid}: {error}")
+            named = error if error.startswith(f"container {cid} ") else f"container {cid}: {error}"
+            raise kinds.get(response.status, SamzaError)(named)
         raise AssertionError("unreachable")
 
     def _connection(self, url: str) -> http.client.HTTPConnection:
@@ -199,6 +221,18 @@ def sql_of_body(body: bytes) -> str:
     except (ValueError, RecursionError):
         return text
     return str(data["sql"]) if isinstance(data, dict) and "sql" in data else text
+
+
+def _partition_list(header: str | None) -> list[int] | None:
+    """The partitions a rows answer names (None when it names none, or not as numbers)."""
+    try:
+        return sorted(int(p) for p in header.split(",") if p.strip()) if header is not None else None
+    except ValueError:
+        return None
+
+
+def _listed(partitions: list[int] | None) -> str:
+    return "none" if not partitions else ", ".join(str(p) for p in partitions)
 
 
 def _is_store_factory(key: str) -> bool:

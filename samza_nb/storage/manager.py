@@ -92,6 +92,7 @@ class StorageManager:
         self._queries = 0  # queries running on the open state files (close waits for them)
         self._queries_done = threading.Condition()
         self._closing = False  # the state files are closing: queries wait
+        self._open = False  # every task's stores are open and restored: queries may read them
         for name, stream in self._changelogs.items():
             if stream is not None and stream.system not in admins:
                 key = f"stores.{name}.changelog"
@@ -177,6 +178,8 @@ class StorageManager:
             if crash_points.ARMED:
                 crash_points.reached("restore.done")
             effective[task_name] = storage.checkpoint = resume.checkpoint
+        with self._queries_done:
+            self._open = True  # (not before: a query would see some tasks' stores, or unrestored ones)
         return effective
 
     async def _begin_generation(self, task_name: str, storage: TaskStorage) -> None:
@@ -260,7 +263,8 @@ class StorageManager:
         with self._queries_done:
             # While the stores close, neither the open files nor the closed ones can be read: wait.
             self._queries_done.wait_for(lambda: not self._closing, timeout=QUERY_WAIT_S)
-            connections = [storage.file.connection for storage in self._storage.values()]
+            opened = self._storage.values() if self._open else ()
+            connections = [storage.file.connection for storage in opened]
             closed_paths = list(self._closed_paths)
             if connections:
                 self._queries += 1
@@ -284,17 +288,22 @@ class StorageManager:
                 self._queries_done.notify_all()
 
     def partitions(self) -> dict[str, int]:
-        """Task name -> the partition of its stores (its changelog partition), while the stores are open."""
+        """Task name -> the partition of its stores (its changelog partition), while the stores are open:
+        empty until every task's stores are open and restored, and once they close."""
+        if not self._open:
+            return {}
         return {name: storage.partition for name, storage in self._storage.items()}
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[dict[str, tuple[int, Any]]]:
         """Task name -> (store partition, DuckDB connection of its state file), for reads of the committed
         state on the caller's thread (fresh cursors: never waiting for the writer); closing the stores
-        waits until the block ends. Empty once they closed (or before they opened)."""
+        waits until the block ends. Empty once they closed, and until every task's stores are open and
+        restored (never some tasks' files: their union would pass for the container's whole state)."""
         with self._queries_done:
             self._queries_done.wait_for(lambda: not self._closing, timeout=QUERY_WAIT_S)
-            files = {name: (s.partition, s.file.connection) for name, s in self._storage.items()}
+            opened = self._storage.items() if self._open else ()
+            files = {name: (s.partition, s.file.connection) for name, s in opened}
             if files:
                 self._queries += 1
         try:
@@ -315,6 +324,7 @@ class StorageManager:
                 log.warning("closing the stores while %d queries still run on them", self._queries)
             storages = list(self._storage.values())
             self._storage.clear()
+            self._open = False
             self._closing = True
         try:
             self._close_all(storages)

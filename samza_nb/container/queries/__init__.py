@@ -2,6 +2,7 @@
 (:mod:`.reader`), served to the job coordinator over HTTP by a container process (:mod:`.server`)."""
 
 from samza_nb.container.queries.reader import (
+    PARTITIONS_HEADER,
     KeyAnswer,
     StoreNotReady,
     StoreReader,
@@ -14,6 +15,7 @@ from samza_nb.container.queries.reader import (
 )
 
 __all__ = [
+    "PARTITIONS_HEADER",
     "KeyAnswer",
     "StoreNotReady",
     "StoreReader",

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 
 KEY_WAIT_S = 5.0
 """How long a live lookup waits for the container's loop to take it (a task stuck in one message)."""
+PARTITIONS_HEADER = "X-Samza-Partitions"
+"""The header of a container's rows answer naming the store partitions it covers (comma-separated): the
+coordinator checks them against the job model, so a part missing from its union is refused, not left out."""
 
 
 class StoreNotReady(SamzaError):
@@ -184,16 +187,30 @@ class StoreReader:
         task, value = found
         return KeyAnswer(store, key, True, value, committed, cid, task, owned[task], searched)
 
-    def rows(self, store: str) -> Any:
+    def rows(self, store: str) -> tuple[Any, tuple[int, ...]]:
         """The committed rows of ``store`` in this container's tasks: an Arrow table ``(key, value,
-        partition)``, or None when it has none of the store's partitions."""
+        partition)``, and the partitions it covers (every one of the container's tasks: a task whose state
+        file does not have the store yet is a :class:`StoreNotReady` naming it, never left out)."""
+        import pyarrow as pa
+
         from samza_nb.storage.sql.query import store_rows
 
         storage = self._storage(store)
+        cid = self._container.container_id
         with storage.reading() as files:
             if not files:
-                raise StoreNotReady(f"container {self._container.container_id} has closed its stores")
-            return store_rows([conn for _, conn in files.values()], store, self._container.config)
+                raise StoreNotReady(f"container {cid} has not opened its stores yet (or has closed them)")
+            tables = []
+            for task, (partition, connection) in sorted(files.items(), key=lambda item: item[1][0]):
+                table = store_rows(connection, store, self._container.config)
+                if table is None:
+                    raise StoreNotReady(
+                        f"container {cid} has no store {store!r} in the state file of task {task!r} "
+                        f"(partition {partition})"
+                    )
+                tables.append(table)
+            partitions = tuple(sorted(partition for partition, _ in files.values()))
+        return pa.concat_tables(tables, promote_options="permissive"), partitions
 
     def _storage(self, store: str) -> StorageManager:
         storage = self._container.storage
@@ -261,6 +278,7 @@ class StoreReader:
 
 __all__ = [
     "KEY_WAIT_S",
+    "PARTITIONS_HEADER",
     "KeyAnswer",
     "StoreNotReady",
     "StoreReader",

@@ -2,10 +2,12 @@
 
 ``POST /get`` with ``{"store", "key": <key bytes, base64>, "partition": n or null, "committed": bool}``
 answers a :class:`~samza_nb.container.queries.KeyAnswer` as JSON; ``GET /stores/<store>/rows`` answers the
-store's committed rows in this container as an Arrow IPC stream (empty when it holds none of the store's
-partitions). Every request carries the container's own token (``Authorization: Bearer <token>``, made at
-start; the container reports it to its coordinator with its URL); without it: 401. Errors are
-``{"error": "..."}``: 400 a bad request, 404 an unknown store, 503 stores not open (yet, or any more).
+store's committed rows in this container as an Arrow IPC stream, with the store partitions they cover
+(every task's of the container) in the header ``X-Samza-Partitions`` (:data:`~.reader.PARTITIONS_HEADER`).
+Every request carries the container's own token (``Authorization: Bearer <token>``, made at start; the
+container reports it to its coordinator with its URL); without it: 401. Errors are ``{"error": "..."}``:
+400 a bad request, 404 an unknown store, 503 stores not open (yet: until every task's are open and
+restored, or any more).
 Requests are served on the server's threads, never on the container's loop (see :mod:`.queries`).
 """
 
@@ -23,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from samza_nb.container.queries.reader import StoreReader, error_status, store_serdes
+from samza_nb.container.queries.reader import PARTITIONS_HEADER, StoreReader, error_status, store_serdes
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -91,21 +93,27 @@ class _Handler(BaseHTTPRequestHandler):
         self._answer(HTTPStatus.OK, answer.to_dict())
 
     def _rows(self, store: str) -> None:
-        table = self.server.reader.rows(store)
-        data = b""
-        if table is not None:
-            import pyarrow as pa
+        import pyarrow as pa
 
-            sink = pa.BufferOutputStream()
-            with pa.ipc.new_stream(sink, table.schema) as writer:
-                writer.write_table(table)
-            data = sink.getvalue().to_pybytes()
-        self._answer(HTTPStatus.OK, data, ARROW_STREAM)
+        table, partitions = self.server.reader.rows(store)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        covered = ",".join(str(p) for p in partitions)
+        self._answer(HTTPStatus.OK, sink.getvalue().to_pybytes(), ARROW_STREAM, {PARTITIONS_HEADER: covered})
 
-    def _answer(self, status: HTTPStatus, body: Any, kind: str = "application/json") -> None:
+    def _answer(
+        self,
+        status: HTTPStatus,
+        body: Any,
+        kind: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
         data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
         self.send_response(status)
         self.send_header("Content-Type", kind)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from samza_nb.coordinator.status import JobStatus
 from samza_nb.runtime.spark.runner import SparkJobRunner
 from samza_nb.systems.partitioner import key_partition
 from tests.eventually import eventually
@@ -20,6 +21,17 @@ from .test_runner import ROOT, TASKS, append_words, log_job, recorded
 def importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The containers import the test tasks from the repository (the driver's sys.path reaches them)."""
     monkeypatch.syspath_prepend(str(ROOT))
+
+
+def all_committed(status: JobStatus) -> bool:
+    """Each of the four input partitions reported its 15 messages processed and committed up to the last
+    (a report comes after the commit it tells of)."""
+    partitions = [
+        p for report in status.reports.values() for task in report.tasks for p in task.get("partitions", ())
+    ]
+    return len(partitions) == 4 and all(
+        p["processed"] == 15 and p["committed-offset"] == p["processed-offset"] for p in partitions
+    )
 
 
 def test_lookups_and_sql_reach_the_spark_containers(spark: Any, tmp_path: Path) -> None:
@@ -46,9 +58,17 @@ def test_lookups_and_sql_reach_the_spark_containers(spark: Any, tmp_path: Path) 
         answer = coordinator.queries.get("counts", "w2-3")
         assert (answer.found, answer.value, answer.partition, answer.container) == (True, 3, 2, holder[2])
         assert not coordinator.queries.get("counts", "nowhere").found
-        # Not asserted here: SQL over the committed rows of Spark containers. In one of three runs on a
-        # quiet machine it gave no rows for 60 s after every container had committed (a known defect,
-        # open: the processes runner's kernel test, tests/notebook/test_live_queries.py, covers it there).
+        # SQL reads what the containers committed: once every task reported its last message committed,
+        # the union holds every word with its count, and the committed lookup agrees.
+        eventually(lambda: all_committed(coordinator.job_status()), timeout=60, message="all committed")
+        rows = coordinator.queries.sql("counts", "SELECT count(*), sum(value) FROM counts").rows
+        assert rows == [(20, 60)]
+        per_partition = coordinator.queries.sql(
+            "counts", "SELECT partition, count(*), sum(value) FROM counts GROUP BY partition ORDER BY 1"
+        ).rows
+        assert per_partition == [(p, 5, 15) for p in range(4)]
+        answer = coordinator.queries.get("counts", "w0-1", committed=True)
+        assert (answer.value, answer.container) == (3, holder[0])
     finally:
         runner.stop()
         assert runner.join(timeout=90)
