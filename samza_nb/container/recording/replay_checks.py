@@ -79,9 +79,9 @@ def check_layout(recording: Recording, actual: Mapping[str, set[SystemStreamPart
         )
 
 
-def expected(header: Header, entry: Entry | None, offset: str = "") -> str:
+def expected(header: Header, entry: Entry | None, index: int = 0) -> str:
     """What the record ``entry`` of a recording with ``header`` expects, in words (None: the end;
-    ``offset``: of the message a DISPATCH or RUN expects next, "" when not recorded)."""
+    ``index``: of the message a DISPATCH, RUN or ROUND expects next)."""
     if entry is None:
         return "the end of the recording"
     if entry.kind in (COMPLETE, STEP):
@@ -95,7 +95,8 @@ def expected(header: Header, entry: Entry | None, offset: str = "") -> str:
         return "the commit timer"
     if entry.kind == END:
         return "a requested stop" if entry.value == STOPPED else "the job's end"
-    row = header.partitions[entry.ssp]  # DISPATCH, RUN or EOS
+    row = header.partitions[entry.ssp_at(index)]  # DISPATCH, RUN, ROUND or EOS
+    offset = entry.offset_at(index)
     if entry.kind == EOS:
         what = f"{row.ssp} end-of-stream"
     else:  # a message inside a recorded run may have no offset: the partition's next one
