@@ -3,12 +3,10 @@ inputs, and the recorded schedule is forced on it.
 
 The replayer walks the recording's records with a cursor, one at a time, and lets the run do only what the
 record at the cursor says: the :class:`~samza_nb.chooser.replay.ReplayChooser` hands out only the
-recorded next message (holding the others; nothing more until that one started), and at a recorded run of
-a sync task's messages the rest of that run with it (the loop takes them straight from the partition's
-buffer, as the recorded run did: a run replays at the speed of a plain one); at a recorded round of sync
-tasks over several partitions, the rest of the round's row and the room of its further rows
-(:mod:`~samza_nb.container.recording.replay_rounds`: a round replays as a round, never past the
-record's messages, its ends checked); a completion of an async
+recorded next message (holding the others; nothing more until that one started), with the room of the
+recorded run it starts, or the rest of the recorded round's row and the room of its rows
+(:mod:`~samza_nb.container.recording.replay_rounds`): the loop takes those straight from the buffers, as
+the recorded run did, so runs and rounds replay at about a plain run's speed; a completion of an async
 callback is held until its record (:meth:`ScheduleReplayer.taken`: the loop takes it then), a step of an
 ``async def process`` waits for its record (:meth:`ScheduleReplayer.step`), and window and commit fire
 when their records come (the clock timers are off). So outputs come out in the recorded order and stores
@@ -55,8 +53,8 @@ from samza_nb.container.recording.replay_checks import (
     ReplayDivergedError,
     check_layout,
     differing_input,
-    expected,
     older_than_start,
+    parted,
     recorded_config,
     recorded_start,
 )
@@ -169,14 +167,8 @@ class ScheduleReplayer(Schedule):
         state = self.state
         assert state is not None
         if state.failure is None:
-            state.fail_with(
-                ReplayDivergedError(
-                    f"replay of {self.recording.directory}: the run and the recording part at position "
-                    f"{self.position + ahead} (record {self.record}): "
-                    f"expected {expected(self.recording.header, self.entry, self._done + ahead)}, "
-                    f"found {found}"
-                )
-            )
+            at = (self.position + ahead, self.record)
+            state.fail_with(parted(self.recording, at, self.entry, self._done + ahead, found))
 
     def _found(self, ssp: SystemStreamPartition, offset: str | None) -> str:
         return f"{ssp} end-of-stream" if offset is None else f"{ssp}@{offset}"

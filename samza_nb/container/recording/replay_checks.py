@@ -104,6 +104,17 @@ def expected(header: Header, entry: Entry | None, index: int = 0) -> str:
     return f"task {header.tasks[row.task]!r} {what}"
 
 
+def parted(
+    recording: Recording, at: tuple[int, int], entry: Entry | None, index: int, found: str
+) -> ReplayDivergedError:
+    """The failure of a replay of ``recording`` that parts from it ``at`` (position, record), where the
+    record ``entry`` expects its message ``index`` (:func:`expected`) and the run ``found`` another."""
+    return ReplayDivergedError(
+        f"replay of {recording.directory}: the run and the recording part at position {at[0]} (record "
+        f"{at[1]}): expected {expected(recording.header, entry, index)}, found {found}"
+    )
+
+
 def differing_input(directory: Path, envelope: IncomingMessageEnvelope, recorded: int) -> ReplayDivergedError:
     """The failure of the replay of ``directory`` whose input at ``envelope``'s offset is not the message
     recorded there (``recorded``: its digest), naming stream, partition, offset and what each has."""
@@ -154,6 +165,7 @@ __all__ = [
     "differing_input",
     "expected",
     "older_than_start",
+    "parted",
     "recorded_config",
     "recorded_start",
 ]
