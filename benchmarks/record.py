@@ -10,14 +10,14 @@ recorded):
 - an ``async def`` task that awaits ``asyncio.sleep(0)`` twice, concurrency 8: every message, every step
   of its coroutine and every completion is a record (about nine bytes a message).
 
-A replay forces the recorded schedule: a recorded run of a sync task replays as a run (taken straight
-from the partition's buffer, its batches checked against the recorded digests as they are polled), so a
-one-partition pass-through replays at about the plain run's speed; a recorded round of several
-partitions replays one message at a time (far below); an async task's messages, steps and completions
-go one record at a time, as they were recorded.
+A replay forces the recorded schedule: a recorded run of a sync task replays as a run and a recorded
+round of several partitions as a round (taken straight from the buffers, never past the record, the
+batches checked against the recorded digests as they are polled), so a pass-through replays at about
+the plain run's speed; an async task's messages, steps and completions go one record at a time, as they
+were recorded.
 
 Run: ``python benchmarks/record.py [--messages N] [--async-messages N] [--runs R] [--no-replay]``; prints
-medians. The defaults take a minute or two (the 8-partition replay most of it); ``--messages 200000
+medians. The defaults take a minute or two; ``--messages 200000
 --async-messages 10000 --runs 1 --no-replay`` a few seconds.
 """
 

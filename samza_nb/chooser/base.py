@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -64,6 +64,9 @@ class MessageChooser(Protocol):
 UNBOUNDED_RUN = 1 << 62
 """The room of a run that no choice of the chooser would cut: only the caller's own limit ends it."""
 
+NO_ROUND: tuple[Sequence[IncomingMessageEnvelope], int] = ((), 0)
+"""What :meth:`RunChooser.choose_round` returns when the choices do not go in rounds (never changed)."""
+
 
 @runtime_checkable
 class RunChooser(MessageChooser, Protocol):
@@ -88,16 +91,18 @@ class RunChooser(MessageChooser, Protocol):
         """Account for ``taken`` envelopes of the last chosen SSP taken after :meth:`choose_run`."""
         ...
 
-    def choose_round(self) -> list[IncomingMessageEnvelope]:
-        """Right after :meth:`choose_run` chose an envelope with no room: the rest of its *round*, or an
-        empty list (nothing taken) when this chooser's choices do not go in rounds.
+    def choose_round(self) -> tuple[Sequence[IncomingMessageEnvelope], int]:
+        """Right after :meth:`choose_run` chose an envelope with no room: the rest of its *round* and the
+        round's room (how many further rows may follow), or an empty list (nothing taken) when this
+        chooser's choices do not go in rounds.
 
-        A round is every envelope held, returned (and forgotten) in the order ``choose`` would return
-        them, such that with each SSP's next envelope offered right after its previous one was chosen,
-        this chooser would go on choosing the round's SSPs (the chosen one first) in that same order,
-        round after round. The caller may take the next envelopes of those SSPs in that order straight
-        from its buffers. It must then give back every envelope of the round it did not start, in round
-        order, through ``update`` before offering anything else.
+        A round is envelopes held, returned (and forgotten) in the order ``choose`` would return them,
+        such that with each SSP's next envelope offered right after its previous one was chosen, this
+        chooser would go on choosing the round's SSPs (the chosen one first) in that same order, up to
+        ``room`` further rows (:data:`UNBOUNDED_RUN`: round after round). The caller may take up to that
+        many further rows of those SSPs in that order straight from its buffers. It must then give back
+        every envelope of the round it did not start, in round order, through ``update`` before offering
+        anything else.
         """
         ...
 
@@ -138,9 +143,9 @@ class SingleChoiceRuns:
     def end_run(self, taken: int) -> None:
         """Nothing to account for: runs are empty."""
 
-    def choose_round(self) -> list[IncomingMessageEnvelope]:
+    def choose_round(self) -> tuple[Sequence[IncomingMessageEnvelope], int]:
         """No rounds: a custom chooser decides every message itself."""
-        return []
+        return NO_ROUND
 
 
 def as_run_chooser(chooser: MessageChooser) -> RunChooser:

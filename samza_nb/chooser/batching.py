@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from samza_nb.chooser.base import NO_ROUND
 from samza_nb.errors import ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.chooser.base import MessageChooser
 
@@ -179,9 +182,9 @@ class BatchingChooser:
             else:
                 self._count = count
 
-    def choose_round(self) -> list[IncomingMessageEnvelope]:
+    def choose_round(self) -> tuple[Sequence[IncomingMessageEnvelope], int]:
         """No rounds: a batch keeps choosing one SSP (its runs are :meth:`choose_run`'s)."""
-        return []
+        return NO_ROUND
 
     def __repr__(self) -> str:
         return f"BatchingChooser({self._wrapped!r}, batch_size={self._batch_size})"

@@ -1,7 +1,8 @@
 """The chooser of a replay (:class:`ReplayChooser`): it holds each partition's next message and hands out
 only the one the recording has next, with the room of the recorded run it starts, so that a recorded run of
 a sync task's messages replays as a run (the loop takes the rest straight from the partition's buffer, as
-the recorded run did).
+the recorded run did); at a recorded round, the rest of the round's row and the room of its further rows
+(a round replays as a round).
 
 It asks a :class:`RecordedTurns` (the replayer,
 :class:`~samza_nb.container.recording.replay.ScheduleReplayer`) which message goes now, and names nothing
@@ -13,17 +14,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
 
 
 class RecordedTurns(Protocol):
-    """What the replay's chooser asks: the recorded next message of those held, and its run's room."""
+    """What the replay's chooser asks: the recorded next message of those held, its run's room, and the
+    rest of its round."""
 
     def choose_run(
         self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
     ) -> tuple[IncomingMessageEnvelope | None, int]:
         """The message to hand out now of those ``held`` (taken out of it), or None; with how many more
         of its partition the recorded run it starts has (0: one message)."""
+
+    def choose_round(
+        self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
+    ) -> tuple[Sequence[IncomingMessageEnvelope], int]:
+        """Right after :meth:`choose_run` handed out a message with no room: the rest of its recorded
+        round's row (taken out of ``held``) and how many further rows the recorded round has, or nothing
+        (it goes one message at a time)."""
 
 
 class ReplayChooser:
@@ -59,9 +70,11 @@ class ReplayChooser:
     def end_run(self, taken: int) -> None:
         """Nothing to account for: the replayer hears of the run from the loop (its ``ran`` hook)."""
 
-    def choose_round(self) -> list[IncomingMessageEnvelope]:
-        """No rounds: a recorded round replays one message at a time."""
-        return []
+    def choose_round(self) -> tuple[Sequence[IncomingMessageEnvelope], int]:
+        """The rest of the recorded round's row the last choice started, in the recorded order, and the
+        room of its further rows (the loop takes those straight from the buffers, as the recorded round
+        did); nothing when the recording has no round here."""
+        return self._turns.choose_round(self._held)
 
 
 __all__ = ["RecordedTurns", "ReplayChooser"]

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from samza_nb.chooser.base import UNBOUNDED_RUN
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
 
 
@@ -53,12 +55,12 @@ class RoundRobinChooser:
     def end_run(self, taken: int) -> None:
         """Round robin keeps no count."""
 
-    def choose_round(self) -> list[IncomingMessageEnvelope]:
-        """Everything held, in FIFO order: the partitions cycle in that order (a round)."""
+    def choose_round(self) -> tuple[Sequence[IncomingMessageEnvelope], int]:
+        """Everything held, in FIFO order: the partitions cycle in that order (a round), without end."""
         queue = self._queue
         held = list(queue)
         queue.clear()
-        return held
+        return held, UNBOUNDED_RUN
 
     def __len__(self) -> int:
         return len(self._queue)

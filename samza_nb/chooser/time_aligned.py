@@ -6,7 +6,11 @@ from collections.abc import Callable
 from heapq import heappop, heappush
 from typing import TYPE_CHECKING
 
+from samza_nb.chooser.base import NO_ROUND
+
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
 
 TimestampOf = Callable[["IncomingMessageEnvelope"], "int | None"]
@@ -94,9 +98,9 @@ class TimeAlignedChooser:
     def end_run(self, taken: int) -> None:
         """Nothing to account for (runs are empty)."""
 
-    def choose_round(self) -> list[IncomingMessageEnvelope]:
+    def choose_round(self) -> tuple[Sequence[IncomingMessageEnvelope], int]:
         """No rounds: the order follows the timestamps."""
-        return []
+        return NO_ROUND
 
     def __len__(self) -> int:
         return len(self._heap)

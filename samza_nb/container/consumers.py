@@ -50,9 +50,10 @@ class SystemConsumers:
         self._end_chooser_run = runs.end_run
         self.choose_run: Callable[[], tuple[IncomingMessageEnvelope | None, int]] = runs.choose_run
         """The chooser's next envelope and the room of its run (see :class:`RunChooser`)."""
-        self.choose_round: Callable[[], list[IncomingMessageEnvelope]] = runs.choose_round
-        """Right after a choice with no room: the rest of its round, or nothing (see :class:`RunChooser`).
-        The caller then goes on with :meth:`take_rows` and :meth:`end_round`."""
+        self.choose_round: Callable[[], tuple[Sequence[IncomingMessageEnvelope], int]] = runs.choose_round
+        """Right after a choice with no room: the rest of its round and how many further rows may follow,
+        or nothing (see :class:`RunChooser`). The caller then goes on with :meth:`take_rows` and
+        :meth:`end_round`."""
         self._run_ssp: SystemStreamPartition | None = None
         self._run_before = 0
         self._consumers = dict(consumers)

@@ -32,7 +32,7 @@ from samza_nb.container.loop.loop_state import LoopState
 from samza_nb.container.loop.run_loop import RunLoop, RunLoopSettings
 from samza_nb.container.loop.task_instance import TaskInstance
 from samza_nb.container.offsets import OffsetManager
-from samza_nb.container.recording.replay import open_schedule
+from samza_nb.container.recording.opening import open_schedule
 from samza_nb.container.status import ContainerStatus, task_status
 from samza_nb.container.steering.container_steering import ContainerSteering
 from samza_nb.container.steering.tap import taps_over

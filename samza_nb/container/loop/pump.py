@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import END_OF_STREAM_OFFSET
 from samza_nb.api.task_factory import TaskKind
-from samza_nb.chooser.base import TracedChooser
+from samza_nb.chooser.base import NO_ROUND, TracedChooser
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.container.loop.coroutines import settle_coroutine
@@ -120,12 +120,12 @@ class MessagePump:
             elif inline_run:
                 # The common case, decided in one test: a run of a sync task, or a round of them.
                 if not (room and count + 1 < limit):
-                    rest = choose_round() if not ti.coroutine else None
+                    rest, rows = choose_round() if not ti.coroutine else NO_ROUND
                     if rest:
                         if sampler is not None:
                             picked = sampler.round(envelope, rest)
                         # The round accounts for itself (task counts, requests, failure).
-                        n = run_round(state, envelope, rest, limit - count)
+                        n = run_round(state, envelope, rest, limit - count, rows)
                         taken += n or 1
                         inline += n
                         count += n

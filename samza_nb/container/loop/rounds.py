@@ -17,7 +17,7 @@ from samza_nb.codegen import compile_function
 from samza_nb.container.loop.hooks import Outcome, Row
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterable, Sequence
 
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.container.loop.loop_state import LoopState
@@ -25,13 +25,17 @@ if TYPE_CHECKING:
 
 
 def run_round(
-    state: LoopState, first: IncomingMessageEnvelope, rest: list[IncomingMessageEnvelope], limit: int
+    state: LoopState,
+    first: IncomingMessageEnvelope,
+    rest: Sequence[IncomingMessageEnvelope],
+    limit: int,
+    room: int,
 ) -> int:
     """``first`` was just chosen, with no room, for a task on the inline run path, and ``rest`` is the rest
-    of its round (:meth:`SystemConsumers.choose_round`): process them and further rounds, up to
-    ``limit`` messages in all. Returns how many messages were processed (the caller counts them in the
-    loop's total); a failure or a coordinator request ends the round early (the failure is recorded, the
-    requests applied).
+    of its round (:meth:`SystemConsumers.choose_round`, with the ``room`` of further rows): process them
+    and up to ``room`` further rows, up to ``limit`` messages in all. Returns how many messages were
+    processed (the caller counts them in the loop's total); a failure or a coordinator request ends the
+    round early (the failure is recorded, the requests applied).
 
     Only envelopes whose tasks are on the inline run path are processed here: the round stops before the
     first that is not (an end-of-stream, a parked or busy task), which the chooser gets back and hands
@@ -50,7 +54,7 @@ def run_round(
     ssps = [envelope.ssp for envelope in held[:width]]
     rows: Iterable[Row] = ()
     if width == len(held) and width > 1:
-        rows = consumers.take_rows(ssps, (limit - width) // width)
+        rows = consumers.take_rows(ssps, min(room, (limit - width) // width))
     outcome = _process_rows(tasks, chain((tuple(held[:width]),), rows))
     state.schedule.ran_round(tasks, held[:width], outcome)  # record/replay (loop/hooks.py)
     return _close_round(state, tasks, ssps, held[width:], outcome)

@@ -22,6 +22,8 @@ from samza_nb.container.loop.collector import TaskCollector
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from samza_nb.api.streams import IncomingMessageEnvelope
     from samza_nb.container.loop.loop_state import LoopState
 
@@ -61,7 +63,7 @@ class PumpSampler:
             self._publish(envelope)
 
     def round(
-        self, first: IncomingMessageEnvelope, rest: list[IncomingMessageEnvelope]
+        self, first: IncomingMessageEnvelope, rest: Sequence[IncomingMessageEnvelope]
     ) -> IncomingMessageEnvelope:
         """The pump processes a round (``first``, then ``rest``): returns the envelope of it that stands
         for the round (each round the next position in turn, so a job of many partitions shows them all;

@@ -47,18 +47,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from samza_nb.api.streams import SystemStreamPartition
+from samza_nb.container.recording.header import FORMAT, READS, VERSION, Header, PartitionEntry
 from samza_nb.errors import SamzaError
 
-FORMAT = "samza-nb schedule"
-VERSION = 3
-READS = (1, 2, 3)
-"""The versions this reads."""
 HEADER = "header.json"
 SCHEDULE = "schedule.bin"
 
@@ -78,79 +73,6 @@ SCHEDULE_KEYS = (
     "task.commit.ms",
 )
 """The config keys a schedule depends on: a replay runs with the recorded values."""
-
-
-@dataclass(frozen=True)
-class PartitionEntry:
-    """One row of the partition table: the partition, its task's index, where the recorded run started it
-    (``start``) and the checkpointed offset before that (``last``, None without one)."""
-
-    ssp: SystemStreamPartition
-    task: int
-    start: str
-    last: str | None
-
-
-@dataclass(frozen=True)
-class Header:
-    """What ``header.json`` holds."""
-
-    job: tuple[str, str]
-    tasks: tuple[str, ...]
-    partitions: tuple[PartitionEntry, ...]
-    config: Mapping[str, str]
-    version: int = VERSION
-
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object of ``header.json``."""
-        return {
-            "format": FORMAT,
-            "version": self.version,
-            "job": {"name": self.job[0], "id": self.job[1]},
-            "tasks": list(self.tasks),
-            "partitions": [
-                {
-                    "system": p.ssp.system,
-                    "stream": p.ssp.stream,
-                    "partition": p.ssp.partition,
-                    "task": p.task,
-                    "start": p.start,
-                    "last": p.last,
-                }
-                for p in self.partitions
-            ],
-            "config": dict(self.config),
-        }
-
-    @classmethod
-    def from_json(cls, data: Any, where: Path) -> Header:
-        """Read a ``header.json`` object; a SamzaError naming the file when it is not one."""
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise SamzaError(f"{where} is not the header of a samza-nb schedule recording")
-        version = data.get("version")
-        if version not in READS:
-            raise SamzaError(
-                f"{where}: recording format version {version!r}; this reads "
-                + " and ".join(str(v) for v in READS)
-            )
-        try:
-            return cls(
-                (str(data["job"]["name"]), str(data["job"]["id"])),
-                tuple(str(t) for t in data["tasks"]),
-                tuple(
-                    PartitionEntry(
-                        SystemStreamPartition(p["system"], p["stream"], int(p["partition"])),
-                        int(p["task"]),
-                        str(p["start"]),
-                        None if p["last"] is None else str(p["last"]),
-                    )
-                    for p in data["partitions"]
-                ),
-                {str(k): str(v) for k, v in data["config"].items()},
-                int(version),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SamzaError(f"{where}: malformed recording header ({exc!r})") from exc
 
 
 def write_varint(out: bytearray, value: int) -> None:
@@ -182,13 +104,36 @@ def int_offset(offset: str) -> int | None:
     return None
 
 
+def offset_in(first: str, last: str, count: int, index: int) -> str:
+    """The offset of message ``index`` of ``count`` messages of a partition from ``first`` to ``last``
+    ("": not recorded; those between the ends are known when the offsets are consecutive integers)."""
+    if index == 0:
+        return first
+    if index == count - 1:
+        return last
+    number = int_offset(first)
+    return "" if number is None or int_offset(last) != number + count - 1 else str(number + index)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One partition of a ROUND read as one entry: its index, how many messages it has in the round
+    (``count``), and their first and last offsets."""
+
+    ssp: int
+    count: int
+    first: str
+    last: str
+
+
 @dataclass(frozen=True)
 class Entry:
     """One decoded record: ``kind`` and, by kind, the partition index (NEXT, DISPATCH, each message of a
     RUN or ROUND: all as DISPATCH, with the offset, or "" for a message inside a run whose offset was
     not recorded: the partition's next one; EOS), the task index (WINDOW, TASK_EOS; COMPLETE and STEP
     with the callback number) or ``value`` (END: how; a RUN read as one entry: its messages, from
-    ``offset`` to ``last``)."""
+    ``offset`` to ``last``; a ROUND read as one entry: its messages, ``rows`` full rows of its
+    ``columns`` then the first ``extra`` once more)."""
 
     kind: int
     ssp: int = -1
@@ -197,16 +142,25 @@ class Entry:
     seq: int = -1
     value: int = -1
     last: str = ""
+    rows: int = 0
+    extra: int = 0
+    columns: tuple[Column, ...] = ()
 
     def offset_at(self, index: int) -> str:
-        """The offset of message ``index`` of this record ("": not recorded; inside a RUN, known when its
-        offsets are consecutive integers)."""
-        if self.kind != RUN or index == 0:
+        """The offset of message ``index`` of this record ("": not recorded; inside a RUN or ROUND, known
+        when its partition's offsets are consecutive integers)."""
+        if self.kind == ROUND:
+            column = self.columns[index % len(self.columns)]
+            return offset_in(column.first, column.last, column.count, index // len(self.columns))
+        if self.kind != RUN:
             return self.offset
-        if index == self.value - 1:
-            return self.last
-        first = int_offset(self.offset)
-        return "" if first is None or int_offset(self.last) != first + self.value - 1 else str(first + index)
+        return offset_in(self.offset, self.last, self.value, index)
+
+    def ssp_at(self, index: int) -> int:
+        """The partition of message ``index`` of this record (of a ROUND: its column's)."""
+        if self.kind == ROUND:
+            return self.columns[index % len(self.columns)].ssp
+        return self.ssp
 
 
 class Recording:
@@ -225,7 +179,8 @@ class Recording:
 
     def entries(self, runs: bool = False) -> Iterator[Entry]:
         """The records in order, one entry per message (NEXT, RUN and ROUND made DISPATCHes; with
-        ``runs``, a RUN stays one entry: its first offset, ``value`` messages, its last offset ``last``); a
+        ``runs``, a RUN stays one entry: its first offset, ``value`` messages, its last offset ``last``,
+        and so does a ROUND: ``value`` messages, its ``rows``, ``extra`` and ``columns``); a
         record cut short at the end of the file (a crash while writing) ends the iteration."""
         return _Decoder(self, runs).entries()
 
@@ -374,28 +329,56 @@ class _Decoder(ByteReader):
         return entries
 
     def round(self, width: int) -> list[Entry]:
-        """A ROUND's entries, row by row."""
+        """A ROUND's entries, row by row (with ``runs``: one entry)."""
         rows, extra = self.varint(), self.varint()
         columns: list[list[Entry]] = []
-        spans = []
+        ssps, spans = [], []
         for i in range(width):
             ssp = self.partition(self.varint())
             count = rows + 1 if i < extra else rows
+            ssps.append(ssp)
             spans.append((ssp, count, *self.span(ssp, count)) if count else None)
+        if self.runs and width:
+            return [self.whole_round(rows, extra, ssps, spans)]
         for item in spans:  # every code read: now the record is whole
             columns.append([] if item is None else self.messages(*item))
         entries = [column[row] for row in range(rows) for column in columns]
         entries += (columns[i][rows] for i in range(extra))
         return entries
 
+    def whole_round(
+        self,
+        rows: int,
+        extra: int,
+        ssps: list[int],
+        spans: list[tuple[int, int, str, int | None, str, int | None] | None],
+    ) -> Entry:
+        """A ROUND as one entry (its partitions and their spans read: count and ends, or None)."""
+        columns = []
+        for ssp, item in zip(ssps, spans, strict=True):
+            if item is None:  # no message in the round (it stopped in its first row)
+                columns.append(Column(ssp, 0, "", ""))
+                continue
+            _, count, first, number, last, last_number = item
+            self.previous[ssp] = last_number if count > 1 else number
+            self.started[self.task_of[ssp]] += count
+            columns.append(Column(ssp, count, first, last if count > 1 else first))
+        total = rows * len(spans) + extra
+        return Entry(ROUND, ssp=columns[0].ssp, value=total, rows=rows, extra=extra, columns=tuple(columns))
+
 
 __all__ = [
+    "FORMAT",
+    "READS",
+    "VERSION",
     "ByteReader",
+    "Column",
     "Entry",
     "Header",
     "PartitionEntry",
     "Recording",
     "int_offset",
+    "offset_in",
     "read_varint",
     "write_varint",
 ]

@@ -3,9 +3,10 @@ inputs, and the recorded schedule is forced on it.
 
 The replayer walks the recording's records with a cursor, one at a time, and lets the run do only what the
 record at the cursor says: the :class:`~samza_nb.chooser.replay.ReplayChooser` hands out only the
-recorded next message (holding the others; nothing more until that one started), and at a recorded run of
-a sync task's messages the rest of that run with it (the loop takes them straight from the partition's
-buffer, as the recorded run did: a run replays at the speed of a plain one); a completion of an async
+recorded next message (holding the others; nothing more until that one started), with the room of the
+recorded run it starts, or the rest of the recorded round's row and the room of its rows
+(:mod:`~samza_nb.container.recording.replay_rounds`): the loop takes those straight from the buffers, as
+the recorded run did, so runs and rounds replay at about a plain run's speed; a completion of an async
 callback is held until its record (:meth:`ScheduleReplayer.taken`: the loop takes it then), a step of an
 ``async def process`` waits for its record (:meth:`ScheduleReplayer.step`), and window and commit fire
 when their records come (the clock timers are off). So outputs come out in the recorded order and stores
@@ -28,9 +29,9 @@ completions keep their recorded order, but what calls running at once do meanwhi
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from samza_nb.chooser.base import NO_ROUND
 from samza_nb.chooser.replay import ReplayChooser
 from samza_nb.container.recording.message_digests import matches, read_recorded
 from samza_nb.container.recording.recording import (
@@ -39,6 +40,7 @@ from samza_nb.container.recording.recording import (
     DISPATCH,
     END,
     EOS,
+    ROUND,
     RUN,
     STEP,
     STOPPED,
@@ -51,16 +53,15 @@ from samza_nb.container.recording.replay_checks import (
     ReplayDivergedError,
     check_layout,
     differing_input,
-    expected,
     older_than_start,
+    parted,
     recorded_config,
     recorded_start,
 )
-from samza_nb.container.recording.schedule import Schedule, ScheduleRecorder
-from samza_nb.errors import ConfigError
+from samza_nb.container.recording.replay_rounds import round_parts, round_rest
+from samza_nb.container.recording.schedule import Schedule
 
 if TYPE_CHECKING:
-    import os
     from collections.abc import Sequence
 
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
@@ -70,30 +71,6 @@ if TYPE_CHECKING:
     from samza_nb.container.loop.loop_state import Completion
     from samza_nb.container.loop.run_loop import RunLoop
     from samza_nb.container.loop.task_instance import TaskInstance
-
-
-def open_schedule(config: Config, replay: str | os.PathLike[str] | None) -> Schedule:
-    """The schedule of a run: a replay of the recording in ``replay``, else a recorder when
-    ``job.record.path`` is set, else a :class:`Schedule` that does nothing (the default: nothing
-    recorded, nothing forced, nothing spent)."""
-    path = config.get_str("job.record.path")
-    if replay is None and not path:
-        return Schedule()
-    if config.get_int("job.container.count", 1) != 1:
-        raise ConfigError(
-            "job.record.path / replay: a schedule is recorded and replayed for a job run as one container "
-            "(job.container.count = 1)",
-            key="job.record.path" if replay is None else "job.container.count",
-        )
-    if replay is None:
-        assert path is not None
-        return ScheduleRecorder(Path(path), config)
-    if path:
-        raise ConfigError(
-            f"job.record.path = {path}: a replay does not record; unset it to replay {replay}",
-            key="job.record.path",
-        )
-    return ScheduleReplayer(Recording(replay))
 
 
 class ScheduleReplayer(Schedule):
@@ -106,7 +83,7 @@ class ScheduleReplayer(Schedule):
         self.recording = recording
         self._entries = recording.entries(runs=True)
         self.entry: Entry | None = None
-        self._done = 0  # messages of the RUN at the cursor that started
+        self._done = 0  # messages of the RUN or ROUND at the cursor that started
         self.position = 0  # inputs (messages and end-of-streams) the cursor reached
         self.record = 0  # records the cursor reached
         self._awaiting = False  # the chooser handed out the record's message; it has not started yet
@@ -159,7 +136,7 @@ class ScheduleReplayer(Schedule):
         if entry is None:
             self._release_all()
             return
-        if entry.kind in (DISPATCH, EOS, RUN):
+        if entry.kind in (DISPATCH, EOS, RUN, ROUND):
             self.position += 1
         elif entry.kind == COMPLETE:
             held = self._held.pop((entry.task, entry.seq), None)
@@ -184,19 +161,14 @@ class ScheduleReplayer(Schedule):
         self._waiting.clear()
         state.stop()
 
-    def _diverged(self, found: str) -> None:
-        """The run and the recording part here: the run fails naming the position."""
+    def _diverged(self, found: str, ahead: int = 0) -> None:
+        """The run and the recording part here (``ahead``: that many messages into the run or round at
+        the cursor): the run fails naming the position."""
         state = self.state
         assert state is not None
         if state.failure is None:
-            state.fail_with(
-                ReplayDivergedError(
-                    f"replay of {self.recording.directory}: the run and the recording part at position "
-                    f"{self.position} (record {self.record}): "
-                    f"expected {expected(self.recording.header, self.entry, self._offset_at(self._done))}, "
-                    f"found {found}"
-                )
-            )
+            at = (self.position + ahead, self.record)
+            state.fail_with(parted(self.recording, at, self.entry, self._done + ahead, found))
 
     def _found(self, ssp: SystemStreamPartition, offset: str | None) -> str:
         return f"{ssp} end-of-stream" if offset is None else f"{ssp}@{offset}"
@@ -216,9 +188,10 @@ class ScheduleReplayer(Schedule):
             if skipped is not None:
                 return skipped, 0
         entry = self.entry
-        if entry is None or entry.kind not in (DISPATCH, EOS, RUN):
+        if entry is None or entry.kind not in (DISPATCH, EOS, RUN, ROUND):
             return None, 0
-        ssp = self.recording.header.partitions[entry.ssp].ssp
+        index = entry.ssp_at(self._done)
+        ssp = self.recording.header.partitions[index].ssp
         envelope = held.get(ssp)
         if envelope is None:
             return None, 0
@@ -226,7 +199,7 @@ class ScheduleReplayer(Schedule):
         if (entry.kind == EOS and end) or (
             entry.kind != EOS and not end and self._offset_at(self._done) in ("", envelope.offset)
         ):
-            if not end and self._digests is not None and not self._same_message(entry.ssp, envelope):
+            if not end and self._digests is not None and not self._same_message(index, envelope):
                 return None, 0
             del held[ssp]
             self._awaiting = True
@@ -235,6 +208,19 @@ class ScheduleReplayer(Schedule):
             return envelope, entry.value - self._done - 1
         self._diverged(self._found(ssp, None if end else envelope.offset))
         return None, 0
+
+    def choose_round(
+        self, held: dict[SystemStreamPartition, IncomingMessageEnvelope]
+    ) -> tuple[Sequence[IncomingMessageEnvelope], int]:
+        """Right after the message at the cursor was handed out with no room: at a recorded round, the
+        rest of its row that ``held`` holds and the room of the round's further rows
+        (:func:`~samza_nb.container.recording.replay_rounds.round_rest`); else nothing."""
+        entry = self.entry
+        state = self.state
+        if not self._awaiting or entry is None or entry.kind != ROUND or state is None or state.failure:
+            return NO_ROUND
+        header = self.recording.header
+        return round_rest(header, entry, self._done, held, self._digests, self._suspect)
 
     def _offset_at(self, index: int) -> str:
         """The offset of message ``index`` of the record at the cursor ("": not recorded)."""
@@ -270,8 +256,8 @@ class ScheduleReplayer(Schedule):
         known = expected_offset != "" and offset != ""  # ("": inside a run)
         if (
             entry is None
-            or entry.kind not in (DISPATCH, RUN)
-            or entry.ssp != ssp
+            or entry.kind not in (DISPATCH, RUN, ROUND)
+            or entry.ssp_at(self._done) != ssp
             or (known and expected_offset != offset)
         ):
             self._diverged(self._started_at(task, ssp, offset))
@@ -293,6 +279,27 @@ class ScheduleReplayer(Schedule):
                 return
         self._started(count)
 
+    def on_round(
+        self, tasks: list[int], ssps: list[int], ends: list[tuple[str, str]], rows: int, extra: int
+    ) -> None:
+        """A round ran: within the recorded round at the cursor, at once (each partition's offsets checked
+        at both ends: :func:`~samza_nb.container.recording.replay_rounds.round_parts`); else one message
+        at a time (:meth:`on_started`)."""
+        entry = self.entry
+        if self._free or entry is None or entry.kind != ROUND:
+            super().on_round(tasks, ssps, ends, rows, extra)
+            return
+        parted = round_parts(entry, self._done, ssps, ends, rows, extra)
+        if parted is not None:
+            ahead, ssp, offset = parted
+            task = self.recording.header.partitions[ssp].task
+            if offset:
+                self._diverged(self._started_at(task, ssp, offset), ahead)
+            else:
+                self._diverged(f"task {self.tasks[task].name!r} past the recorded round", ahead)
+            return
+        self._started(rows * len(ssps) + extra)
+
     def _started_at(self, task: int, ssp: int, offset: str) -> str:
         return f"task {self.tasks[task].name!r} started {self.recording.header.partitions[ssp].ssp}@{offset}"
 
@@ -300,7 +307,7 @@ class ScheduleReplayer(Schedule):
         """``count`` messages of the record at the cursor started: the next record once all did."""
         self._awaiting = False
         entry = self.entry
-        if entry is not None and entry.kind == RUN:
+        if entry is not None and entry.kind in (RUN, ROUND):
             self._done += count
             if self._done < entry.value:
                 self.position += count  # (the position of the run's next message)
@@ -409,4 +416,4 @@ class ScheduleReplayer(Schedule):
             self._diverged("the job's end")
 
 
-__all__ = ["ReplayChooser", "ReplayDivergedError", "ScheduleReplayer", "open_schedule"]
+__all__ = ["ReplayChooser", "ReplayDivergedError", "ScheduleReplayer"]

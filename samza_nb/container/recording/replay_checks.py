@@ -79,9 +79,9 @@ def check_layout(recording: Recording, actual: Mapping[str, set[SystemStreamPart
         )
 
 
-def expected(header: Header, entry: Entry | None, offset: str = "") -> str:
+def expected(header: Header, entry: Entry | None, index: int = 0) -> str:
     """What the record ``entry`` of a recording with ``header`` expects, in words (None: the end;
-    ``offset``: of the message a DISPATCH or RUN expects next, "" when not recorded)."""
+    ``index``: of the message a DISPATCH, RUN or ROUND expects next)."""
     if entry is None:
         return "the end of the recording"
     if entry.kind in (COMPLETE, STEP):
@@ -95,12 +95,24 @@ def expected(header: Header, entry: Entry | None, offset: str = "") -> str:
         return "the commit timer"
     if entry.kind == END:
         return "a requested stop" if entry.value == STOPPED else "the job's end"
-    row = header.partitions[entry.ssp]  # DISPATCH, RUN or EOS
+    row = header.partitions[entry.ssp_at(index)]  # DISPATCH, RUN, ROUND or EOS
+    offset = entry.offset_at(index)
     if entry.kind == EOS:
         what = f"{row.ssp} end-of-stream"
     else:  # a message inside a recorded run may have no offset: the partition's next one
         what = f"{row.ssp}@{offset}" if offset else f"the next message of {row.ssp}"
     return f"task {header.tasks[row.task]!r} {what}"
+
+
+def parted(
+    recording: Recording, at: tuple[int, int], entry: Entry | None, index: int, found: str
+) -> ReplayDivergedError:
+    """The failure of a replay of ``recording`` that parts from it ``at`` (position, record), where the
+    record ``entry`` expects its message ``index`` (:func:`expected`) and the run ``found`` another."""
+    return ReplayDivergedError(
+        f"replay of {recording.directory}: the run and the recording part at position {at[0]} (record "
+        f"{at[1]}): expected {expected(recording.header, entry, index)}, found {found}"
+    )
 
 
 def differing_input(directory: Path, envelope: IncomingMessageEnvelope, recorded: int) -> ReplayDivergedError:
@@ -153,6 +165,7 @@ __all__ = [
     "differing_input",
     "expected",
     "older_than_start",
+    "parted",
     "recorded_config",
     "recorded_start",
 ]
