@@ -113,15 +113,6 @@ class ContainerView:
 
 
 @dataclass(frozen=True, slots=True)
-class WatermarkView:
-    """The event-time watermark a task's input stream reached (ms; the high-level API's operators)."""
-
-    task: str
-    system_stream: SystemStream
-    watermark: int
-
-
-@dataclass(frozen=True, slots=True)
 class EndOfStreamView:
     """End-of-stream of one intermediate partition as one consuming task counts it: which upstream tasks
     have ended it, out of how many; ``ended`` once every one has (or the aggregating task said so)."""
@@ -170,11 +161,11 @@ class JobView:
     second (about the last second), :attr:`average_rate` the average over the run. ``notes`` are one-line
     remarks on the job (messages left unread before an ``upcoming`` start). ``decisions`` and ``commits`` are
     newest first. ``containers`` lists the container processes of a job of several containers (empty for a job
-    in the kernel's process); its ``tasks`` are then every container's tasks. ``watermarks`` and
-    ``end_of_stream`` show the high-level API's event time and the end-of-stream bookkeeping of intermediate
-    partitions (empty otherwise); ``messages`` a live sample of messages in and out of the tasks (newest
-    first), ``stores`` each store's contents at its latest commit; ``time`` the event time of a job that
-    runs an application in the kernel (None otherwise).
+    in the kernel's process); its ``tasks`` are then every container's tasks. ``end_of_stream`` shows the
+    end-of-stream bookkeeping of the high-level API's intermediate partitions (empty otherwise);
+    ``messages`` a live sample of messages in and out of the tasks (newest first), ``stores`` each store's
+    contents at its latest commit; ``time`` the event time of a job that runs an application in the kernel
+    (watermarks, late messages, open windows; None otherwise).
     """
 
     job: str
@@ -192,7 +183,6 @@ class JobView:
     done: bool = False
     notes: tuple[str, ...] = field(default=())
     containers: tuple[ContainerView, ...] = ()
-    watermarks: tuple[WatermarkView, ...] = ()
     end_of_stream: tuple[EndOfStreamView, ...] = ()
     messages: tuple[MessageView, ...] = ()
     stores: tuple[StoreTableView, ...] = ()
@@ -316,7 +306,6 @@ __all__ = [
     "PartitionView",
     "StoreTableView",
     "TaskView",
-    "WatermarkView",
     "before_start_notes",
     "offset_lag",
     "past_head",
