@@ -80,6 +80,14 @@ def test_an_app_cell_runs_through_partition_by_and_stops_by_itself(
     inputs = {(o.task, o.op_id): o.input_watermark for o in time.operators if o.kind == "input"}
     assert inputs[("Partition 0", "input:clicks")] == 25 and inputs[("Partition 1", "input:clicks")] == 12
     assert inputs[("Partition 0", "by-user:input")] == inputs[("Partition 1", "by-user:input")] == 12
+    # view.watermarks, by task and stream, says the same.
+    streams = {(w.task, w.system_stream.stream): w.watermark for w in view.watermarks}
+    assert streams == {
+        ("Partition 0", "clicks"): 25,
+        ("Partition 0", intermediate): 12,
+        ("Partition 1", "clicks"): 12,
+        ("Partition 1", intermediate): 12,
+    }
     ends = {(e.task, e.ssp.partition): e for e in view.end_of_stream}
     assert all(e.ended and e.producers_expected == 2 for e in ends.values())
     # The intermediate partitions ended by control messages: the partition table says so too.

@@ -113,6 +113,16 @@ class ContainerView:
 
 
 @dataclass(frozen=True, slots=True)
+class WatermarkView:
+    """The event-time watermark a task's input stream reached (ms; the high-level API's operators): the
+    lowest of the task's partitions of that stream (:attr:`JobView.watermarks`)."""
+
+    task: str
+    system_stream: SystemStream
+    watermark: int
+
+
+@dataclass(frozen=True, slots=True)
 class EndOfStreamView:
     """End-of-stream of one intermediate partition as one consuming task counts it: which upstream tasks
     have ended it, out of how many; ``ended`` once every one has (or the aggregating task said so)."""
@@ -192,6 +202,23 @@ class JobView:
     def average_rate(self) -> float:
         """Messages per second over the whole run so far."""
         return self.processed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def watermarks(self) -> tuple[WatermarkView, ...]:
+        """Each task's watermark of each input stream that has one, by task and stream: the lowest of the
+        task's partitions of it in :attr:`time` (the stream watermark its input operator goes by; the event
+        time section shows them); empty without an event time view."""
+        if self.time is None:
+            return ()
+        lowest: dict[tuple[str, SystemStream], int] = {}
+        for p in self.time.partitions:
+            key = (p.task, p.ssp.system_stream)
+            lowest[key] = min(lowest.get(key, p.watermark), p.watermark)
+        return tuple(
+            WatermarkView(task, stream, mark)
+            for (task, stream), mark in sorted(lowest.items())
+            if mark >= 0
+        )
 
     @property
     def in_flight(self) -> int:
@@ -306,6 +333,7 @@ __all__ = [
     "PartitionView",
     "StoreTableView",
     "TaskView",
+    "WatermarkView",
     "before_start_notes",
     "offset_lag",
     "past_head",
