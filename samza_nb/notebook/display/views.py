@@ -215,9 +215,7 @@ class JobView:
             key = (p.task, p.ssp.system_stream)
             lowest[key] = min(lowest.get(key, p.watermark), p.watermark)
         return tuple(
-            WatermarkView(task, stream, mark)
-            for (task, stream), mark in sorted(lowest.items())
-            if mark >= 0
+            WatermarkView(task, stream, mark) for (task, stream), mark in sorted(lowest.items()) if mark >= 0
         )
 
     @property
