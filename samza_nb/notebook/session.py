@@ -12,7 +12,8 @@ a kernel, what the job prints goes to an output area of the cell that started it
 
 A failure is shown once, naming the task cell's line (``%tb`` then shows the task's traceback): by the cell
 that waits for the job (``--wait``, ``%samza_stop``), else by the job's dashboard, else in the next cell
-the user runs (:meth:`NotebookSession.report_failures`).
+the user runs (:mod:`.failure_telling`). The runs by name are kept by :mod:`.notebook_runs`, a run's
+dashboard is made and watched by :mod:`.run_dashboard`.
 
 Checkpoints: unless the config names ``task.checkpoint.factory``, a job keeps its checkpoints in this
 session (per ``job.name``/``job.id``) and its store state in a directory that lives as long as the kernel.
@@ -25,27 +26,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import shutil
 import tempfile
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.config import job_name
-from samza_nb.container.container import SamzaContainer
-from samza_nb.notebook.display.dashboard import Dashboard
-from samza_nb.notebook.display.dashboard_output import DashboardOutput
-from samza_nb.notebook.display.steer_controls import SteerControls
 from samza_nb.notebook.display.text_status import StatusReport, outcome_line, render_text
 from samza_nb.notebook.display.updater import DashboardUpdater
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.notebook.failure_telling import FailureTelling
 from samza_nb.notebook.magics import cell_config, checkpoints
 from samza_nb.notebook.magics.task_cell import TaskDefinition, define_task, defined_line
+from samza_nb.notebook.notebook_runs import NotebookRuns
+from samza_nb.notebook.run_dashboard import RunDashboard
 from samza_nb.notebook.runs.applications import ignored_class_note
 from samza_nb.notebook.runs.cell_output import CellOutput
-from samza_nb.notebook.runs.failures import failure_line
 from samza_nb.notebook.runs.fresh_inputs import FreshInputs
 from samza_nb.notebook.runs.job import JobRun
 from samza_nb.notebook.runs.prepare import prepare_job
@@ -56,6 +54,7 @@ from samza_nb.observe.states import RunOutcome
 if TYPE_CHECKING:
     from samza_nb.api.checkpoint import Checkpoint
     from samza_nb.config import Config
+    from samza_nb.notebook.display.dashboard import Dashboard
     from samza_nb.notebook.display.views import JobView
     from samza_nb.observe.events import ChooserDecision
 
@@ -81,8 +80,8 @@ class NotebookSession:
         self.config: dict[str, str] = {}
         self.route_output = route_output
         self.task: TaskDefinition | None = None
-        self.runs: dict[str, JobRun] = {}
-        self.run: JobRun | None = None
+        self._runs = NotebookRuns()
+        self.runs: dict[str, JobRun] = self._runs.by_job
         self.dashboard: Dashboard | None = None
         self.refresh_s = refresh_s
         self.updater = DashboardUpdater(refresh_s)
@@ -90,10 +89,13 @@ class NotebookSession:
         self._display = display
         self._stores: dict[tuple[str, str], dict[str, Checkpoint]] = {}
         self._state_dir: str | None = None
-        self._tasks: dict[str, TaskDefinition | None] = {}
-        self._uis: dict[str, str] = {}
         self._fresh_inputs = FreshInputs(show)  # a job whose in-memory input was made anew starts afresh
-        self._told_by_cell: set[str] = set()  # jobs whose failure the cell waiting for them tells
+        self._failures = FailureTelling(self._runs)
+
+    @property
+    def run(self) -> JobRun | None:
+        """The latest run (None before a first ``%samza_run``)."""
+        return self._runs.latest
 
     # -- config and task ------------------------------------------------------------------------------------
     def set_config(self, values: dict[str, str], *, replace: bool) -> str:
@@ -121,7 +123,7 @@ class NotebookSession:
         self.task = define_task(
             cell, namespace, requested=requested, filename=filename, application=application
         )
-        running = sorted(name for name, run in self.runs.items() if not run.done)
+        running = self._runs.running_jobs()
         last = f"job {self.run.view.job!r} has {self.run.outcome}" if self.run else None
         return defined_line(self.task, previous, running, last)
 
@@ -129,13 +131,13 @@ class NotebookSession:
         """``%%samza_task --swap``: ``definition`` now runs in job ``job`` (its failures name this cell)
         and is the next run's task."""
         self.task = definition
-        self._tasks[job] = definition
+        self._runs.swapped(job, definition)
 
     # -- running ------------------------------------------------------------------------------------------
     @property
     def running(self) -> bool:
         """True while any run has not ended."""
-        return any(not run.done for run in self.runs.values())
+        return self._runs.running
 
     def start(
         self,
@@ -190,40 +192,18 @@ class NotebookSession:
         note = ignored_class_note(values, self.task)
         if note is not None:
             self._show(note)
-        dashboard = None
-        dashboard_output: DashboardOutput | None = None
-        if ui == "widgets":
-            holder: list[JobRun] = []
-            controls = None
-            if isinstance(runnable, SamzaContainer):  # steering reaches a job of one container
-                concurrency = runnable.config.get_int("task.max.concurrency", 1)
-                controls = SteerControls(lambda: NotebookJob(holder[0]) if holder else None, concurrency)
-            dashboard = Dashboard(
-                job, on_stop=lambda: holder[0].stop() if holder else None, controls=controls
-            )
-            dashboard_output = (
-                DashboardOutput(dashboard, self._display) if self._display is not None else None
-            )
+        dashboard = RunDashboard(job, runnable, self._display) if ui == "widgets" else None
         for line in self.report_failures():  # a failure not told yet is told before its run is replaced
             self._show(line)
         if wait:
-            self._told_by_cell.add(job)
+            self._failures.waited_for(job)
         output = CellOutput(self.refresh_s) if self.route_output else None
         run = JobRun.on_thread(runnable, monitor, timeout, output)
-        self.runs.pop(job, None)
-        self.runs[job] = run
-        self.run = run
-        self.dashboard = dashboard
-        self._tasks[job] = self.task
-        self._uis[job] = ui
+        self._runs.add(job, run, self.task, ui)
+        self.dashboard = dashboard.dashboard if dashboard is not None else None
         if dashboard is not None:
-            holder.append(run)
             self.updater.refresh_s = self.refresh_s
-            if dashboard_output is not None:  # the widgets, and their HTML snapshot for a saved notebook
-                watched = (dashboard_output.end, self._dashboard_view, dashboard_output.refresh)
-                self.updater.watch(run, dashboard, *watched)
-            else:
-                self.updater.watch(run, dashboard, lambda _run, d: d.close(), self._dashboard_view)
+            dashboard.attach(run, self.updater, self._failures.dashboard_view)
         if not wait:
             if paused:
                 self._show(
@@ -241,88 +221,44 @@ class NotebookSession:
         return run
 
     def _wait_and_report(self, run: JobRun) -> None:
-        with self._telling(run):
+        with self._failures.telling(run):
             run.wait(tick=self._idle_note(run), notify=self._show)
             self._report_end(run)
 
     async def wait_and_report_async(self, run: JobRun) -> None:
         """Wait for ``run`` in an awaiting cell (the kernel keeps handling widget messages: the Stop button
         works), then report as a blocking wait does."""
-        with self._telling(run):
+        with self._failures.telling(run):
             await run.wait_async(interruptible=True, tick=self._idle_note(run), notify=self._show)
             self._report_end(run)
 
     def _idle_note(self, run: JobRun) -> Callable[[], None]:
-        return idle_note(run, self._show, stop_button=self._uis.get(run.view.job) == "widgets")
-
-    @contextlib.contextmanager
-    def _telling(self, run: JobRun) -> Iterator[None]:
-        """While this cell waits for ``run``, a failure of it is this cell's to tell (not its dashboard's)."""
-        job = run.view.job
-        self._told_by_cell.add(job)
-        try:
-            yield
-        finally:
-            self._told_by_cell.discard(job)
-
-    def _dashboard_view(self, run: JobRun) -> JobView:
-        """What ``run``'s dashboard shows: its view, where the end of a failed run carries the failure line
-        unless a waiting cell tells it (then the dashboard says "failed" and the cell says why, once)."""
-        view = run.view
-        if not run.done or run.outcome is not RunOutcome.FAILED:
-            return view
-        told_here = self._told_by(run) == "dashboard"
-        return dataclasses.replace(view, error=self._failure_line(run) if told_here else None)
+        return idle_note(run, self._show, stop_button=self._runs.ui_of(run.view.job) == "widgets")
 
     def _report_end(self, run: JobRun) -> None:
         self.updater.flush(run)  # its dashboard shows the end before the lines below
         view = run.view
         if run.outcome is RunOutcome.FAILED:
-            raise NotebookError(self._failure_line(run))
-        if self._uis.get(view.job) == "text" and view.tasks:
+            raise NotebookError(self._failures.line(run))
+        if self._runs.ui_of(view.job) == "text" and view.tasks:
             self._show(render_text(view))
         self._show(outcome_line(view))
-
-    def _failure_line(self, run: JobRun) -> str:
-        """The one line that reports ``run``'s failure (see :func:`failure_line`); marks it as shown."""
-        run.failure_reported = True
-        return failure_line(
-            run.view.job,
-            run.view.processed,
-            run.view.error,
-            run.error,
-            self._tasks.get(run.view.job),
-            run.job.config.get_str("job.record.path", "") or None,
-        )
 
     def report_failures(self) -> list[str]:
         """Lines for jobs that failed in the background since the last call (each failure once): shown
         at the start of the next cell the user runs. A job with a dashboard is left out: its dashboard
         tells its failure."""
-        untold = [run for run in self.runs.values() if run.done and not run.failure_reported]
-        return [
-            self._failure_line(run)
-            for run in untold
-            if run.outcome is RunOutcome.FAILED and self._told_by(run) == "next cell"
-        ]
-
-    def _told_by(self, run: JobRun) -> str:
-        """Who tells ``run``'s failure: the ``cell`` waiting for it, its ``dashboard``, or the ``next cell``
-        the user runs."""
-        job = run.view.job
-        if job in self._told_by_cell:
-            return "cell"
-        return "dashboard" if self._uis.get(job) == "widgets" else "next cell"
+        return self._failures.untold()
 
     def request_stop(self, name: str | None = None) -> None:
         """Ask a running job (``name``; default every one) to stop gracefully, without waiting."""
-        for run in self._selected(name):
+        for run in self._runs.selected(name):
             run.stop()
 
     def stop(self, name: str | None = None) -> str:
         """``%samza_stop [NAME]``: stop the named job (default: every running job) gracefully and wait
         for it (in-flight messages finish, every task commits)."""
-        runs = [run for run in self._selected(name) if not run.done]
+        runs = [run for run in self._runs.selected(name) if not run.done]
         if not runs:
             if name is not None and name not in self.runs:
                 known = ", ".join(repr(n) for n in self.runs) or "none"
@@ -332,25 +268,19 @@ class NotebookSession:
             return f"no job is running{what}"
         with contextlib.ExitStack() as telling:
             for run in runs:
-                telling.enter_context(self._telling(run))
+                telling.enter_context(self._failures.telling(run))
                 run.stop()
             for run in runs:
                 run.wait()
                 self._report_end(run)
         return ""
 
-    def _selected(self, name: str | None) -> list[JobRun]:
-        if name is None:
-            return list(self.runs.values())
-        run = self.runs.get(name)
-        return [run] if run is not None else []
-
     # -- awaiting (async cells) ----------------------------------------------------------------------------
     async def wait(self, timeout: float | None = None, name: str | None = None) -> StatusReport:
         """Wait until the named run (default: every run) ended, or ``timeout`` seconds passed; returns the
         status of that run (default: the latest)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        for run in self._selected(name):
+        for run in self._runs.selected(name):
             left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
             if await run.wait_async(left):
                 await asyncio.to_thread(self.updater.flush, run)  # its dashboard shows the end
@@ -383,29 +313,19 @@ class NotebookSession:
         return list(self.run.monitor.decisions) if self.run is not None else []
 
     # -- reports ------------------------------------------------------------------------------------------
-    def _named(self, name: str | None, magic: str) -> JobRun | None:
-        """The run called ``name`` (a NotebookError naming the known ones when none is), or the latest."""
-        if name is None:
-            return self.run
-        run = self.runs.get(name)
-        if run is None:
-            known = ", ".join(repr(n) for n in self.runs) or "none yet"
-            raise NotebookError(f"{magic}: no job named {name!r} has run in this notebook (jobs: {known})")
-        return run
-
     def job(self, name: str | None = None, magic: str = "job") -> NotebookJob:
         """The steering handle on the latest run (or job ``name``'s); a NotebookError before a first run."""
-        run = self._named(name, magic)
+        run = self._runs.named(name, magic)
         if run is None:
             raise NotebookError(f"{magic}: no job has run yet in this notebook: %samza_run starts one")
         return self._steering(run)
 
     def _steering(self, run: JobRun) -> NotebookJob:
-        return NotebookJob(run, running_application(run, self._tasks.get(run.view.job)))
+        return NotebookJob(run, running_application(run, self._runs.task_of(run.view.job)))
 
     def status(self, name: str | None = None) -> StatusReport:
         """``%samza_status [NAME]``: the latest view of the job, or what is missing before a first run."""
-        run = self._named(name, "samza_status")
+        run = self._runs.named(name, "samza_status")
         if run is None:
             lines = [
                 "no job has run yet in this notebook",
@@ -430,7 +350,7 @@ class NotebookSession:
 
     def _job_config(self, name: str | None, magic: str) -> tuple[JobRun | None, Config]:
         """The latest run (or job ``name``'s) and its config; before a first run, the notebook's config."""
-        run = self._named(name, magic)
+        run = self._runs.named(name, magic)
         if run is not None:
             return run, run.job.config
         return None, cell_config.effective_config(self.config, self._state_directory())
@@ -445,10 +365,7 @@ class NotebookSession:
     def store_run(self, store: str = "") -> JobRun | None:
         """The run whose stores ``%%samza_sql`` queries: the latest run that has ``store`` (else the latest
         run); None before a first run."""
-        for candidate in reversed(self.runs.values()):
-            if store and candidate.job.config.get_str(f"stores.{store}.factory", ""):
-                return candidate
-        return self.run
+        return self._runs.with_store(store)
 
     # -- plumbing -----------------------------------------------------------------------------------------
     def _state_directory(self) -> str:

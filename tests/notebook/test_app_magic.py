@@ -1,5 +1,6 @@
 """``%%samza_app``: a StreamApplication defined in a cell, planned and run by ``%samza_run``; the status
-shows each task's input watermarks and the end-of-stream count of the intermediate partitions."""
+shows each task's input watermarks (its event time) and the end-of-stream count of the intermediate
+partitions."""
 
 from __future__ import annotations
 
@@ -67,17 +68,32 @@ def test_an_app_cell_runs_through_partition_by_and_stops_by_itself(
     assert sorted(panes) == sorted((user, start, n) for (user, start), n in counted.items())
     view = magics.session.view
     assert view is not None
-    # Source watermarks 25 and 12: the tasks' input stream "clicks" reached them; the intermediate
+    # Source watermarks 25 and 12: the tasks' input partitions of "clicks" reached them; the intermediate
     # stream's watermark is the minimum over both producers in both tasks.
-    marks = {(w.task, w.system_stream.stream): w.watermark for w in view.watermarks}
+    time = view.time
+    assert time is not None
+    marks = {(p.task, p.ssp.stream): p.watermark for p in time.partitions}
     assert marks[("Partition 0", "clicks")] == 25 and marks[("Partition 1", "clicks")] == 12
     intermediate = "clicks-1-partition_by-by-user"
     assert marks[("Partition 0", intermediate)] == marks[("Partition 1", intermediate)] == 12
+    # Each task's watermark of an input stream (the minimum over its partitions) is its input operator's.
+    inputs = {(o.task, o.op_id): o.input_watermark for o in time.operators if o.kind == "input"}
+    assert inputs[("Partition 0", "input:clicks")] == 25 and inputs[("Partition 1", "input:clicks")] == 12
+    assert inputs[("Partition 0", "by-user:input")] == inputs[("Partition 1", "by-user:input")] == 12
+    # view.watermarks, by task and stream, says the same.
+    streams = {(w.task, w.system_stream.stream): w.watermark for w in view.watermarks}
+    assert streams == {
+        ("Partition 0", "clicks"): 25,
+        ("Partition 0", intermediate): 12,
+        ("Partition 1", "clicks"): 12,
+        ("Partition 1", intermediate): 12,
+    }
     ends = {(e.task, e.ssp.partition): e for e in view.end_of_stream}
     assert all(e.ended and e.producers_expected == 2 for e in ends.values())
     # The intermediate partitions ended by control messages: the partition table says so too.
     assert all(p.ended for p in view.partitions) and len(view.partitions) == 4
-    assert "event-time watermarks:" in out and "end-of-stream of intermediate partitions:" in out
+    assert "event time:" in out and "end-of-stream of intermediate partitions:" in out
+    assert "event-time watermarks" not in out  # the event time section has them: no second table
 
 
 def test_an_app_cell_without_an_application_is_one_line(

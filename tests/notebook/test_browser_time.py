@@ -3,13 +3,15 @@ and Notebook 7 when installed; see :mod:`.browser` for when this runs):
 
 - the idle-partition case: partition 1 of a ``partition_by`` job stops sending while partition 0 goes on;
   the event time section names ``clicks#1`` as holding back the watermark, and lists the open windows with
-  what they wait on;
+  what they wait on; at 1,200, 1,280 and 1,400 px every table of the section is whole (no column cut: long
+  names and notes wrap), and the old "event-time watermarks" table is gone (the section has them);
 - a job started with ``%samza_run --paused`` whose knobs a cell changes with ``%samza_set``: its controls
   show the values in force (the slider at 6 with its readout, the stream's priority field at 4), every
   control keeps its width (the slider is no dot, no priority field is cut, "Resume" is whole), and the
   next-message line shows no stale "has not started" error.
 
-Screenshots: tests/notebook/artifacts/time-<front-end>-<moment>.png.
+Screenshots: tests/notebook/artifacts/time-<front-end>-<moment>.png (the event time section at 1,280 and
+1,200 px, the controls).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.eventually import eventually
 
 from .browser import ARTIFACTS, front_end, launch, open_notebook, run_all, write_notebook
 
@@ -101,6 +105,26 @@ def whole(locator: Any) -> bool:
     return bool(locator.evaluate("e => e.scrollWidth <= e.clientWidth + 1"))
 
 
+TIME_TABLES = (
+    "() => [...document.querySelectorAll("
+    "'.samza-dashboard:not(.samza-snapshot) .samza-time .samza-time-box')]"
+    ".map(box => [box.firstElementChild.className, box.scrollWidth, box.clientWidth])"
+)
+"""Each table of the live event time section: its class, and its box's scroll and client widths."""
+
+
+def cut_time_tables(page: Any) -> list[Any]:
+    """The event time section's tables that are not whole (wider than their box: a column cut off); the
+    section's three tables must be there."""
+    tables = page.evaluate(TIME_TABLES)
+    assert [name for name, _, _ in tables] == [
+        "samza-time-partitions",
+        "samza-time-operators",
+        "samza-time-windows",
+    ], tables
+    return [table for table in tables if table[1] > table[2] + 1]
+
+
 def test_the_event_time_section_names_the_idle_partition_and_the_controls_fit_at_1280_px(
     front_end: tuple[str, str], tmp_path: Path
 ) -> None:
@@ -110,7 +134,8 @@ def test_the_event_time_section_names_the_idle_partition_and_the_controls_fit_at
     name, url = front_end
     write_notebook(tmp_path / "root" / "dashboard.ipynb", CELLS)
     ARTIFACTS.mkdir(exist_ok=True)
-    shots = {moment: ARTIFACTS / f"time-{name}-{moment}.png" for moment in ("idle-partition", "controls")}
+    moments = ("idle-partition", "idle-partition-1200px", "controls")
+    shots = {moment: ARTIFACTS / f"time-{name}-{moment}.png" for moment in moments}
     with sync_playwright() as playwright:
         context = launch(playwright, tmp_path / "chromium-profile", 1000)
         page = context.new_page()
@@ -135,6 +160,15 @@ def test_the_event_time_section_names_the_idle_partition_and_the_controls_fit_at
             expect(idle.locator(".samza-time-partitions")).to_contain_text("holds back the watermark")
             expect(idle.locator(".samza-time-operators")).to_contain_text("tumbling window (event time)")
             expect(idle.locator(".samza-time-windows").first).to_contain_text("waits on demo.clicks#1")
+            # Every column readable at 1,200-1,400 px: no table wider than its box (notes wrap); the old
+            # watermarks table is folded into the section.
+            expect(idle.locator(".samza-watermarks")).to_have_count(0)
+            for width in (1200, 1400, 1280):
+                page.set_viewport_size({"width": width, "height": 1000})
+                eventually(lambda: not cut_time_tables(page), message=f"a time table cut at {width} px")
+                if width == 1200:
+                    scroll_to(page, ".samza-time")
+                    page.screenshot(path=str(shots["idle-partition-1200px"]), full_page=False)
             scroll_to(page, ".samza-time")
             page.screenshot(path=str(shots["idle-partition"]), full_page=False)
 

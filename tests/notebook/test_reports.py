@@ -230,3 +230,41 @@ def test_a_starting_job_of_several_containers_says_what_it_waits_for(tmp_path: P
     assert containers_starting(status, 2, "Spark tasks") == (
         "1 of 2 containers running; the others start (their stores, their inputs)"
     )
+
+
+def _time_view() -> JobView:
+    from samza_nb.notebook.display.event_time.views import OperatorTimeView, PartitionTimeView, TimeView
+
+    held = SystemStreamPartition("demo", "clicks", 1)
+    middle = SystemStreamPartition("demo", "clicks-1-partition_by-by-user", 1)
+    time = TimeView(
+        partitions=(
+            PartitionTimeView("Partition 1", held, False, 1000, 4000, 3000, 2.5, holds_back=True),
+            PartitionTimeView("Partition 1", middle, True, 1000, 1000, 0, 0.1, (("Partition 0", 4000),)),
+        ),
+        operators=(OperatorTimeView("Partition 1", "input:clicks", "input", 1000, 1000),),
+        holding_back=("demo.clicks#1 (task Partition 1) holds back the watermark at 1,000 ms",),
+    )
+    return JobView("clicks", "on its own thread", ContainerState.RUNNING, time=time)
+
+
+def test_the_status_shows_event_time_from_the_time_view_in_one_place() -> None:
+    """The watermarks are the event time section's (the old "event-time watermarks" table is folded into
+    it): the text and HTML status show its holding line and its partitions table; the dashboard's body has
+    the section, each table in a box of its own, the long notes wrapping."""
+    from samza_nb.notebook.display.dashboard_html import body_html
+
+    view = _time_view()
+    text = render_text(view)
+    assert "event-time watermarks" not in text
+    assert "event time:\ndemo.clicks#1 (task Partition 1) holds back the watermark at 1,000 ms\n" in text
+    row = r"Partition 1\s+demo\.clicks#1\s+1,000\s+4,000\s+3,000 ms\s+2\.5 s ago\s+holds back"
+    assert re.search(row, text)
+    assert "operators and open windows: %samza_time" in text
+    status = render_html(view)
+    assert "samza-watermarks" not in status and "samza-time-partitions" in status
+    body = body_html(view)
+    assert "samza-watermarks" not in body and "event-time watermarks" not in body
+    assert body.count("class='samza-time-box'") == 2  # partitions and operators (no open windows)
+    note = re.search(r"<td style='([^']*)'>holds back the watermark</td>", body)
+    assert note is not None and "white-space:normal" in note.group(1)

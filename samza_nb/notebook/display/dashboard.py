@@ -13,8 +13,9 @@ Stop button) and, for a job of one container, the steering widgets (:mod:`.steer
 ``samza-chart`` (the live throughput and lag chart), ``samza-body`` (foldable sections, ``samza-section``:
 ``samza-containers`` for a job of several container processes, ``samza-tasks`` of ``samza-task-row``
 with ``data-task``, ``samza-in-flight``, ``samza-task-detail`` and ``samza-oldest-in-flight``;
-``samza-partitions``, ``samza-watermarks``, ``samza-end-of-stream`` and ``samza-time`` (applications of the
-high-level API; the event time section's classes are listed in :mod:`.event_time.views`), ``samza-decisions``,
+``samza-partitions``, ``samza-end-of-stream`` and ``samza-time`` (applications of the high-level API:
+watermarks, late messages, open windows; the event time section's classes are listed in
+:mod:`.event_time.views`), ``samza-decisions``,
 ``samza-checkpoints``, ``samza-messages`` (sampled messages in and out),
 ``samza-stores`` (store tables at the latest commit)), ``samza-live-<id>`` on the live root (``id``: the
 dashboard's :attr:`Dashboard.id`), and ``samza-snapshot`` (with ``samza-snapshot-<id>``) on the static HTML

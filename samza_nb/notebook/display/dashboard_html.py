@@ -57,16 +57,25 @@ OPEN_ROWS = 12
 """Sections of at most this many rows start open; longer ones start folded (a click opens them)."""
 
 
-def collapsible(css_class: str, title: str, body: str, rows: int, *, live: bool = False) -> str:
+def collapsible(
+    css_class: str,
+    title: str,
+    body: str,
+    rows: int,
+    *,
+    live: bool = False,
+    max_height: str | None = SECTION_MAX_HEIGHT,
+) -> str:
     """A foldable section (``<details>``) titled ``title`` in a ``div`` of ``css_class``, its content
-    scrolling past :data:`SECTION_MAX_HEIGHT` (and sideways past the dashboard's width,
-    :data:`FILL_WIDTH`): open when it has at most :data:`OPEN_ROWS` rows or is ``live`` (re-rendered a few
-    times a second), folded otherwise."""
+    scrolling past ``max_height`` (None: the body's own boxes scroll, as the event time section's tables
+    do) and sideways past the dashboard's width (:data:`FILL_WIDTH`): open when it has at most
+    :data:`OPEN_ROWS` rows or is ``live`` (re-rendered a few times a second), folded otherwise."""
     opened = " open" if live or rows <= OPEN_ROWS else ""
+    height = f"max-height:{max_height};" if max_height is not None else ""
     return (
         f"<div class='{css_class}'><details class='samza-section'{opened}>"
         f"<summary><b>{html.escape(title)}</b></summary>"
-        f"<div style='max-height:{SECTION_MAX_HEIGHT};overflow:auto;{FILL_WIDTH}'>{body}</div>"
+        f"<div style='{height}overflow:auto;{FILL_WIDTH}'>{body}</div>"
         "</details></div>"
     )
 
@@ -139,8 +148,8 @@ def body_html(view: JobView) -> str:
         parts.append(collapsible("samza-partitions", title, table, len(partitions), live=live))
     parts.extend(control_html(view))
     if view.time is not None:
-        body = time_html(view.time)
-        parts.append(collapsible("samza-time", "event time", body, time_rows_count(view.time), live=live))
+        body, count = time_html(view.time), time_rows_count(view.time)
+        parts.append(collapsible("samza-time", "event time", body, count, live=live, max_height=None))
     if view.decisions:
         decisions = decision_rows(view)[:8]
         table = html_table(DECISION_HEADERS, decisions)

@@ -31,7 +31,6 @@ from samza_nb.notebook.display.views import (
     JobView,
     PartitionView,
     TaskView,
-    WatermarkView,
     before_start_notes,
     offset_lag,
     position,
@@ -56,7 +55,6 @@ RARE_EVENTS = (
     ev.TaskFailed,
     ev.WindowFired,
     ev.StoreRestoreProgress,
-    ev.WatermarkAdvanced,
     ev.EndOfStreamProgress,
 )
 """The events the monitor takes in full: a few per commit, per partition or per watermark, never per
@@ -154,7 +152,6 @@ class Monitor:
         self._commits: deque[tuple[ev.Committed, int]] = deque(maxlen=keep_commits)
         self._commit_count = 0
         self._restores: dict[tuple[str, str], ev.StoreRestoreProgress] = {}
-        self._watermarks: dict[tuple[str, SystemStream], int] = {}
         self._end_of_stream: dict[tuple[str, SystemStreamPartition], ev.EndOfStreamProgress] = {}
         self._failure: str | None = None
         self._failed_tasks: set[str] = set()
@@ -235,8 +232,6 @@ class Monitor:
             self._failed_tasks.add(event.task)
         elif isinstance(event, ev.StoreRestoreProgress):
             self._restores[(event.task, event.store)] = event
-        elif isinstance(event, ev.WatermarkAdvanced):
-            self._watermarks[(event.task, event.system_stream)] = event.watermark
         elif isinstance(event, ev.EndOfStreamProgress):
             self._end_of_stream[(event.task, event.ssp)] = event
 
@@ -342,9 +337,6 @@ class Monitor:
             error=self._failure,
             done=done,
             notes=(*reset_notes(all_partitions), *before_start_notes(all_partitions, self._offset_key)),
-            watermarks=tuple(
-                WatermarkView(task, stream, mark) for (task, stream), mark in sorted(self._watermarks.items())
-            ),
             end_of_stream=tuple(
                 EndOfStreamView(e.task, e.ssp, e.producers_seen, e.producers_expected, e.ended)
                 for _, e in sorted(self._end_of_stream.items())

@@ -7,9 +7,10 @@ these instead; the dashboard's tables use the same HTML, so both views always ag
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from samza_nb.notebook.display.event_time.views import time_status_html, time_status_text
 from samza_nb.notebook.display.view_rows import (
     COMMIT_HEADERS,
     CONTAINER_HEADERS,
@@ -17,55 +18,18 @@ from samza_nb.notebook.display.view_rows import (
     END_OF_STREAM_HEADERS,
     PARTITION_HEADERS,
     TASK_HEADERS,
-    WATERMARK_HEADERS,
     commit_rows,
     container_rows,
     decision_rows,
     end_of_stream_rows,
     header_line,
+    html_table,
     is_total_row,
     partition_rows,
     task_rows,
-    watermark_rows,
+    text_table,
 )
 from samza_nb.notebook.display.views import JobView, plural, rate_text
-
-
-def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A left-aligned plain-text table (two spaces between columns)."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
-        for line in (headers, *rows)
-    ]
-    return "\n".join(lines)
-
-
-_TH = "<th style='text-align:left;padding:0 8px;white-space:nowrap'>"
-_TD = "<td style='padding:0 8px;white-space:nowrap'>"
-_TR_STRONG = "<tr style='font-weight:bold'>"
-
-
-def html_table(
-    headers: Sequence[str],
-    rows: Sequence[Sequence[str]],
-    css_class: str = "",
-    strong: Callable[[Sequence[str]], bool] | None = None,
-) -> str:
-    """A small HTML table; every cell escaped and kept on one line (no mid-word wrapping); rows for which
-    ``strong`` is true are bold (a stream's totals)."""
-    head = "".join(f"{_TH}{html.escape(h)}</th>" for h in headers)
-    body = "".join(
-        (_TR_STRONG if strong is not None and strong(row) else "<tr>")
-        + "".join(f"{_TD}{html.escape(cell)}</td>" for cell in row)
-        + "</tr>"
-        for row in rows
-    )
-    cls = f" class='{html.escape(css_class)}'" if css_class else ""
-    style = "border-collapse:collapse;font-size:var(--jp-ui-font-size1, 13px)"
-    return f"<table{cls} style='{style}'><tr>{head}</tr>{body}</table>"
 
 
 def render_text(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
@@ -80,8 +44,8 @@ def render_text(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
     if view.tasks:
         parts += ["", text_table(TASK_HEADERS, task_rows(view))]
         parts += ["", text_table(PARTITION_HEADERS, partition_rows(view))]
-    if view.watermarks:
-        parts += ["", "event-time watermarks:", text_table(WATERMARK_HEADERS, watermark_rows(view))]
+    if view.time is not None:
+        parts += ["", time_status_text(view.time)]
     if view.end_of_stream:
         parts += [
             "",
@@ -109,13 +73,9 @@ def section(title: str, body: str) -> str:
 
 
 def control_html(view: JobView) -> list[str]:
-    """The watermark of each task's input streams (``samza-watermarks``) and the end-of-stream count of
-    each intermediate partition, naming the upstream producers that ended it (``samza-end-of-stream``):
-    nothing for a job without them."""
+    """The end-of-stream count of each intermediate partition, naming the upstream producers that ended it
+    (``samza-end-of-stream``): nothing for a job without them. (Watermarks are the event time section's.)"""
     parts = []
-    if view.watermarks:
-        table = html_table(WATERMARK_HEADERS, watermark_rows(view))
-        parts.append(f"<div class='samza-watermarks'>{section('event-time watermarks', table)}</div>")
     if view.end_of_stream:
         table = html_table(END_OF_STREAM_HEADERS, end_of_stream_rows(view))
         title = "end-of-stream of intermediate partitions"
@@ -135,6 +95,8 @@ def render_html(view: JobView, *, decisions: int = 5, commits: int = 5) -> str:
         parts.append(section("tasks", html_table(TASK_HEADERS, task_rows(view))))
         table = html_table(PARTITION_HEADERS, partition_rows(view), strong=is_total_row)
         parts.append(section("partitions", table))
+    if view.time is not None:
+        parts.append(f"<div class='samza-time'>{section('event time', time_status_html(view.time))}</div>")
     parts.extend(control_html(view))
     if view.decisions and decisions:
         parts.append(

@@ -4,7 +4,8 @@ dashboard and the checkpoint report all render these from a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import html
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from samza_nb.notebook.display.views import (
@@ -21,13 +22,58 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStream
 
 
+# -- tables -----------------------------------------------------------------------------------------------
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A left-aligned plain-text table (two spaces between columns)."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=True)]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+        for line in (headers, *rows)
+    ]
+    return "\n".join(lines)
+
+
+_TH = "<th style='text-align:left;padding:0 8px;white-space:nowrap'>"
+_TD = "<td style='padding:0 8px;white-space:nowrap'>"
+_TR_STRONG = "<tr style='font-weight:bold'>"
+
+WRAP_MIN_WIDTH = "10em"
+"""The narrowest a wrapping column (``html_table``'s ``wrap``) gets: a few words a line."""
+_TD_WRAP = (
+    f"<td style='padding:0 8px;white-space:normal;min-width:{WRAP_MIN_WIDTH};overflow-wrap:break-word'>"
+)
+
+
+def html_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    css_class: str = "",
+    strong: Callable[[Sequence[str]], bool] | None = None,
+    wrap: Collection[int] = (),
+) -> str:
+    """A small HTML table; every cell escaped and kept on one line (no mid-word wrapping), except in the
+    columns (indexes) of ``wrap``, whose long cells (a note) wrap between words, never narrower than
+    :data:`WRAP_MIN_WIDTH`; rows for which ``strong`` is true are bold (a stream's totals)."""
+    head = "".join(f"{_TH}{html.escape(h)}</th>" for h in headers)
+    body = "".join(
+        (_TR_STRONG if strong is not None and strong(row) else "<tr>")
+        + "".join(f"{_TD_WRAP if i in wrap else _TD}{html.escape(cell)}</td>" for i, cell in enumerate(row))
+        + "</tr>"
+        for row in rows
+    )
+    cls = f" class='{html.escape(css_class)}'" if css_class else ""
+    style = "border-collapse:collapse;font-size:var(--jp-ui-font-size1, 13px)"
+    return f"<table{cls} style='{style}'><tr>{head}</tr>{body}</table>"
+
+
 # -- rows -----------------------------------------------------------------------------------------------
 TASK_HEADERS = ("task", "in flight", "peak", "processed", "oldest in flight", "checkpointed", "phase")
 PARTITION_HEADERS = ("partition", "processed", "last offset", "committed", "head", "lag", "end-of-stream")
 DECISION_HEADERS = ("t (s)", "chosen", "tier", "why")
 COMMIT_HEADERS = ("t (s)", "task", "offsets")
 CONTAINER_HEADERS = ("container", "state", "host", "pid", "processed", "tasks")
-WATERMARK_HEADERS = ("task", "input stream", "watermark (ms)")
 END_OF_STREAM_HEADERS = ("task", "intermediate partition", "producers ended", "ended")
 
 
@@ -157,14 +203,6 @@ def checkpoint_rows(commits: Sequence[CommitView]) -> list[tuple[str, ...]]:
     ]
 
 
-def watermark_rows(view: JobView) -> list[tuple[str, ...]]:
-    """One row per task and input stream with a watermark."""
-    return [
-        (w.task, f"{w.system_stream.system}.{w.system_stream.stream}", str(w.watermark))
-        for w in view.watermarks
-    ]
-
-
 def end_of_stream_rows(view: JobView) -> list[tuple[str, ...]]:
     """One row per task and intermediate partition: producers that ended it (``1 of 2: Partition 0``), or
     that the task reading the aggregation partition said every producer had."""
@@ -185,16 +223,16 @@ __all__ = [
     "END_OF_STREAM_HEADERS",
     "PARTITION_HEADERS",
     "TASK_HEADERS",
-    "WATERMARK_HEADERS",
     "checkpoint_rows",
     "commit_rows",
     "container_rows",
     "decision_rows",
     "end_of_stream_rows",
     "header_line",
+    "html_table",
     "is_total_row",
     "oldest_text",
     "partition_rows",
     "task_rows",
-    "watermark_rows",
+    "text_table",
 ]

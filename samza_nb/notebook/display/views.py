@@ -114,7 +114,8 @@ class ContainerView:
 
 @dataclass(frozen=True, slots=True)
 class WatermarkView:
-    """The event-time watermark a task's input stream reached (ms; the high-level API's operators)."""
+    """The event-time watermark a task's input stream reached (ms; the high-level API's operators): the
+    lowest of the task's partitions of that stream (:attr:`JobView.watermarks`)."""
 
     task: str
     system_stream: SystemStream
@@ -170,11 +171,11 @@ class JobView:
     second (about the last second), :attr:`average_rate` the average over the run. ``notes`` are one-line
     remarks on the job (messages left unread before an ``upcoming`` start). ``decisions`` and ``commits`` are
     newest first. ``containers`` lists the container processes of a job of several containers (empty for a job
-    in the kernel's process); its ``tasks`` are then every container's tasks. ``watermarks`` and
-    ``end_of_stream`` show the high-level API's event time and the end-of-stream bookkeeping of intermediate
-    partitions (empty otherwise); ``messages`` a live sample of messages in and out of the tasks (newest
-    first), ``stores`` each store's contents at its latest commit; ``time`` the event time of a job that
-    runs an application in the kernel (None otherwise).
+    in the kernel's process); its ``tasks`` are then every container's tasks. ``end_of_stream`` shows the
+    end-of-stream bookkeeping of the high-level API's intermediate partitions (empty otherwise);
+    ``messages`` a live sample of messages in and out of the tasks (newest first), ``stores`` each store's
+    contents at its latest commit; ``time`` the event time of a job that runs an application in the kernel
+    (watermarks, late messages, open windows; None otherwise).
     """
 
     job: str
@@ -192,7 +193,6 @@ class JobView:
     done: bool = False
     notes: tuple[str, ...] = field(default=())
     containers: tuple[ContainerView, ...] = ()
-    watermarks: tuple[WatermarkView, ...] = ()
     end_of_stream: tuple[EndOfStreamView, ...] = ()
     messages: tuple[MessageView, ...] = ()
     stores: tuple[StoreTableView, ...] = ()
@@ -202,6 +202,21 @@ class JobView:
     def average_rate(self) -> float:
         """Messages per second over the whole run so far."""
         return self.processed / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def watermarks(self) -> tuple[WatermarkView, ...]:
+        """Each task's watermark of each input stream that has one, by task and stream: the lowest of the
+        task's partitions of it in :attr:`time` (the stream watermark its input operator goes by; the event
+        time section shows them); empty without an event time view."""
+        if self.time is None:
+            return ()
+        lowest: dict[tuple[str, SystemStream], int] = {}
+        for p in self.time.partitions:
+            key = (p.task, p.ssp.system_stream)
+            lowest[key] = min(lowest.get(key, p.watermark), p.watermark)
+        return tuple(
+            WatermarkView(task, stream, mark) for (task, stream), mark in sorted(lowest.items()) if mark >= 0
+        )
 
     @property
     def in_flight(self) -> int:

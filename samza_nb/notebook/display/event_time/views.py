@@ -12,7 +12,7 @@ import html
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from samza_nb.notebook.display.text_status import html_table, text_table
+from samza_nb.notebook.display.view_rows import html_table, text_table
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStreamPartition
@@ -89,18 +89,20 @@ def mark(ms: int | None) -> str:
     return f"{ms:,}"
 
 
-PARTITION_HEADERS = ("task", "input partition", "watermark", "newest event", "behind", "last input", "note")
-OPERATOR_HEADERS = (
-    "task",
-    "operator",
-    "kind",
-    "input watermark",
-    "output watermark",
-    "late",
-    "fired",
-    "open",
-)
+PARTITION_HEADERS = ("task", "partition", "watermark", "newest", "behind", "last input", "note")
+"""``newest``: the newest event time seen on the partition's stream; ``behind``: how far the watermark
+trails it; ``last input``: how long ago anything came from the partition."""
+OPERATOR_HEADERS = ("task", "operator", "kind", "in", "out", "late", "fired", "open")
+"""``in`` and ``out``: the operator's input and output watermarks (the tables' titles say so)."""
 WINDOW_HEADERS = ("task", "window", "key", "start", "end", "so far", "fires")
+PARTITION_WRAP = (1, 6)
+OPERATOR_WRAP = (2,)
+WINDOW_WRAP = (6,)
+"""The columns of long words (an intermediate partition's name, notes, kinds, when a pane fires) that wrap
+in HTML, between words or after a hyphen; the others keep one line."""
+
+PARTITIONS_TITLE = "input partitions (event time in ms)"
+OPERATORS_TITLE = "operators: watermarks in and out (ms); a window's late messages, panes fired and open"
 
 
 def partition_rows(view: TimeView) -> list[tuple[str, ...]]:
@@ -164,8 +166,8 @@ def _windows_title(view: TimeView) -> str:
 def time_text(view: TimeView) -> str:
     """The view as text (``%samza_time``)."""
     parts = [*view.holding_back]
-    parts += ["", "input partitions:", text_table(PARTITION_HEADERS, partition_rows(view))]
-    parts += ["", "operators:", text_table(OPERATOR_HEADERS, operator_rows(view))]
+    parts += ["", PARTITIONS_TITLE + ":", text_table(PARTITION_HEADERS, partition_rows(view))]
+    parts += ["", OPERATORS_TITLE + ":", text_table(OPERATOR_HEADERS, operator_rows(view))]
     if view.windows:
         parts += ["", _windows_title(view) + ":", text_table(WINDOW_HEADERS, window_rows(view))]
     else:
@@ -173,26 +175,66 @@ def time_text(view: TimeView) -> str:
     return "\n".join(parts).lstrip("\n")
 
 
+STATUS_NOTE = "operators and open windows: %samza_time"
+
+
+def time_status_text(view: TimeView) -> str:
+    """The view in a job's text status (``%samza_status``): ``event time:``, the partitions holding back a
+    watermark and the input partitions' table."""
+    table = text_table(PARTITION_HEADERS, partition_rows(view))
+    return "\n".join(["event time:", *view.holding_back, table, STATUS_NOTE])
+
+
 HOLDING_COLOUR = "var(--jp-warn-color1, #a60)"
 
+TABLE_MAX_HEIGHT = "360px"
+"""The most one table of the section takes on the page (a dozen rows: the operators of two tasks of a
+windowed ``partition_by``); a longer one scrolls (its title stays above)."""
+BOX_STYLE = f"max-height:{TABLE_MAX_HEIGHT};overflow:auto;width:0;min-width:100%"
+"""A table's box: as wide as the section (``width:0;min-width:100%``: the table never widens the
+dashboard), scrolling down past :data:`TABLE_MAX_HEIGHT` and sideways when the table is wider still."""
 
-def time_html(view: TimeView) -> str:
-    """The view as HTML: the partitions holding back a watermark (``samza-time-holding``), then tables
-    of the input partitions (``samza-time-partitions``), operators (``samza-time-operators``) and open
-    windows (``samza-time-windows``)."""
-    parts = [
+
+def _holding_html(view: TimeView) -> list[str]:
+    return [
         f"<div class='samza-time-holding' style='color:{HOLDING_COLOUR};white-space:normal'>"
         f"{html.escape(line)}</div>"
         for line in view.holding_back
     ]
-    parts.append(html_table(PARTITION_HEADERS, partition_rows(view), "samza-time-partitions"))
-    parts.append(html_table(OPERATOR_HEADERS, operator_rows(view), "samza-time-operators"))
+
+
+def _boxed(title: str, table: str) -> str:
+    """``table`` under its ``title``, in a box of its own (``samza-time-box``, :data:`BOX_STYLE`)."""
+    return (
+        f"<div style='margin-top:4px'><i>{html.escape(title)}</i></div>"
+        f"<div class='samza-time-box' style='{BOX_STYLE}'>{table}</div>"
+    )
+
+
+def time_html(view: TimeView) -> str:
+    """The view as HTML: the partitions holding back a watermark (``samza-time-holding``), then the tables
+    of the input partitions (``samza-time-partitions``), operators (``samza-time-operators``) and open
+    windows (``samza-time-windows``), each titled in a box of its own that scrolls sideways when it is
+    wider than the section (long notes wrap first)."""
+    parts = _holding_html(view)
+    table = html_table(PARTITION_HEADERS, partition_rows(view), "samza-time-partitions", wrap=PARTITION_WRAP)
+    parts.append(_boxed(PARTITIONS_TITLE, table))
+    table = html_table(OPERATOR_HEADERS, operator_rows(view), "samza-time-operators", wrap=OPERATOR_WRAP)
+    parts.append(_boxed(OPERATORS_TITLE, table))
     if view.windows:
-        parts.append(f"<div><i>{html.escape(_windows_title(view))}</i></div>")
-        parts.append(html_table(WINDOW_HEADERS, window_rows(view), "samza-time-windows"))
+        table = html_table(WINDOW_HEADERS, window_rows(view), "samza-time-windows", wrap=WINDOW_WRAP)
+        parts.append(_boxed(_windows_title(view), table))
     else:
         parts.append("<div class='samza-time-windows'><i>open windows: none</i></div>")
     return "".join(parts)
+
+
+def time_status_html(view: TimeView) -> str:
+    """The view in a job's HTML status (``%samza_status``): the partitions holding back a watermark and the
+    input partitions' table."""
+    table = html_table(PARTITION_HEADERS, partition_rows(view), "samza-time-partitions", wrap=PARTITION_WRAP)
+    note = f"<div><i>{html.escape(STATUS_NOTE)}</i></div>"
+    return "".join([*_holding_html(view), _boxed(PARTITIONS_TITLE, table), note])
 
 
 def time_rows_count(view: TimeView) -> int:
@@ -213,6 +255,8 @@ __all__ = [
     "partition_rows",
     "time_html",
     "time_rows_count",
+    "time_status_html",
+    "time_status_text",
     "time_text",
     "window_rows",
 ]
