@@ -21,6 +21,7 @@ from samza_nb import crash_points
 from samza_nb.container.loop.loop_state import CommitFn, LoopState, RunLoopSettings
 from samza_nb.container.loop.pump import MessagePump
 from samza_nb.container.loop.samples import PumpSampler
+from samza_nb.container.loop.starts import retire_hosts
 from samza_nb.container.loop.task_ops import Op, TaskOperations
 
 if TYPE_CHECKING:
@@ -70,6 +71,13 @@ class RunLoop:
         state = self.state
         state.loop = asyncio.get_running_loop()
         state.thread_id = threading.get_ident()
+        try:
+            await self._run()
+        finally:
+            retire_hosts(state)  # the standby Tasks of in-line coroutine segments (loop/hosts.py)
+
+    async def _run(self) -> None:
+        state = self.state
         self._start_timers()
         # Slices are measured in real time (not the injectable clock): they keep the asyncio loop, and so
         # a notebook, responsive.
