@@ -66,29 +66,42 @@ def run_in_line(
     or raises, or a call makes a coordinator request. Returns the last message completed (None: none was),
     the message that raised and its error (or None), and the coroutine that suspended (or None), which the
     caller hands to ``host`` to adopt."""
-    copy = contextvars.copy_context
-    last: IncomingMessageEnvelope | None = None
     loop = host.loop
     outer = swap_current_task(loop, host.task)
     try:
-        for envelope in chain((first,), rest):
-            context = copy()
-            coroutine = process(envelope, collector, coordinator)
-            try:
-                yielded = context.run(coroutine.send, None)
-            except StopIteration:
-                last = envelope
-                if coordinator.requested:
-                    break
-                continue
-            except Exception as exc:
-                return last, (envelope, exc), None
-            except asyncio.CancelledError as exc:  # raised in line: it fails its message, as in a Task
-                return last, (envelope, cancelled_in_line(envelope, exc)), None
-            return last, None, Suspended(envelope, coroutine, yielded, context, coordinator)
-        return last, None, None
+        return _in_line(process, collector, coordinator, first, rest)
     finally:
         swap_current_task(loop, outer)
+
+
+def _in_line(
+    process: Callable[..., Any],
+    collector: MessageCollector,
+    coordinator: ReadableCoordinator,
+    first: IncomingMessageEnvelope,
+    rest: Iterable[IncomingMessageEnvelope],
+) -> tuple[
+    IncomingMessageEnvelope | None, tuple[IncomingMessageEnvelope, Exception] | None, Suspended | None
+]:
+    # (a function of its own: a try around this loop would make each message's StopIteration dearer)
+    copy = contextvars.copy_context
+    last: IncomingMessageEnvelope | None = None
+    for envelope in chain((first,), rest):
+        context = copy()
+        coroutine = process(envelope, collector, coordinator)
+        try:
+            yielded = context.run(coroutine.send, None)
+        except StopIteration:
+            last = envelope
+            if coordinator.requested:
+                break
+            continue
+        except Exception as exc:
+            return last, (envelope, exc), None
+        except asyncio.CancelledError as exc:  # raised in line: it fails its message, as in a Task
+            return last, (envelope, cancelled_in_line(envelope, exc)), None
+        return last, None, Suspended(envelope, coroutine, yielded, context, coordinator)
+    return last, None, None
 
 
 def cancelled_in_line(envelope: IncomingMessageEnvelope, exc: asyncio.CancelledError) -> SamzaError:

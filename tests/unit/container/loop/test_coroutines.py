@@ -272,3 +272,21 @@ def test_a_cancellation_raised_in_line_fails_the_job_naming_the_offset() -> None
 
     with pytest.raises(SamzaError, match=r"offset 2 was cancelled"):
         TestRunner.of(RaisesCancelled).add_input("in", list(range(5))).run(timeout=60)
+
+
+def test_a_message_that_cancels_its_task_and_returns_in_line_fails_the_job() -> None:
+    """As a Task cancelled by its own message ends cancelled (and fails it), a message that cancels the
+    current task in line and returns fails the job, loudly; the message after it, which suspends, still
+    runs on (nothing hangs)."""
+
+    class CancelsAndReturns:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            if envelope.offset == "0":
+                task = asyncio.current_task()
+                assert task is not None
+                task.cancel()
+            else:
+                await asyncio.sleep(0.001)
+
+    with pytest.raises(SamzaError, match="cancelled its own asyncio Task"):
+        TestRunner.of(CancelsAndReturns).add_input("in", list(range(3))).run(timeout=60)
