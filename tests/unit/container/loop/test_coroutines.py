@@ -1,7 +1,9 @@
 """An ``async def process`` runs in line until it first suspends (samza_nb/container/loop/coroutines.py):
-one that never suspends needs no asyncio Task; one that does becomes a Task from there, in flight with
-its callback. Every async guarantee holds in every loop mode: each message once, outputs complete,
-concurrency limits, the low-watermark checkpoint, context isolation, failures and timeouts."""
+one that never suspends needs no asyncio Task of its own; one that does goes on as the Task it ran under in
+line (its task's host, samza_nb/container/loop/hosts.py), in flight with its callback. Every async guarantee
+holds in every loop mode: each message once, outputs complete, concurrency limits, the low-watermark
+checkpoint, context isolation, failures and timeouts, and what a message binds to the current task before
+it first suspends (a timeout, a task group) acts on that message alone."""
 
 from __future__ import annotations
 

@@ -16,7 +16,6 @@ from samza_nb.testing import TestRunner
 class CancelsTheLoop:
     """A sync task whose process, at offset 3, cancels the Task it runs on (the loop's)."""
 
-
     def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
         if envelope.offset == "3":
             task = asyncio.current_task()
