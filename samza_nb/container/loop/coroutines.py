@@ -1,19 +1,18 @@
 """Running an ``async def process``: in line until it first suspends, as an asyncio Task only after.
 
 Many coroutines complete without ever suspending (a cache hit, a computation that awaits nothing, an ``await``
-of something already done). Such a message needs no asyncio Task, no callback and no trip through the event
-loop: :func:`~samza_nb.container.loop.starts.start_coroutine` sends the coroutine its first ``None`` on the
-loop thread, in a copy of the current context (as ``create_task`` would give it); when it returns, the message
-is done there and then. Only a coroutine that suspends becomes a Task (:func:`resume_coroutine`, in the same
-context), which forwards what the coroutine yielded to the event loop, and the message is in flight with its
-callback as before: concurrency limits, timeouts, out-of-order completion and the low-watermark release are
-unchanged for it.
+of something already done). Such a message needs no asyncio Task of its own, no callback and no trip through
+the event loop: :func:`~samza_nb.container.loop.starts.start_coroutine` sends the coroutine its first ``None``
+on the loop thread, in a copy of the current context (as ``create_task`` would give it); when it returns, the
+message is done there and then. Meanwhile ``asyncio.current_task()`` is the task's standby host Task
+(:mod:`samza_nb.container.loop.hosts`), never the container's: the coroutine that suspends is adopted by that
+host, which drives it on (in the same context) as its own Task, so whatever its first segment bound to the
+current task (``asyncio.timeout``, a task group, a client's timeout) acts on that message alone. The message
+is then in flight with its callback as before: concurrency limits, timeouts, out-of-order completion and the
+low-watermark release are unchanged for it.
 
 Once a coroutine of a task suspended, the task's later messages skip the in-line try: each starts as a Task
-of its own from its start (:attr:`TaskInstance.suspending`), which costs what ``create_task`` costs (one step
-where the in-line try and a forwarding Task took two), and code that binds the current task before its first
-await (``asyncio.timeout``, task groups, a client's timeout) binds the message's Task. (Before that first
-suspension, an in-line segment runs under the container's own Task.)
+of its own from its start (:attr:`TaskInstance.suspending`), which costs what ``create_task`` costs.
 
 A message that completes in line while nothing of its task is outstanding (in flight or completed but not
 released) moves the partition's low watermark at once, as a sync task's message does; with others outstanding
@@ -24,16 +23,20 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Callable, Coroutine, Generator, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING, Any
+
+from samza_nb.container.loop.hosts import swap_current_task
+from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope
     from samza_nb.api.task import MessageCollector
     from samza_nb.container.loop.callbacks import TaskCallbackImpl
     from samza_nb.container.loop.coordination import ReadableCoordinator
+    from samza_nb.container.loop.hosts import InLineHost
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,13 +57,33 @@ def run_in_line(
     coordinator: ReadableCoordinator,
     first: IncomingMessageEnvelope,
     rest: Iterable[IncomingMessageEnvelope],
+    host: InLineHost,
 ) -> tuple[
     IncomingMessageEnvelope | None, tuple[IncomingMessageEnvelope, Exception] | None, Suspended | None
 ]:
     """A run of a coroutine task: ``process``'s coroutine for ``first``, then each of ``rest``, runs in
-    line, each in a context copy of its own, until one suspends or raises, or a call makes a coordinator
-    request. Returns the last message completed (None: none was), the message that raised and its error
-    (or None), and the coroutine that suspended (or None)."""
+    line, each in a context copy of its own, with ``host``'s Task as the current task, until one suspends
+    or raises, or a call makes a coordinator request. Returns the last message completed (None: none was),
+    the message that raised and its error (or None), and the coroutine that suspended (or None), which the
+    caller hands to ``host`` to adopt."""
+    loop = host.loop
+    outer = swap_current_task(loop, host.task)
+    try:
+        return _in_line(process, collector, coordinator, first, rest)
+    finally:
+        swap_current_task(loop, outer)
+
+
+def _in_line(
+    process: Callable[..., Any],
+    collector: MessageCollector,
+    coordinator: ReadableCoordinator,
+    first: IncomingMessageEnvelope,
+    rest: Iterable[IncomingMessageEnvelope],
+) -> tuple[
+    IncomingMessageEnvelope | None, tuple[IncomingMessageEnvelope, Exception] | None, Suspended | None
+]:
+    # (a function of its own: a try around this loop would make each message's StopIteration dearer)
     copy = contextvars.copy_context
     last: IncomingMessageEnvelope | None = None
     for envelope in chain((first,), rest):
@@ -75,43 +98,18 @@ def run_in_line(
             continue
         except Exception as exc:
             return last, (envelope, exc), None
+        except asyncio.CancelledError as exc:  # raised in line: it fails its message, as in a Task
+            return last, (envelope, cancelled_in_line(envelope, exc)), None
         return last, None, Suspended(envelope, coroutine, yielded, context, coordinator)
     return last, None, None
 
 
-class _Forward:
-    """Awaiting it yields ``value`` (what a suspended coroutine yielded) to the Task that runs the
-    awaiting coroutine, and returns what the Task sends back."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        return (yield self.value)
-
-
-async def resume_coroutine(
-    coroutine: Coroutine[Any, Any, Any], yielded: Any, callback: TaskCallbackImpl
-) -> None:
-    """Drive ``coroutine``, suspended on ``yielded``, to its end (as the body of a Task) and settle
-    ``callback`` the moment it returns or raises; a cancellation is thrown into it, as a Task would."""
-    try:
-        while True:
-            try:
-                sent = await _Forward(yielded)
-            except BaseException as exc:  # the Task threw it in (a cancellation): the coroutine decides
-                yielded = coroutine.throw(exc)
-            else:
-                yielded = coroutine.send(sent)
-    except StopIteration:
-        callback.complete()
-    except asyncio.CancelledError:
-        callback.failure(asyncio.CancelledError(f"processing of offset {callback.offset} was cancelled"))
-        raise
-    except Exception as exc:
-        callback.failure(exc)
+def cancelled_in_line(envelope: IncomingMessageEnvelope, exc: asyncio.CancelledError) -> SamzaError:
+    """The error of a coroutine that raised CancelledError before it suspended (a Task's cancellation
+    fails its message; in line it must not cancel the container's Task instead)."""
+    error = SamzaError(f"processing of {envelope.ssp} offset {envelope.offset} was cancelled (in line)")
+    error.__cause__ = exc
+    return error
 
 
 async def settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCallbackImpl) -> None:
@@ -130,7 +128,7 @@ async def settle_coroutine(coroutine: Coroutine[Any, Any, Any], callback: TaskCa
 
 __all__ = [
     "Suspended",
-    "resume_coroutine",
+    "cancelled_in_line",
     "run_in_line",
     "settle_coroutine",
 ]

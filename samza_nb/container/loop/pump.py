@@ -23,7 +23,7 @@ from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
 from samza_nb.container.loop.coroutines import settle_coroutine
 from samza_nb.container.loop.rounds import run_round
-from samza_nb.container.loop.starts import hand_over, start_callback, start_coroutine
+from samza_nb.container.loop.starts import hand_over, host_for, start_callback, start_coroutine
 from samza_nb.observe import events as ev
 
 if TYPE_CHECKING:
@@ -233,6 +233,8 @@ class MessagePump:
         observed = state.bus.per_message
         if observed:
             self._publish_started(ti, envelope, 1)
+        if ti.kind is TaskKind.COROUTINE:
+            host_for(state, ti)  # the current task of its in-line segments (loop/hosts.py)
         if room and limit > 0:
             failed = ti.process_run(envelope, consumers.take_run(envelope.ssp, min(room, limit)))
             n = 1 + consumers.end_run()

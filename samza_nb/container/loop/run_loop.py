@@ -18,9 +18,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from samza_nb import crash_points
+from samza_nb.container.loop.hosts import LoopTask, foreign_cancellation
 from samza_nb.container.loop.loop_state import CommitFn, LoopState, RunLoopSettings
 from samza_nb.container.loop.pump import MessagePump
 from samza_nb.container.loop.samples import PumpSampler
+from samza_nb.container.loop.starts import host_for, retire_hosts
 from samza_nb.container.loop.task_ops import Op, TaskOperations
 
 if TYPE_CHECKING:
@@ -68,8 +70,38 @@ class RunLoop:
     async def run(self) -> None:
         """Run until done; raises TaskFailedError (or the consumers' error) on failure."""
         state = self.state
-        state.loop = asyncio.get_running_loop()
+        loop = state.loop = asyncio.get_running_loop()
         state.thread_id = threading.get_ident()
+        # The loop runs on a Task of its own, which tells this run's cancellation from one asked for by
+        # code run on it (loop/hosts.py): that fails the run loudly instead of ending it as if cancelled.
+        for ti in state.tasks:
+            if ti.coroutine:  # hosts of in-line segments: made first, they start before any runs under them
+                host_for(state, ti)
+        task = LoopTask(self._guarded(), loop=loop, name="samza-nb run loop", tasks=state.tasks)
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            if not task.done():  # this run was cancelled: so is the loop
+                task.cancel_by_owner()
+                await asyncio.wait({task})
+            if not task.cancelled():
+                task.exception()  # retrieved: the cancellation is what the caller sees
+            raise
+        finally:
+            retire_hosts(state)  # the standby Tasks of in-line coroutine segments (loop/hosts.py)
+
+    async def _guarded(self) -> None:
+        try:
+            await self._run()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            assert isinstance(task, LoopTask)
+            if task.owner_cancelled:
+                raise
+            raise foreign_cancellation(task) from None
+
+    async def _run(self) -> None:
+        state = self.state
         self._start_timers()
         # Slices are measured in real time (not the injectable clock): they keep the asyncio loop, and so
         # a notebook, responsive.

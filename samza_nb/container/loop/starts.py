@@ -1,15 +1,19 @@
 """Starting a message in flight: its callback (with its timeout), and an ``async def process`` run in line
-until it first suspends, as an asyncio Task only after (see :mod:`samza_nb.container.loop.coroutines`)."""
+until it first suspends, under its task's host Task, which drives it on after (see
+:mod:`samza_nb.container.loop.coroutines` and :mod:`samza_nb.container.loop.hosts`)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import heapq
 from typing import TYPE_CHECKING
 
 from samza_nb.container.loop.callbacks import TaskCallbackImpl
 from samza_nb.container.loop.coordination import ReadableCoordinator
-from samza_nb.container.loop.coroutines import Suspended, resume_coroutine, settle_coroutine
+from samza_nb.container.loop.coroutines import Suspended, cancelled_in_line, settle_coroutine
+from samza_nb.container.loop.hosts import InLineHost, first_step
+from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope
@@ -17,21 +21,48 @@ if TYPE_CHECKING:
     from samza_nb.container.loop.task_instance import TaskInstance
 
 
+def host_for(state: LoopState, ti: TaskInstance) -> InLineHost:
+    """The host Task the coroutine task ``ti``'s next in-line segments run under (made when it has none
+    that may still adopt)."""
+    host = ti.host
+    if host is None or not host.usable:
+        loop = state.loop
+        assert loop is not None
+
+        def lost(host: InLineHost) -> None:
+            error = SamzaError(
+                "a message processed in line cancelled its own asyncio Task (asyncio.current_task()) and "
+                "returned: a Task's cancellation fails its message"
+            )
+            state.fail(ti, None, None, error, "process")
+
+        host = ti.host = InLineHost(loop, f"{ti.name} (in line)", lost)
+    return host
+
+
+def retire_hosts(state: LoopState) -> None:
+    """The run ended: every host that adopted nothing ends quietly."""
+    for ti in state.tasks:
+        if ti.host is not None:
+            ti.host.retire()
+            ti.host = None
+
+
 def hand_over(state: LoopState, ti: TaskInstance, suspended: Suspended) -> None:
-    """The message of ``suspended`` is in flight from now on: its callback is made and a Task drives the
-    coroutine on from where it suspended."""
+    """The message of ``suspended`` is in flight from now on: its callback is made and the host Task its
+    segment ran under drives the coroutine on from where it suspended, as its own Task."""
     ti.suspending = True
     callback = start_callback(state, ti, suspended.envelope, suspended.coordinator)
-    loop = state.loop
-    assert loop is not None
-    task = resume_coroutine(suspended.coroutine, suspended.yielded, callback)
-    loop.create_task(task, context=suspended.context)
+    host = ti.host
+    assert host is not None
+    ti.host = None
+    host.adopt(suspended.coroutine, suspended.yielded, suspended.context, callback)
 
 
 def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessageEnvelope) -> None:
     """Process ``envelope`` with the coroutine task ``ti`` (see the module): done in line, failed (the
-    container fails), or in flight as a Task from its first suspension on; once one of the task's
-    coroutines suspended (:attr:`TaskInstance.suspending`), in flight as a Task from its start."""
+    container fails), or in flight as its host's Task from its first suspension on; once one of the
+    task's coroutines suspended (:attr:`TaskInstance.suspending`), in flight as a Task from its start."""
     if ti.suspending:
         coordinator = ReadableCoordinator(ti.name)
         callback = start_callback(state, ti, envelope, coordinator)
@@ -48,7 +79,7 @@ def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessag
     context = contextvars.copy_context()
     coroutine = ti.process(envelope, ti.collector, coordinator)
     try:
-        yielded = context.run(coroutine.send, None)
+        yielded = first_step(host_for(state, ti), context, coroutine)
     except StopIteration:
         if quiet:
             ti.record_run(ssp, 1, envelope.offset)
@@ -59,6 +90,9 @@ def start_coroutine(state: LoopState, ti: TaskInstance, envelope: IncomingMessag
         return
     except Exception as exc:
         state.fail(ti, ssp, envelope.offset, exc, "process")
+        return
+    except asyncio.CancelledError as exc:
+        state.fail(ti, ssp, envelope.offset, cancelled_in_line(envelope, exc), "process")
         return
     if quiet:
         ti.coordinator = ReadableCoordinator(ti.name)  # the suspended call keeps the one it was given
@@ -88,4 +122,4 @@ def start_callback(
     return callback
 
 
-__all__ = ["hand_over", "start_callback", "start_coroutine"]
+__all__ = ["hand_over", "host_for", "retire_hosts", "start_callback", "start_coroutine"]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from samza_nb.api.streams import IncomingMessageEnvelope, SystemStreamPartition
     from samza_nb.api.task import MessageCollector
     from samza_nb.container.loop.callbacks import TaskCallbackImpl
+    from samza_nb.container.loop.hosts import InLineHost
 
 
 class TaskInstance:
@@ -60,6 +61,7 @@ class TaskInstance:
         # own from its start (what asyncio costs; code that binds the current task before its first
         # await binds the message's Task), never in line first.
         self.suspending = False
+        self.host: InLineHost | None = None  # the current task of its in-line runs (loop/hosts.py)
         self.process: Callable[..., Any] = getattr(task, "process", None) or task.process_async
         self.max_concurrency = max_concurrency
         self.async_commit = async_commit
@@ -324,7 +326,10 @@ class TaskInstance:
         """:meth:`process_run` of a coroutine task (:func:`run_in_line`): a coroutine that suspended is
         kept in :attr:`suspended` (the caller starts it as a Task) with the coordinator it was given; the
         low watermark moves to the last message completed."""
-        last, failed, suspended = run_in_line(self.process, self.collector, self.coordinator, first, rest)
+        assert self.host is not None  # given by the caller (starts.host_for)
+        last, failed, suspended = run_in_line(
+            self.process, self.collector, self.coordinator, first, rest, self.host
+        )
         if suspended is not None:
             self.suspended = suspended
             self.coordinator = ReadableCoordinator(self.name)  # the suspended call keeps the one it has

@@ -1,7 +1,9 @@
 """An ``async def process`` runs in line until it first suspends (samza_nb/container/loop/coroutines.py):
-one that never suspends needs no asyncio Task; one that does becomes a Task from there, in flight with
-its callback. Every async guarantee holds in every loop mode: each message once, outputs complete,
-concurrency limits, the low-watermark checkpoint, context isolation, failures and timeouts."""
+one that never suspends needs no asyncio Task of its own; one that does goes on as the Task it ran under in
+line (its task's host, samza_nb/container/loop/hosts.py), in flight with its callback. Every async guarantee
+holds in every loop mode: each message once, outputs complete, concurrency limits, the low-watermark
+checkpoint, context isolation, failures and timeouts, and what a message binds to the current task before
+it first suspends (a timeout, a task group) acts on that message alone."""
 
 from __future__ import annotations
 
@@ -50,7 +52,7 @@ def values(result: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
-def test_a_coroutine_that_never_suspends_runs_in_line_without_a_task_of_its_own(mode: LoopMode) -> None:
+def test_a_coroutine_that_never_suspends_runs_in_line_without_a_task_per_message(mode: LoopMode) -> None:
     NeverSuspends.tasks = []
     result = (
         TestRunner.of(NeverSuspends, mode=mode)
@@ -61,7 +63,10 @@ def test_a_coroutine_that_never_suspends_runs_in_line_without_a_task_of_its_own(
     assert result.processed == 1000
     assert values(result) == list(range(1000))
     if not mode.observed:  # (observed, every message is in flight with its events, as before)
-        assert len({id(task) for task in NeverSuspends.tasks}) == 1, "all ran on the loop's own task"
+        # No Task per message: each ran under its task's standby host (loop/hosts.py), never the
+        # container's own Task; two partitions, two tasks, two hosts.
+        assert len({id(task) for task in NeverSuspends.tasks}) == 2
+        assert all(t is not None and t.get_name().endswith("(in line)") for t in NeverSuspends.tasks)
     offsets = {str(ssp): offset for task in result.checkpoints.values() for ssp, offset in task.items()}
     assert offsets == {"test.in#0": "499", "test.in#1": "499"}, "the low watermark reached the end"
 
@@ -177,3 +182,113 @@ def test_once_coroutines_suspend_each_next_message_runs_in_a_task_of_its_own_fro
     )
     assert result.processed == 6
     assert values(result) == list(range(2, 7)), "each timed-out message sent once, in its own Task"
+
+
+class TimedFromTheStart:
+    """Every message, the very first of the job too, bounds its await with ``asyncio.timeout``."""
+
+    async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        try:
+            async with asyncio.timeout(0.01):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            collector.send(OutgoingMessageEnvelope(OUT, envelope.message))
+
+
+@pytest.mark.parametrize("mode", LOOP_MODES, ids=str)
+def test_a_timeout_entered_before_the_first_suspension_cancels_that_await_only(mode: LoopMode) -> None:
+    """The first segment of the first messages runs in line: ``asyncio.current_task()`` there is a Task
+    of the message's own (its task's host, which drives it on once it suspends), so the timeout cancels the
+    message's sleep, never the container's Task (on main 2 of 6 messages were lost and the run ended
+    without an error)."""
+    result = (
+        TestRunner.of(TimedFromTheStart, mode=mode)
+        .add_input("in", {0: list(range(1, 4)), 1: list(range(4, 7))})
+        .add_output("out")
+        .add_config({"task.max.concurrency": "3"})
+        .run(timeout=60)
+    )
+    assert result.processed == 6
+    assert values(result) == list(range(1, 7)), "each timed-out message sent once"
+    offsets = {str(ssp): offset for task in result.checkpoints.values() for ssp, offset in task.items()}
+    assert offsets == {"test.in#0": "2", "test.in#1": "2"}, "the low watermark reached the end"
+
+
+def test_a_task_group_in_the_first_segment_cancels_its_own_message_when_a_child_fails() -> None:
+    """A TaskGroup entered in line has the message's Task as its parent: a failing child cancels the
+    sibling and that message's wait, which gets the ExceptionGroup; the container runs on."""
+
+    class Grouped:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            async def fails() -> None:
+                await asyncio.sleep(0.001)
+                raise ValueError(envelope.message)
+
+            try:
+                async with asyncio.TaskGroup() as group:
+                    slow = group.create_task(asyncio.sleep(5))
+                    group.create_task(fails())
+            except* ValueError:
+                collector.send(OutgoingMessageEnvelope(OUT, envelope.message if slow.cancelled() else -1))
+
+    result = (
+        TestRunner.of(Grouped)
+        .add_input("in", list(range(4)))
+        .add_output("out")
+        .add_config({"task.max.concurrency": "2"})
+        .run(timeout=60)
+    )
+    assert result.processed == 4
+    assert values(result) == list(range(4)), "each group failed its own message only, once"
+
+
+def test_a_message_that_cancels_its_own_task_before_it_suspends_cancels_its_own_await() -> None:
+    """``asyncio.current_task().cancel()`` asked for in the first segment lands on the message's await
+    (as in a Task of its own), not on the container's Task."""
+
+    class CancelsItself:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            me = asyncio.current_task()
+            assert me is not None
+            asyncio.get_running_loop().call_soon(me.cancel)
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                me.uncancel()
+                assert asyncio.current_task() is me, "the same Task before and after the suspension"
+                collector.send(OutgoingMessageEnvelope(OUT, envelope.message))
+
+    result = TestRunner.of(CancelsItself).add_input("in", list(range(3))).add_output("out").run(timeout=60)
+    assert result.processed == 3
+    assert values(result) == [0, 1, 2]
+
+
+def test_a_cancellation_raised_in_line_fails_the_job_naming_the_offset() -> None:
+    """A coroutine that raises CancelledError before it suspends fails its message (as a Task's
+    cancellation does), loudly, instead of cancelling the container's Task."""
+
+    class RaisesCancelled:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            if envelope.offset == "2":
+                raise asyncio.CancelledError
+
+    with pytest.raises(SamzaError, match=r"offset 2 was cancelled"):
+        TestRunner.of(RaisesCancelled).add_input("in", list(range(5))).run(timeout=60)
+
+
+def test_a_message_that_cancels_its_task_and_returns_in_line_fails_the_job() -> None:
+    """As a Task cancelled by its own message ends cancelled (and fails it), a message that cancels the
+    current task in line and returns fails the job, loudly; the message after it, which suspends, still
+    runs on (nothing hangs)."""
+
+    class CancelsAndReturns:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            if envelope.offset == "0":
+                task = asyncio.current_task()
+                assert task is not None
+                task.cancel()
+            else:
+                await asyncio.sleep(0.001)
+
+    with pytest.raises(SamzaError, match="cancelled its own asyncio Task"):
+        TestRunner.of(CancelsAndReturns).add_input("in", list(range(3))).run(timeout=60)
