@@ -293,7 +293,10 @@ async def _run_all(containers: Sequence[SamzaContainer], timeout: float) -> None
     runs = [asyncio.ensure_future(c.run()) for c in containers]
     done, pending = await asyncio.wait(runs, timeout=timeout, return_when=asyncio.FIRST_EXCEPTION)
     failed = next((r for r in done if not r.cancelled() and r.exception() is not None), None)
-    if failed is None and not pending:
+    # A run cancelled though nobody here cancelled it (task code that cancelled the Task it ran on, at its
+    # start or init) did not finish: never a success.
+    lost = next((c for c, r in zip(containers, runs, strict=True) if r in done and r.cancelled()), None)
+    if failed is None and lost is None and not pending:
         return
     for container in containers:
         container.shutdown()
@@ -307,6 +310,11 @@ async def _run_all(containers: Sequence[SamzaContainer], timeout: float) -> None
     if failed is not None:
         failed.result()
     processed = sum(c.processed for c in containers)
+    if lost is not None:
+        raise SamzaError(
+            f"container {lost.container_id} was cancelled before it finished ({processed} messages "
+            "processed): code it ran cancelled its asyncio Task (asyncio.current_task().cancel() in an init?)"
+        )
     raise JobTimeoutError(f"job did not finish within {timeout} s ({processed} messages processed)")
 
 

@@ -147,3 +147,21 @@ def test_a_configured_state_directory_is_kept_across_runners(tmp_path: Any) -> N
     assert any(tmp_path.iterdir())  # the state file stayed where configured
     runner = TestRunner.of(Counting).add_input("in", [1, 2, 3]).add_output("out").add_config(config)
     assert runner.config()["job.logged.store.base.dir"] == str(tmp_path)
+
+
+def test_a_container_run_cancelled_by_task_code_at_init_fails_the_run_instead_of_passing() -> None:
+    """Task code that cancels the Task it runs on during init (before the loop's own guard) must not make an
+    unfinished run look like a finished one: nothing was processed."""
+
+    class CancelsAtInit:
+        def init(self, context: Any) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+
+        def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            collector.send(OutgoingMessageEnvelope(SystemStream("test", "out"), envelope.message))
+
+    runner = TestRunner.of(CancelsAtInit).add_input("in", [1, 2, 3]).add_output("out")
+    with pytest.raises(SamzaError, match="container 0 .*cancelled"):
+        runner.run(timeout=60)
