@@ -26,6 +26,7 @@ from urllib.parse import quote, urlsplit
 from samza_nb.container.queries import (
     PARTITIONS_HEADER,
     KeyAnswer,
+    SerdeCache,
     StoreNotReady,
     UnknownStore,
     key_bytes,
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from samza_nb.api.job_model import JobModel
     from samza_nb.config import Config
     from samza_nb.coordinator.status import JobStatus
+    from samza_nb.serde.base import Serde
     from samza_nb.storage.sql.results import QueryResult
 
 REQUEST_TIMEOUT_S = 10.0
@@ -54,6 +56,7 @@ class StoreQueries:
         self._config = config
         self._model = model
         self._status = status
+        self._serdes = SerdeCache(config)
         self._idle: dict[str, list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
 
@@ -62,7 +65,7 @@ class StoreQueries:
         """``key`` in ``store``: its live value (uncommitted writes included) or, ``committed``, its value
         as of the last commit; asked of the owning container first (see the module)."""
         self._refuse_unknown(store)
-        raw = key_bytes(self._config, store, key)
+        raw = key_bytes(self._serdes.of(store)[0], store, key)
         model = self._model()
         partition = owning_partition(raw, model.max_changelog_partitions)
         owner = next(
@@ -100,7 +103,8 @@ class StoreQueries:
         """:meth:`get` of a key given as text (a URL's, a magic's), read as the store's key serde reads:
         ``int``/``long`` a number, ``json`` a JSON document (else the text itself), ``bytes`` its UTF-8
         bytes, ``string`` and others the text."""
-        return self.get(store, key_of_text(self._config, store, text), committed=committed)
+        key = key_of_text(self._config, store, text, self._serdes.of(store)[0])
+        return self.get(store, key, committed=committed)
 
     # -- SQL --------------------------------------------------------------------------------------------
     def sql(self, store: str, sql: str) -> QueryResult:
@@ -239,9 +243,11 @@ def _is_store_factory(key: str) -> bool:
     return key.startswith("stores.") and key.endswith(".factory") and key.count(".") == 2
 
 
-def key_of_text(config: Config, store: str, text: str) -> Any:
-    """A key given as text, as the store's key serde takes it (see :meth:`StoreQueries.get_text`)."""
-    serde = store_serdes(config, store)[0]
+def key_of_text(config: Config, store: str, text: str, serde: Serde | None = None) -> Any:
+    """A key given as text, as the store's key serde (``serde`` when given) takes it (see
+    :meth:`StoreQueries.get_text`)."""
+    if serde is None:
+        serde = store_serdes(config, store)[0]
     if isinstance(serde, IntSerde | LongSerde):
         try:
             return int(text)

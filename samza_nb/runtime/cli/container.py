@@ -141,7 +141,7 @@ class ContainerProcess:
             raise
         container = SamzaContainer(config, factory, container_id=self.container_id, job_model=model)
         self.container = container
-        queries = self._queries = serve_queries(container, self.url)
+        queries = self._queries = await serve_queries(container, self.url)
         loop = asyncio.get_running_loop()
         restore = install_signal_handlers(loop, self._on_signal)
         job = self._job = asyncio.ensure_future(container.run())
@@ -339,22 +339,23 @@ class ContainerProcess:
 
 
 QUERY_SWITCH_INTERVAL_S = 0.001
-"""A container process hands the GIL to a waiting thread (its query service's) after this long (CPython's
-default, 5 ms, would add up to 5 ms at each of the two hand-overs of a lookup; only a thread that waits
-forces a switch, so a container nobody queries loses nothing)."""
+"""A container process hands the GIL to a waiting thread after this long (CPython's default, 5 ms, would add
+up to 5 ms at each hand-over of what its query service reads on a worker thread: committed values and rows;
+only a thread that waits forces a switch, so a container nobody queries loses nothing)."""
 
 
-def serve_queries(container: SamzaContainer, coordinator_url: str) -> QueryServer:
-    """The container's query service, bound where its coordinator can reach it: the loopback address when
-    the coordinator is on it, else every address (the URL names the one that routes to the coordinator)."""
+async def serve_queries(container: SamzaContainer, coordinator_url: str) -> QueryServer:
+    """The container's query service on the running loop (the container's), bound where its coordinator can
+    reach it: the loopback address when the coordinator is on it, else every address (the URL names the one
+    that routes to the coordinator)."""
     sys.setswitchinterval(min(sys.getswitchinterval(), QUERY_SWITCH_INTERVAL_S))
     host = urlsplit(coordinator_url).hostname or "127.0.0.1"
     if is_loopback(host):
-        return QueryServer(container, "127.0.0.1")
+        return await QueryServer.open(container, "127.0.0.1")
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # (no packet is sent)
         probe.connect((host, 9))
         address = str(probe.getsockname()[0])
-    return QueryServer(container, "0.0.0.0", address)
+    return await QueryServer.open(container, "0.0.0.0", address)
 
 
 __all__ = [
