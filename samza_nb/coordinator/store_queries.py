@@ -1,4 +1,5 @@
-"""Queries into the stores of a running job of several containers, through its job coordinator.
+"""Queries into the stores (and the event time) of a running job of several containers, through its job
+coordinator.
 
 Each running container reports where its query service listens (:mod:`samza_nb.container.queries.server`).
 A point lookup goes to the container whose task owns the partition the key hashes to (the partitioner of
@@ -8,7 +9,8 @@ names the container, task and partition that answered. SQL gathers every contain
 the store and runs over their union in a scratch DuckDB, here. The union is whole or refused: a container
 that cannot answer (not started, its stores still opening, stopped, not answering within
 ``REQUEST_TIMEOUT_S``) or that answers for other partitions than the job model gives it fails the query
-with one line naming it; no part is ever left out of an answer.
+with one line naming it; no part is ever left out of an answer. The event time is each
+container's own (``GET /time``), gathered for the notebook's ``%samza_time`` to combine.
 
 Connections to the containers are kept open (HTTP/1.1 keep-alive) for the next request.
 """
@@ -33,6 +35,7 @@ from samza_nb.container.queries import (
     owning_partition,
     store_serdes,
 )
+from samza_nb.container.queries.time import ContainerTime, time_of_json
 from samza_nb.errors import SamzaError
 from samza_nb.serde.builtin import BytesSerde, IntSerde, JsonSerde, LongSerde
 
@@ -133,6 +136,15 @@ class StoreQueries:
         if not tables:
             raise SamzaError(f"no container of the job holds a partition of store {store!r}")
         return query_tables(tables, store, sql)
+
+    # -- event time -------------------------------------------------------------------------------------
+    def times(self) -> dict[str, ContainerTime]:
+        """Each running container's event time now (container id -> its ContainerTime), asked of each;
+        StoreNotReady naming a container that cannot be asked."""
+        return {
+            cid: time_of_json(json.loads(self._ask(cid, "GET", "/time")))
+            for cid in sorted(self._model().containers, key=lambda c: (len(c), c))
+        }
 
     def committed_anything(self) -> bool:
         """True when some task of a running container has committed offsets (or started from some)."""

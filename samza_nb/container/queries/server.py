@@ -3,11 +3,11 @@
 ``POST /get`` with ``{"store", "key": <key bytes, base64>, "partition": n or null, "committed": bool}``
 answers a :class:`~samza_nb.container.queries.KeyAnswer` as JSON; ``GET /stores/<store>/rows`` answers the
 store's committed rows in this container as an Arrow IPC stream, with the store partitions they cover
-(every task's of the container) in the header ``X-Samza-Partitions`` (:data:`~.reader.PARTITIONS_HEADER`).
-Every request carries the container's own token (``Authorization: Bearer <token>``, made at start; the
-container reports it to its coordinator with its URL); without it: 401. Errors are ``{"error": "..."}``:
-400 a bad request, 404 an unknown store, 503 stores not open (yet: until every task's are open and
-restored, or any more).
+(every task's of the container) in the header ``X-Samza-Partitions`` (:data:`~.reader.PARTITIONS_HEADER`);
+``GET /time`` the container's event time (:mod:`.time`). Every request carries the container's own token
+(``Authorization: Bearer <token>``, made at start; the container reports it to its coordinator with its
+URL); without it: 401. Errors are ``{"error": "..."}``: 400 a bad request, 404 an unknown store, 503
+stores not open (yet: until every task's are open and restored, or any more).
 
 It is served on the container's own event loop (HTTP/1.1, kept-alive connections, TCP_NODELAY), so a live
 lookup is read and answered at the loop's next turn between two slices of messages, in one step: no thread
@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
 from samza_nb.container.queries.reader import PARTITIONS_HEADER, StoreReader, error_status
+from samza_nb.container.queries.time import TimeProbe
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -58,10 +59,11 @@ class _Request:
 
 
 class _Service:
-    """What the connections share: the reader and the token."""
+    """What the connections share: the reader, the time probe and the token."""
 
-    def __init__(self, reader: StoreReader, token: str) -> None:
+    def __init__(self, reader: StoreReader, time: TimeProbe, token: str) -> None:
         self.reader = reader
+        self.time = time
         self.token = token.encode()
 
     def answer(self, request: _Request) -> _Answer | Callable[[], _Answer]:
@@ -75,6 +77,8 @@ class _Service:
         try:
             if request.method == "POST" and parts == ["get"]:
                 return self._get(request.body)
+            if request.method == "GET" and parts == ["time"]:
+                return _json(HTTPStatus.OK, self.time.json())  # on the loop, where the tasks run
             if request.method == "GET" and len(parts) == 3 and parts[0] == "stores" and parts[2] == "rows":
                 return functools.partial(_guarded, functools.partial(self._rows, parts[1]))
             missing = f"no such resource: {request.method} {request.path}"
@@ -230,9 +234,10 @@ class QueryServer:
     container's, see the module) from :meth:`open` until :meth:`stop`; :attr:`url` and :attr:`token` are
     what the container reports to its coordinator."""
 
-    def __init__(self, server: asyncio.Server, token: str, reach: str | None) -> None:
+    def __init__(self, server: asyncio.Server, service: _Service, reach: str | None) -> None:
         self._server = server
-        self._token = token
+        self._service = service
+        self._token = service.token.decode()
         bound, port = server.sockets[0].getsockname()[:2]
         name = reach or str(bound)
         self._url = f"http://{f'[{name}]' if ':' in name else name}:{port}"
@@ -243,13 +248,13 @@ class QueryServer:
     ) -> QueryServer:
         """Listen on ``host`` (a free port) on the running loop; ``reach``: the address others reach it by."""
         token = secrets.token_urlsafe(24)
-        service = _Service(StoreReader(container), token)
+        service = _Service(StoreReader(container), TimeProbe(container), token)
         loop = asyncio.get_running_loop()
         try:
             server = await loop.create_server(lambda: _Connection(service), host, 0)
         except OSError as exc:
             raise SamzaError(f"the container's query service cannot listen on {host}: {exc}") from None
-        return cls(server, token, reach)
+        return cls(server, service, reach)
 
     @property
     def url(self) -> str:
@@ -265,6 +270,7 @@ class QueryServer:
     def stop(self) -> None:
         """Stop listening and release the port (idempotent); open connections are closed by the loop's end."""
         self._server.close()
+        self._service.time.close()
 
 
 __all__ = ["ARROW_STREAM", "QueryServer"]
