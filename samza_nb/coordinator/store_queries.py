@@ -35,7 +35,6 @@ from samza_nb.container.queries import (
     owning_partition,
     store_serdes,
 )
-from samza_nb.container.queries.time import ContainerTime, time_of_json
 from samza_nb.errors import SamzaError
 from samza_nb.serde.builtin import BytesSerde, IntSerde, JsonSerde, LongSerde
 
@@ -138,11 +137,12 @@ class StoreQueries:
         return query_tables(tables, store, sql)
 
     # -- event time -------------------------------------------------------------------------------------
-    def times(self) -> dict[str, ContainerTime]:
-        """Each running container's event time now (container id -> its ContainerTime), asked of each;
-        StoreNotReady naming a container that cannot be asked."""
+    def times(self) -> dict[str, Any]:
+        """Each running container's event time now (container id -> its JSON, which
+        :func:`samza_nb.operators.impl.time_probe.time_of_json` reads), asked of each; StoreNotReady
+        naming a container that cannot be asked."""
         return {
-            cid: time_of_json(json.loads(self._ask(cid, "GET", "/time")))
+            cid: json.loads(self._ask(cid, "GET", "/time"))
             for cid in sorted(self._model().containers, key=lambda c: (len(c), c))
         }
 

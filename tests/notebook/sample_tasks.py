@@ -40,3 +40,11 @@ class ClicksPerUser(StreamApplication):
     def describe(self, app: Any) -> None:
         window = Windows.tumbling(1000, init=_zero, fold=_count, key_fn=_user)
         app.get_input_stream("clicks").window(window, "per-second").sink(_drop, "drop")
+
+
+class FailOnThree:
+    """Fails on the message ``{"n": 3}`` (``task.class = tests.notebook.sample_tasks.FailOnThree``)."""
+
+    def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+        if envelope.message["n"] == 3:
+            raise ValueError("bad n")

@@ -5,7 +5,6 @@ windows listed."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,24 +15,21 @@ from samza_nb.control.serde import IntermediateMessageSerde
 from samza_nb.systems.log import DurableLog
 from tests.requirements import require
 
-from .kernel import Kernel
+from .kernel import Kernel, repository_kernel
 
 require("ipykernel", "a kernel needs ipykernel (samza_nb[notebook])")
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).parents[2]
 SERDE = "samza_nb.control.serde.IntermediateMessageSerde"
 
 
 @pytest.fixture(scope="module")
 def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kernel]:
-    """A kernel (and its container processes) that can import this repository."""
-    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
-    k = Kernel(cwd=str(tmp_path_factory.mktemp("time")), env=dict(os.environ, PYTHONPATH=path))
-    k.run("%load_ext samza_nb\n%config SamzaMagics.dashboard = 'off'")
-    yield k
-    k.close()
+    with repository_kernel(
+        str(tmp_path_factory.mktemp("time")), "%load_ext samza_nb\n%config SamzaMagics.dashboard = 'off'"
+    ) as k:
+        yield k
 
 
 def send(base: Path, partition: int, start_ms: int, clicks: int) -> None:

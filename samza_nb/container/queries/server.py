@@ -4,10 +4,10 @@
 answers a :class:`~samza_nb.container.queries.KeyAnswer` as JSON; ``GET /stores/<store>/rows`` answers the
 store's committed rows in this container as an Arrow IPC stream, with the store partitions they cover
 (every task's of the container) in the header ``X-Samza-Partitions`` (:data:`~.reader.PARTITIONS_HEADER`);
-``GET /time`` the container's event time (:mod:`.time`). Every request carries the container's own token
-(``Authorization: Bearer <token>``, made at start; the container reports it to its coordinator with its
-URL); without it: 401. Errors are ``{"error": "..."}``: 400 a bad request, 404 an unknown store, 503
-stores not open (yet: until every task's are open and restored, or any more).
+``GET /time`` the container's event time (its :class:`TimeSource`). Every request carries the container's
+own token (``Authorization: Bearer <token>``, made at start; the container reports it to its coordinator
+with its URL); without it: 401. Errors are ``{"error": "..."}``: 400 a bad request, 404 an unknown store,
+503 stores not open (yet: until every task's are open and restored, or any more).
 
 It is served on the container's own event loop (HTTP/1.1, kept-alive connections, TCP_NODELAY), so a live
 lookup is read and answered at the loop's next turn between two slices of messages, in one step: no thread
@@ -29,11 +29,10 @@ import logging
 import secrets
 from collections.abc import Callable
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote, urlsplit
 
 from samza_nb.container.queries.reader import PARTITIONS_HEADER, StoreReader, error_status
-from samza_nb.container.queries.time import TimeProbe
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -49,6 +48,18 @@ _Answer = tuple[HTTPStatus, bytes, str] | tuple[HTTPStatus, bytes, str, dict[str
 """Status, body, content type and (optionally) more headers."""
 
 
+class TimeSource(Protocol):
+    """What answers ``GET /time``: the container's event time, JSON-ready (called on its loop thread)."""
+
+    def json(self) -> Any:
+        """The event time now."""
+        ...
+
+    def close(self) -> None:
+        """The service stopped."""
+        ...
+
+
 class _Request:
     """One parsed request: method, path, headers (lower-case names) and body."""
 
@@ -61,7 +72,7 @@ class _Request:
 class _Service:
     """What the connections share: the reader, the time probe and the token."""
 
-    def __init__(self, reader: StoreReader, time: TimeProbe, token: str) -> None:
+    def __init__(self, reader: StoreReader, time: TimeSource | None, token: str) -> None:
         self.reader = reader
         self.time = time
         self.token = token.encode()
@@ -77,7 +88,7 @@ class _Service:
         try:
             if request.method == "POST" and parts == ["get"]:
                 return self._get(request.body)
-            if request.method == "GET" and parts == ["time"]:
+            if request.method == "GET" and parts == ["time"] and self.time is not None:
                 return _json(HTTPStatus.OK, self.time.json())  # on the loop, where the tasks run
             if request.method == "GET" and len(parts) == 3 and parts[0] == "stores" and parts[2] == "rows":
                 return functools.partial(_guarded, functools.partial(self._rows, parts[1]))
@@ -244,11 +255,16 @@ class QueryServer:
 
     @classmethod
     async def open(
-        cls, container: SamzaContainer, host: str = "127.0.0.1", reach: str | None = None
+        cls,
+        container: SamzaContainer,
+        host: str = "127.0.0.1",
+        reach: str | None = None,
+        time: TimeSource | None = None,
     ) -> QueryServer:
-        """Listen on ``host`` (a free port) on the running loop; ``reach``: the address others reach it by."""
+        """Listen on ``host`` (a free port) on the running loop; ``reach``: the address others reach it by;
+        ``time``: what answers ``GET /time`` (404 without it)."""
         token = secrets.token_urlsafe(24)
-        service = _Service(StoreReader(container), TimeProbe(container), token)
+        service = _Service(StoreReader(container), time, token)
         loop = asyncio.get_running_loop()
         try:
             server = await loop.create_server(lambda: _Connection(service), host, 0)
@@ -270,7 +286,8 @@ class QueryServer:
     def stop(self) -> None:
         """Stop listening and release the port (idempotent); open connections are closed by the loop's end."""
         self._server.close()
-        self._service.time.close()
+        if self._service.time is not None:
+            self._service.time.close()
 
 
-__all__ = ["ARROW_STREAM", "QueryServer"]
+__all__ = ["ARROW_STREAM", "QueryServer", "TimeSource"]

@@ -8,12 +8,12 @@ import time
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from samza_nb.container.queries.time import ContainerTime
 from samza_nb.errors import SamzaError
 from samza_nb.notebook.display.event_time.sampler import TimeViews
 from samza_nb.notebook.display.event_time.views import TimeView, time_html, time_text
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.runs.store_lookup import coordinator_of
+from samza_nb.operators.impl.time_probe import ContainerTime, time_of_json
 
 if TYPE_CHECKING:
     from samza_nb.notebook.runs.job import JobRun
@@ -82,7 +82,11 @@ def _several(run: JobRun) -> TimeView | None:
     views = _JOBS.get(run)
     if views is None:
         views = _JOBS[run] = TimeViews()
-    return views.build(ContainerTime.union(times.values()), time.time() * 1000.0)
+    try:
+        union = ContainerTime.union(time_of_json(data) for data in times.values())
+    except SamzaError as exc:
+        raise NotebookError(f"samza_time: {exc}") from None
+    return views.build(union, time.time() * 1000.0)
 
 
 __all__ = ["TimeReport", "time_report"]

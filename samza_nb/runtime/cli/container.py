@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -29,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from samza_nb import crash_points
+from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.container.container import SamzaContainer
 from samza_nb.container.queries.server import QueryServer
@@ -45,8 +47,9 @@ from samza_nb.coordinator.client import (
 from samza_nb.coordinator.control import ControlState
 from samza_nb.coordinator.http_server import is_loopback
 from samza_nb.coordinator.status import ContainerReport
-from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.errors import ConfigError, SamzaError, failed_message
 from samza_nb.observe.states import ContainerState
+from samza_nb.operators.impl.time_probe import TimeProbe
 from samza_nb.runtime.applications import load_task_factory
 from samza_nb.runtime.console import (
     EXIT_FENCED,
@@ -332,6 +335,11 @@ class ContainerProcess:
             return
         text = None if error is None else " ".join(str(error).split()) or type(error).__name__
         report = self._report(ContainerState.FAILED if error is not None else ContainerState.STOPPED, text)
+        failed = failed_message(error)
+        ssp = failed.ssp if failed is not None else None
+        if failed is not None and failed.offset is not None and isinstance(ssp, SystemStreamPartition):
+            where = (ssp.system, ssp.stream, ssp.partition, failed.offset)  # the message it failed on
+            report = dataclasses.replace(report, failed_at=where)
         try:
             await asyncio.to_thread(send_report, self.url, report, 5.0)
         except CoordinatorUnreachable as exc:
@@ -351,11 +359,11 @@ async def serve_queries(container: SamzaContainer, coordinator_url: str) -> Quer
     sys.setswitchinterval(min(sys.getswitchinterval(), QUERY_SWITCH_INTERVAL_S))
     host = urlsplit(coordinator_url).hostname or "127.0.0.1"
     if is_loopback(host):
-        return await QueryServer.open(container, "127.0.0.1")
+        return await QueryServer.open(container, "127.0.0.1", time=TimeProbe(container))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # (no packet is sent)
         probe.connect((host, 9))
         address = str(probe.getsockname()[0])
-    return await QueryServer.open(container, "0.0.0.0", address)
+    return await QueryServer.open(container, "0.0.0.0", address, TimeProbe(container))
 
 
 __all__ = [

@@ -4,7 +4,7 @@ what each reports (:class:`TimeViews`, for ``%samza_time``).
 
 It runs on the job's loop thread with the monitor's timer (never per message): at each sample it asks
 every operator task for its :meth:`~samza_nb.operators.task.StreamOperatorTask.event_time` (each
-container's own loop, for a job of several: :mod:`samza_nb.container.queries.time`) and adds what the
+container's own loop, for a job of several: :mod:`samza_nb.operators.impl.time_probe`) and adds what the
 tasks do not know:
 
 - the newest event time seen on each input stream: the largest timestamp among the sampled messages (the
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from samza_nb.container.queries.time import ContainerTime, NewestEvents, operator_times
 from samza_nb.notebook.display.event_time.views import (
     OpenWindowView,
     OperatorTimeView,
@@ -32,6 +31,7 @@ from samza_nb.notebook.display.event_time.views import (
     mark,
 )
 from samza_nb.notebook.display.samplers import short
+from samza_nb.operators.impl.time_probe import ContainerTime, NewestEvents, operator_times
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 class TimeViews:
     """Builds the TimeViews of a job from its containers' event time (one container's, or the union of
-    several's: :class:`~samza_nb.container.queries.time.ContainerTime`), keeping between two views what
+    several's: :class:`~samza_nb.operators.impl.time_probe.ContainerTime`), keeping between two views what
     it needs: when each partition last moved, and each task's last snapshot (a task whose snapshot could
     not be read this time shows its last one)."""
 

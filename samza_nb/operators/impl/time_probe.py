@@ -1,5 +1,6 @@
-"""A container's event time as JSON: what its query service answers to ``GET /time`` (:mod:`.server`), so
-the job coordinator can gather the event time of a job of several containers as it gathers its stores.
+"""A container's event time as JSON: what a container process's query service answers to ``GET /time``
+(:mod:`samza_nb.container.queries.server`, given a :class:`TimeProbe` by the process), so the job
+coordinator can gather the event time of a job of several containers as it gathers its stores.
 
 :class:`TimeProbe` reads, on the container's loop thread (where its tasks run), each operator task's
 :class:`~samza_nb.operators.impl.time_view.TaskTime`, each input partition's processed count (and whether
@@ -87,7 +88,8 @@ def operator_times(container: SamzaContainer) -> dict[str, TaskTime]:
 
 
 class TimeProbe:
-    """``GET /time`` of a container's query service: :meth:`json` on its loop thread."""
+    """``GET /time`` of a container's query service (a :class:`~samza_nb.container.queries.server.
+    TimeSource`): :meth:`json` on its loop thread."""
 
     def __init__(self, container: SamzaContainer) -> None:
         self._container = container
