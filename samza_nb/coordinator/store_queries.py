@@ -10,7 +10,9 @@ the store and runs over their union in a scratch DuckDB, here. The union is whol
 that cannot answer (not started, its stores still opening, stopped, not answering within
 ``REQUEST_TIMEOUT_S``) or that answers for other partitions than the job model gives it fails the query
 with one line naming it; no part is ever left out of an answer. The event time is each
-container's own (``GET /time``), gathered for the notebook's ``%samza_time`` to combine.
+container's own (``GET /time``), gathered for the notebook's ``%samza_time`` to combine. Live lookups and
+the event time go to the service a container runs on its loop (its ``live_url``), the rest to the one
+that reads its state files on threads.
 
 Connections to the containers are kept open (HTTP/1.1 keep-alive) for the next request.
 """
@@ -85,7 +87,7 @@ class StoreQueries:
         searched: list[int] = []
         for cid in order:
             body = json.dumps({**request, "partition": partition}).encode()
-            answer = KeyAnswer.from_dict(json.loads(self._ask(cid, "POST", "/get", body)))
+            answer = KeyAnswer.from_dict(json.loads(self._ask(cid, "POST", "/get", body, live=not committed)))
             searched += answer.searched
             if answer.found:
                 return KeyAnswer(
@@ -142,7 +144,7 @@ class StoreQueries:
         :func:`samza_nb.operators.impl.time_probe.time_of_json` reads), asked of each; StoreNotReady
         naming a container that cannot be asked."""
         return {
-            cid: json.loads(self._ask(cid, "GET", "/time"))
+            cid: json.loads(self._ask(cid, "GET", "/time", live=True))
             for cid in sorted(self._model().containers, key=lambda c: (len(c), c))
         }
 
@@ -161,7 +163,9 @@ class StoreQueries:
             known = sorted({k.split(".")[1] for k in self._config if _is_store_factory(k)})
             raise UnknownStore(f"no store {store!r} in this job (stores: {', '.join(known) or 'none'})")
 
-    def _endpoint(self, cid: str) -> tuple[str, str]:
+    def _endpoint(self, cid: str, live: bool) -> tuple[str, str]:
+        """The URL and token of container ``cid``'s query service: ``live``, the one on its loop when it
+        reported one (live lookups, event time), else its state-file one."""
         report = self._status().reports.get(cid)
         if report is None or report.final or not report.query_url or not report.query_token:
             state = "not reported yet" if report is None else str(report.state)
@@ -169,16 +173,18 @@ class StoreQueries:
                 f"container {cid} cannot be asked about its stores ({state}): it has not started its query "
                 "service, or it stopped"
             )
-        return report.query_url, report.query_token
+        return (report.live_url if live and report.live_url else report.query_url), report.query_token
 
-    def _ask(self, cid: str, method: str, path: str, body: bytes | None = None) -> bytes:
-        return self._request(cid, method, path, body)[0]
+    def _ask(
+        self, cid: str, method: str, path: str, body: bytes | None = None, *, live: bool = False
+    ) -> bytes:
+        return self._request(cid, method, path, body, live=live)[0]
 
     def _request(
-        self, cid: str, method: str, path: str, body: bytes | None = None
+        self, cid: str, method: str, path: str, body: bytes | None = None, *, live: bool = False
     ) -> tuple[bytes, http.client.HTTPMessage]:
         """Container ``cid``'s answer (body and headers) when it is 200, else the error it names."""
-        url, token = self._endpoint(cid)
+        url, token = self._endpoint(cid, live)
         headers = {"Authorization": f"Bearer {token}", "Content-Length": str(len(body or b""))}
         for attempt in (1, 2):  # a kept-alive connection the container closed meanwhile: once more
             conn = self._connection(url)

@@ -17,7 +17,10 @@ container, task and partition that answered.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import concurrent.futures
+import json
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -136,6 +139,37 @@ def plain(value: Any) -> Any:
 def store_serdes(config: Config, store: str) -> tuple[Serde, Serde]:
     """The key and msg serdes ``store`` is written with (a ConfigError naming a bad key)."""
     return StoreSettings.from_config(config, store).serdes(SerdeRegistry.from_config(config))
+
+
+@dataclass(frozen=True)
+class LookupRequest:
+    """A ``POST /get`` of a container's query service: ``{"store", "key": <key bytes, base64>, "partition":
+    n or null, "committed": bool}``."""
+
+    store: str
+    raw: bytes
+    partition: int | None
+    committed: bool
+
+    @classmethod
+    def parse(cls, body: bytes) -> LookupRequest:
+        """The request in ``body``; a SamzaError saying what a lookup is otherwise."""
+        try:
+            request = json.loads(body)
+            partition = request.get("partition")
+            return cls(
+                str(request["store"]),
+                base64.b64decode(request["key"], validate=True),
+                None if partition is None else int(partition),
+                bool(request.get("committed", False)),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:
+            raise SamzaError(f"a lookup is JSON with store and key (base64): {exc}") from None
+
+    def answer(self, reader: StoreReader) -> KeyAnswer:
+        """The lookup, by ``reader``."""
+        key = reader.serdes.of(self.store)[0].from_bytes(self.raw)
+        return reader.get(self.store, key, partition=self.partition, committed=self.committed)
 
 
 class SerdeCache:
@@ -299,6 +333,7 @@ __all__ = [
     "KEY_WAIT_S",
     "PARTITIONS_HEADER",
     "KeyAnswer",
+    "LookupRequest",
     "SerdeCache",
     "StoreNotReady",
     "StoreReader",

@@ -3,36 +3,32 @@
 ``POST /get`` with ``{"store", "key": <key bytes, base64>, "partition": n or null, "committed": bool}``
 answers a :class:`~samza_nb.container.queries.KeyAnswer` as JSON; ``GET /stores/<store>/rows`` answers the
 store's committed rows in this container as an Arrow IPC stream, with the store partitions they cover
-(every task's of the container) in the header ``X-Samza-Partitions`` (:data:`~.reader.PARTITIONS_HEADER`);
-``GET /time`` the container's event time (its :class:`TimeSource`). Every request carries the container's
-own token (``Authorization: Bearer <token>``, made at start; the container reports it to its coordinator
-with its URL); without it: 401. Errors are ``{"error": "..."}``: 400 a bad request, 404 an unknown store,
-503 stores not open (yet: until every task's are open and restored, or any more).
-
-It is served on the container's own event loop (HTTP/1.1, kept-alive connections, TCP_NODELAY), so a live
-lookup is read and answered at the loop's next turn between two slices of messages, in one step: no thread
-takes the request, hands it to the loop and waits for the interpreter lock to answer it (each hand-over of
-the lock in a process busy processing costs up to a scheduling quantum on a loaded machine). What reads
-state files (a committed value, committed rows: DuckDB) runs on a worker thread; the loop only parses and
-answers (about 0.1 ms a lookup).
+(every task's of the container) in the header ``X-Samza-Partitions`` (:data:`~.reader.PARTITIONS_HEADER`).
+Every request carries the container's own token (``Authorization: Bearer <token>``, made at start; the
+container reports it to its coordinator with its URL); without it: 401. Errors are ``{"error": "..."}``:
+400 a bad request, 404 an unknown store, 503 stores not open (yet: until every task's are open and
+restored, or any more).
+Requests are served on the server's threads, never on the container's loop (see :mod:`.queries`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import binascii
-import functools
 import hmac
 import json
 import logging
 import secrets
-from collections.abc import Callable
+import threading
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, Protocol
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from samza_nb.container.queries.reader import PARTITIONS_HEADER, StoreReader, error_status
+from samza_nb.container.queries.reader import (
+    PARTITIONS_HEADER,
+    LookupRequest,
+    StoreReader,
+    error_status,
+)
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -41,253 +37,125 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_REQUEST_BYTES = 1 << 20
-MAX_HEAD_BYTES = 1 << 16
 ARROW_STREAM = "application/vnd.apache.arrow.stream"
 
-_Answer = tuple[HTTPStatus, bytes, str] | tuple[HTTPStatus, bytes, str, dict[str, str]]
-"""Status, body, content type and (optionally) more headers."""
 
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # (a kept-alive client would wait for a delayed ACK: 40 ms)
 
-class TimeSource(Protocol):
-    """What answers ``GET /time``: the container's event time, JSON-ready (called on its loop thread)."""
+    def do_GET(self) -> None:
+        self._serve("GET")
 
-    def json(self) -> Any:
-        """The event time now."""
-        ...
+    def do_POST(self) -> None:
+        self._serve("POST")
 
-    def close(self) -> None:
-        """The service stopped."""
-        ...
-
-
-class _Request:
-    """One parsed request: method, path, headers (lower-case names) and body."""
-
-    __slots__ = ("body", "close", "headers", "method", "path")
-
-    def __init__(self, method: str, path: str, headers: dict[str, str], body: bytes, close: bool) -> None:
-        self.method, self.path, self.headers, self.body, self.close = method, path, headers, body, close
-
-
-class _Service:
-    """What the connections share: the reader, the time probe and the token."""
-
-    def __init__(self, reader: StoreReader, time: TimeSource | None, token: str) -> None:
-        self.reader = reader
-        self.time = time
-        self.token = token.encode()
-
-    def answer(self, request: _Request) -> _Answer | Callable[[], _Answer]:
-        """The answer of ``request``, or a call that makes it off the loop (it reads state files)."""
-        scheme, _, given = request.headers.get("authorization", "").strip().partition(" ")
+    def _serve(self, method: str) -> None:
+        length = self.headers.get("Content-Length", "0").strip()
+        size = int(length) if length.isascii() and length.isdigit() else -1
+        if not 0 <= size <= MAX_REQUEST_BYTES:
+            self.close_connection = True
+            self._answer(HTTPStatus.BAD_REQUEST, {"error": "a request needs a Content-Length up to 1 MiB"})
+            return
+        body = self.rfile.read(size) if size else b""
+        scheme, _, given = self.headers.get("Authorization", "").strip().partition(" ")
+        expected = self.server.token.encode()
         if scheme.lower() != "bearer" or not hmac.compare_digest(
-            given.strip().encode("utf-8", "replace"), self.token
+            given.strip().encode("utf-8", "replace"), expected
         ):
-            return _json(HTTPStatus.UNAUTHORIZED, {"error": "this container's query service needs its token"})
-        parts = [unquote(p) for p in urlsplit(request.path).path.strip("/").split("/")]
+            self._answer(HTTPStatus.UNAUTHORIZED, {"error": "this container's query service needs its token"})
+            return
+        parts = [unquote(p) for p in urlsplit(self.path).path.strip("/").split("/")]
         try:
-            if request.method == "POST" and parts == ["get"]:
-                return self._get(request.body)
-            if request.method == "GET" and parts == ["time"] and self.time is not None:
-                return _json(HTTPStatus.OK, self.time.json())  # on the loop, where the tasks run
-            if request.method == "GET" and len(parts) == 3 and parts[0] == "stores" and parts[2] == "rows":
-                return functools.partial(_guarded, functools.partial(self._rows, parts[1]))
-            missing = f"no such resource: {request.method} {request.path}"
-            return _json(HTTPStatus.NOT_FOUND, {"error": missing})
+            if method == "POST" and parts == ["get"]:
+                self._get(body)
+            elif method == "GET" and len(parts) == 3 and parts[0] == "stores" and parts[2] == "rows":
+                self._rows(parts[1])
+            else:
+                self._answer(HTTPStatus.NOT_FOUND, {"error": f"no such resource: {method} {self.path}"})
         except SamzaError as exc:
-            return _json(HTTPStatus(error_status(exc)), {"error": str(exc)})
+            self._answer(HTTPStatus(error_status(exc)), {"error": str(exc)})
+        except Exception as exc:  # never a traceback to the client
+            log.exception("query service: %s %s failed", method, self.path)
+            self._answer(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"})
 
-    def _get(self, body: bytes) -> _Answer | Callable[[], _Answer]:
-        try:
-            request = json.loads(body)
-            store = str(request["store"])
-            raw = base64.b64decode(request["key"], validate=True)
-            partition = request.get("partition")
-            committed = bool(request.get("committed", False))
-        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-            raise SamzaError(f"a lookup is JSON with store and key (base64): {exc}") from None
-        key = self.reader.serdes.of(store)[0].from_bytes(raw)
-        lookup = functools.partial(self.reader.get, store, key, partition=partition, committed=committed)
-        if committed:  # reads the state files: off the loop
-            return functools.partial(_guarded, lambda: _json(HTTPStatus.OK, lookup().to_dict()))
-        return _json(HTTPStatus.OK, lookup().to_dict())  # live: here, on the loop, between two slices
+    def _get(self, body: bytes) -> None:
+        answer = LookupRequest.parse(body).answer(self.server.reader)
+        self._answer(HTTPStatus.OK, answer.to_dict())
 
-    def _rows(self, store: str) -> _Answer:
+    def _rows(self, store: str) -> None:
         import pyarrow as pa
 
-        table, partitions = self.reader.rows(store)
+        table, partitions = self.server.reader.rows(store)
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
         covered = ",".join(str(p) for p in partitions)
-        return HTTPStatus.OK, sink.getvalue().to_pybytes(), ARROW_STREAM, {PARTITIONS_HEADER: covered}
+        self._answer(HTTPStatus.OK, sink.getvalue().to_pybytes(), ARROW_STREAM, {PARTITIONS_HEADER: covered})
+
+    def _answer(
+        self,
+        status: HTTPStatus,
+        body: Any,
+        kind: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        data = body if isinstance(body, bytes) else json.dumps(body, separators=(",", ":")).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("query service: " + format, *args)
 
 
-def _json(status: HTTPStatus, body: Any) -> _Answer:
-    return status, json.dumps(body, separators=(",", ":")).encode(), "application/json"
-
-
-def _guarded(call: Callable[[], _Answer]) -> _Answer:
-    """``call``'s answer; a SamzaError as its status, anything else a 500 naming it (never a traceback)."""
-    try:
-        return call()
-    except SamzaError as exc:
-        return _json(HTTPStatus(error_status(exc)), {"error": str(exc)})
-    except Exception as exc:
-        log.exception("query service: a request failed")
-        return _json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"})
-
-
-class _Connection(asyncio.Protocol):
-    """One kept-alive connection: requests answered one after another, in order."""
-
-    def __init__(self, service: _Service) -> None:
-        self._service = service
-        self._buffer = bytearray()
-        self._transport: asyncio.Transport | None = None
-        self._busy = False  # a request is being answered off the loop: the next ones wait in the buffer
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._transport = None
-
-    def data_received(self, data: bytes) -> None:
-        self._buffer += data
-        self._serve()
-
-    def _serve(self) -> None:
-        while not self._busy and self._transport is not None:
-            request = self._next_request()
-            if request is None:
-                return
-            try:
-                answer = self._service.answer(request)
-            except Exception as exc:  # never a traceback to the client
-                log.exception("query service: %s %s failed", request.method, request.path)
-                answer = _json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"})
-            if isinstance(answer, tuple):
-                self._send(answer, request.close)
-                continue
-            self._busy = True
-            future = asyncio.get_running_loop().run_in_executor(None, answer)
-            future.add_done_callback(functools.partial(self._answered, request.close))
-
-    def _answered(self, close: bool, future: asyncio.Future[_Answer]) -> None:
-        self._busy = False
-        if future.cancelled():
-            self._close()
-            return
-        self._send(future.result(), close)
-        self._serve()
-
-    def _next_request(self) -> _Request | None:
-        """The next whole request in the buffer (None: not all here yet; a bad one is answered 400)."""
-        buffer = self._buffer
-        end = buffer.find(b"\r\n\r\n")
-        if end < 0:
-            if len(buffer) > MAX_HEAD_BYTES:
-                self._refuse("a request's head is larger than 64 KiB")
-            return None
-        lines = bytes(buffer[:end]).decode("latin-1").split("\r\n")
-        words = lines[0].split()
-        if len(words) != 3 or not words[2].startswith("HTTP/1."):
-            self._refuse(f"not an HTTP/1.x request line: {lines[0][:80]!r}")
-            return None
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        length = headers.get("content-length", "0")
-        size = int(length) if length.isascii() and length.isdigit() else -1
-        if not 0 <= size <= MAX_REQUEST_BYTES:
-            self._refuse("a request needs a Content-Length up to 1 MiB")
-            return None
-        if len(buffer) < end + 4 + size:
-            return None
-        body = bytes(buffer[end + 4 : end + 4 + size])
-        del buffer[: end + 4 + size]
-        connection = headers.get("connection", "").lower()
-        close = connection == "close" or (words[2] == "HTTP/1.0" and connection != "keep-alive")
-        return _Request(words[0], words[1], headers, body, close)
-
-    def _refuse(self, error: str) -> None:
-        self._send(_json(HTTPStatus.BAD_REQUEST, {"error": error}), True)
-
-    def _send(self, answer: _Answer, close: bool) -> None:
-        transport = self._transport
-        if transport is None:
-            return
-        status, data, kind = answer[:3]
-        more = "".join(
-            f"{name}: {value}\r\n" for name, value in (answer[3] if len(answer) > 3 else {}).items()
-        )
-        head = (
-            f"HTTP/1.1 {status.value} {status.phrase}\r\nContent-Type: {kind}\r\n{more}"
-            f"Content-Length: {len(data)}\r\n{'Connection: close' if close else 'Connection: keep-alive'}"
-            "\r\n\r\n"
-        )
-        transport.write(head.encode() + data)  # one write: one segment for a small answer
-        if close:
-            self._close()
-
-    def _close(self) -> None:
-        self._buffer.clear()
-        if self._transport is not None:
-            self._transport.close()
-            self._transport = None
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    reader: StoreReader
+    token: str
 
 
 class QueryServer:
-    """Serves the stores of ``container`` on ``host`` (a free port) on the running event loop (the
-    container's, see the module) from :meth:`open` until :meth:`stop`; :attr:`url` and :attr:`token` are
-    what the container reports to its coordinator."""
+    """Serves the stores of ``container`` on ``host`` (a free port) from daemon threads until ``stop``;
+    :attr:`url` and :attr:`token` are what the container reports to its coordinator."""
 
-    def __init__(self, server: asyncio.Server, service: _Service, reach: str | None) -> None:
-        self._server = server
-        self._service = service
-        self._token = service.token.decode()
-        bound, port = server.sockets[0].getsockname()[:2]
-        name = reach or str(bound)
-        self._url = f"http://{f'[{name}]' if ':' in name else name}:{port}"
-
-    @classmethod
-    async def open(
-        cls,
-        container: SamzaContainer,
-        host: str = "127.0.0.1",
-        reach: str | None = None,
-        time: TimeSource | None = None,
-    ) -> QueryServer:
-        """Listen on ``host`` (a free port) on the running loop; ``reach``: the address others reach it by;
-        ``time``: what answers ``GET /time`` (404 without it)."""
-        token = secrets.token_urlsafe(24)
-        service = _Service(StoreReader(container), time, token)
-        loop = asyncio.get_running_loop()
+    def __init__(self, container: SamzaContainer, host: str = "127.0.0.1", reach: str | None = None) -> None:
+        self._reach = reach
         try:
-            server = await loop.create_server(lambda: _Connection(service), host, 0)
+            self._server = _Server((host, 0), _Handler)
         except OSError as exc:
             raise SamzaError(f"the container's query service cannot listen on {host}: {exc}") from None
-        return cls(server, service, reach)
+        self._server.reader = StoreReader(container)
+        self._server.token = secrets.token_urlsafe(24)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="samza-query-service", daemon=True
+        )
+        self._thread.start()
 
     @property
     def url(self) -> str:
         """``http://host:port``; ``host`` is ``reach`` when given (the address others reach it by), else
         the bound one."""
-        return self._url
+        bound, port = self._server.server_address[:2]
+        name = self._reach or (bound.decode() if isinstance(bound, bytes) else str(bound))
+        return f"http://{f'[{name}]' if ':' in name else name}:{port}"
 
     @property
     def token(self) -> str:
         """The token every request must carry."""
-        return self._token
+        return self._server.token
 
     def stop(self) -> None:
-        """Stop listening and release the port (idempotent); open connections are closed by the loop's end."""
-        self._server.close()
-        if self._service.time is not None:
-            self._service.time.close()
+        """Stop serving and release the port (idempotent)."""
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join()
+        self._server.server_close()
 
 
-__all__ = ["ARROW_STREAM", "QueryServer", "TimeSource"]
+__all__ = ["ARROW_STREAM", "QueryServer"]

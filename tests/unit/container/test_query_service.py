@@ -1,4 +1,4 @@
-"""A container's query service on its own event loop: a live lookup is read and answered at the loop's
+"""A container's live query service on its own event loop: a live lookup is read and answered at the loop's
 turn, with no thread taking the request and waiting for the loop (each hand-over of the interpreter lock in
 a busy container cost a scheduling quantum on a loaded machine: benchmarks/live_queries.py)."""
 
@@ -15,7 +15,7 @@ from typing import Any
 from samza_nb import Config
 from samza_nb.container import SamzaContainer
 from samza_nb.container.queries import StoreReader
-from samza_nb.container.queries.server import QueryServer
+from samza_nb.container.queries.loop_server import LiveQueryServer
 from samza_nb.coordinator.planning import plan_job_model
 from samza_nb.systems.inmemory.system import InMemoryBroker
 from samza_nb.testing.runner import task_factory
@@ -107,7 +107,7 @@ def test_the_query_service_answers_on_the_loop_over_one_kept_alive_connection(tm
         reader = StoreReader(job)
         await aeventually(lambda: job.storage is not None and job.storage.partitions())
         await aeventually(lambda: live_count(reader, "a") == 3 and live_count(reader, "d") == 1)
-        server = await QueryServer.open(job)
+        server = await LiveQueryServer.open(job, "the-token")
         try:
             requests = [
                 lookup("a"),
