@@ -97,6 +97,7 @@ class ContainerReport:
                 "refused": self.refused,
             }
             | ({"query-url": self.query_url, "query-token": self.query_token} if self.query_url else {})
+            | ({"query-live-url": self.live_url} if self.live_url else {})
             | ({"failed-at": list(self.failed_at)} if self.failed_at else {})
         )
 
