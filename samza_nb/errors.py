@@ -38,6 +38,17 @@ class TaskFailedError(SamzaError):
         self.offset = offset
 
 
+def failed_message(error: BaseException | None) -> TaskFailedError | None:
+    """The TaskFailedError in ``error``'s chain (it, or an error it was raised from or during) that names
+    the message a task failed on (its ``ssp`` and ``offset``); None when no message was involved."""
+    seen = 0
+    while error is not None and seen < 20:
+        if isinstance(error, TaskFailedError) and error.offset is not None and error.ssp is not None:
+            return error
+        error, seen = error.__cause__ or error.__context__, seen + 1
+    return None
+
+
 class CallbackError(SamzaError):
     """A task callback was misused: completed or failed twice, or completed after it timed out."""
 
@@ -106,4 +117,5 @@ __all__ = [
     "SystemConsumersError",
     "SystemProducerError",
     "TaskFailedError",
+    "failed_message",
 ]

@@ -33,7 +33,10 @@ class ContainerReport:
     ``knobs``: its live knobs' values after the last change it applied (empty before any), ``refused``: why
     it refused the last control state it got (None when it applied it). ``query_url`` and ``query_token``:
     where the coordinator asks the container about its stores (:mod:`samza_nb.container.queries.server`);
-    the token never leaves the coordinator (not in :meth:`JobStatus.to_dict`)."""
+    the token never leaves the coordinator (not in :meth:`JobStatus.to_dict`); ``live_url``: where it
+    answers live lookups and its event time on its own loop (:mod:`samza_nb.container.queries.loop_server`,
+    the same token). ``failed_at``: the message a
+    task of a FAILED container failed on (system, stream, partition, offset), when one was."""
 
     container_id: str
     host: str
@@ -49,6 +52,8 @@ class ContainerReport:
     refused: str | None = None
     query_url: str | None = None
     query_token: str | None = None
+    failed_at: tuple[str, str, int, str] | None = None
+    live_url: str | None = None
 
     def __post_init__(self) -> None:
         # ``state`` may be given as its string (as it arrives in JSON): it is kept as the ContainerState.
@@ -77,19 +82,24 @@ class ContainerReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-ready data (the container id is in the URL, not the body)."""
-        return {
-            "host": self.host,
-            "state": self.state,
-            "processed": self.processed,
-            "tasks": [dict(task) for task in self.tasks],
-            "error": self.error,
-            "pid": self.pid,
-            "completed": self.completed,
-            "control": self.control,
-            "paused": self.paused,
-            "knobs": dict(self.knobs),
-            "refused": self.refused,
-        } | ({"query-url": self.query_url, "query-token": self.query_token} if self.query_url else {})
+        return (
+            {
+                "host": self.host,
+                "state": self.state,
+                "processed": self.processed,
+                "tasks": [dict(task) for task in self.tasks],
+                "error": self.error,
+                "pid": self.pid,
+                "completed": self.completed,
+                "control": self.control,
+                "paused": self.paused,
+                "knobs": dict(self.knobs),
+                "refused": self.refused,
+            }
+            | ({"query-url": self.query_url, "query-token": self.query_token} if self.query_url else {})
+            | ({"query-live-url": self.live_url} if self.live_url else {})
+            | ({"failed-at": list(self.failed_at)} if self.failed_at else {})
+        )
 
     def to_json(self) -> bytes:
         """The request body a container sends."""
@@ -142,8 +152,20 @@ class ContainerReport:
         if refused is not None and not isinstance(refused, str):
             raise StatusReportError(f"status of container {container_id!r}: refused must be a string or null")
         query_url, query_token = data.get("query-url"), data.get("query-token")
-        if not isinstance(query_url, str | None) or not isinstance(query_token, str | None):
-            raise StatusReportError(f"status of container {container_id!r}: query-url/-token must be strings")
+        live_url = data.get("query-live-url")
+        if not all(isinstance(v, str | None) for v in (query_url, query_token, live_url)):
+            raise StatusReportError(
+                f"status of container {container_id!r}: query-url/-token/-live-url must be strings"
+            )
+        failed_at = data.get("failed-at")
+        if failed_at is not None and not (
+            isinstance(failed_at, list)
+            and [type(v) for v in failed_at] == [str, str, int, str]
+            and failed_at[2] >= 0
+        ):
+            raise StatusReportError(
+                f"status of container {container_id!r}: failed-at must be [system, stream, partition, offset]"
+            )
         return cls(
             container_id,
             host,
@@ -159,6 +181,8 @@ class ContainerReport:
             refused,
             query_url,
             query_token,
+            None if failed_at is None else (failed_at[0], failed_at[1], failed_at[2], failed_at[3]),
+            live_url,
         )
 
 

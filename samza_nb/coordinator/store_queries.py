@@ -1,4 +1,5 @@
-"""Queries into the stores of a running job of several containers, through its job coordinator.
+"""Queries into the stores (and the event time) of a running job of several containers, through its job
+coordinator.
 
 Each running container reports where its query service listens (:mod:`samza_nb.container.queries.server`).
 A point lookup goes to the container whose task owns the partition the key hashes to (the partitioner of
@@ -8,7 +9,10 @@ names the container, task and partition that answered. SQL gathers every contain
 the store and runs over their union in a scratch DuckDB, here. The union is whole or refused: a container
 that cannot answer (not started, its stores still opening, stopped, not answering within
 ``REQUEST_TIMEOUT_S``) or that answers for other partitions than the job model gives it fails the query
-with one line naming it; no part is ever left out of an answer.
+with one line naming it; no part is ever left out of an answer. The event time is each
+container's own (``GET /time``), gathered for the notebook's ``%samza_time`` to combine. Live lookups and
+the event time go to the service a container runs on its loop (its ``live_url``), the rest to the one
+that reads its state files on threads.
 
 Connections to the containers are kept open (HTTP/1.1 keep-alive) for the next request.
 """
@@ -26,6 +30,7 @@ from urllib.parse import quote, urlsplit
 from samza_nb.container.queries import (
     PARTITIONS_HEADER,
     KeyAnswer,
+    SerdeCache,
     StoreNotReady,
     UnknownStore,
     key_bytes,
@@ -39,6 +44,7 @@ if TYPE_CHECKING:
     from samza_nb.api.job_model import JobModel
     from samza_nb.config import Config
     from samza_nb.coordinator.status import JobStatus
+    from samza_nb.serde.base import Serde
     from samza_nb.storage.sql.results import QueryResult
 
 REQUEST_TIMEOUT_S = 10.0
@@ -54,6 +60,7 @@ class StoreQueries:
         self._config = config
         self._model = model
         self._status = status
+        self._serdes = SerdeCache(config)
         self._idle: dict[str, list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
 
@@ -62,7 +69,7 @@ class StoreQueries:
         """``key`` in ``store``: its live value (uncommitted writes included) or, ``committed``, its value
         as of the last commit; asked of the owning container first (see the module)."""
         self._refuse_unknown(store)
-        raw = key_bytes(self._config, store, key)
+        raw = key_bytes(self._serdes.of(store)[0], store, key)
         model = self._model()
         partition = owning_partition(raw, model.max_changelog_partitions)
         owner = next(
@@ -80,7 +87,7 @@ class StoreQueries:
         searched: list[int] = []
         for cid in order:
             body = json.dumps({**request, "partition": partition}).encode()
-            answer = KeyAnswer.from_dict(json.loads(self._ask(cid, "POST", "/get", body)))
+            answer = KeyAnswer.from_dict(json.loads(self._ask(cid, "POST", "/get", body, live=not committed)))
             searched += answer.searched
             if answer.found:
                 return KeyAnswer(
@@ -100,7 +107,8 @@ class StoreQueries:
         """:meth:`get` of a key given as text (a URL's, a magic's), read as the store's key serde reads:
         ``int``/``long`` a number, ``json`` a JSON document (else the text itself), ``bytes`` its UTF-8
         bytes, ``string`` and others the text."""
-        return self.get(store, key_of_text(self._config, store, text), committed=committed)
+        key = key_of_text(self._config, store, text, self._serdes.of(store)[0])
+        return self.get(store, key, committed=committed)
 
     # -- SQL --------------------------------------------------------------------------------------------
     def sql(self, store: str, sql: str) -> QueryResult:
@@ -130,6 +138,16 @@ class StoreQueries:
             raise SamzaError(f"no container of the job holds a partition of store {store!r}")
         return query_tables(tables, store, sql)
 
+    # -- event time -------------------------------------------------------------------------------------
+    def times(self) -> dict[str, Any]:
+        """Each running container's event time now (container id -> its JSON, which
+        :func:`samza_nb.operators.impl.time_probe.time_of_json` reads), asked of each; StoreNotReady
+        naming a container that cannot be asked."""
+        return {
+            cid: json.loads(self._ask(cid, "GET", "/time", live=True))
+            for cid in sorted(self._model().containers, key=lambda c: (len(c), c))
+        }
+
     def committed_anything(self) -> bool:
         """True when some task of a running container has committed offsets (or started from some)."""
         return any(
@@ -145,7 +163,9 @@ class StoreQueries:
             known = sorted({k.split(".")[1] for k in self._config if _is_store_factory(k)})
             raise UnknownStore(f"no store {store!r} in this job (stores: {', '.join(known) or 'none'})")
 
-    def _endpoint(self, cid: str) -> tuple[str, str]:
+    def _endpoint(self, cid: str, live: bool) -> tuple[str, str]:
+        """The URL and token of container ``cid``'s query service: ``live``, the one on its loop when it
+        reported one (live lookups, event time), else its state-file one."""
         report = self._status().reports.get(cid)
         if report is None or report.final or not report.query_url or not report.query_token:
             state = "not reported yet" if report is None else str(report.state)
@@ -153,16 +173,18 @@ class StoreQueries:
                 f"container {cid} cannot be asked about its stores ({state}): it has not started its query "
                 "service, or it stopped"
             )
-        return report.query_url, report.query_token
+        return (report.live_url if live and report.live_url else report.query_url), report.query_token
 
-    def _ask(self, cid: str, method: str, path: str, body: bytes | None = None) -> bytes:
-        return self._request(cid, method, path, body)[0]
+    def _ask(
+        self, cid: str, method: str, path: str, body: bytes | None = None, *, live: bool = False
+    ) -> bytes:
+        return self._request(cid, method, path, body, live=live)[0]
 
     def _request(
-        self, cid: str, method: str, path: str, body: bytes | None = None
+        self, cid: str, method: str, path: str, body: bytes | None = None, *, live: bool = False
     ) -> tuple[bytes, http.client.HTTPMessage]:
         """Container ``cid``'s answer (body and headers) when it is 200, else the error it names."""
-        url, token = self._endpoint(cid)
+        url, token = self._endpoint(cid, live)
         headers = {"Authorization": f"Bearer {token}", "Content-Length": str(len(body or b""))}
         for attempt in (1, 2):  # a kept-alive connection the container closed meanwhile: once more
             conn = self._connection(url)
@@ -239,9 +261,11 @@ def _is_store_factory(key: str) -> bool:
     return key.startswith("stores.") and key.endswith(".factory") and key.count(".") == 2
 
 
-def key_of_text(config: Config, store: str, text: str) -> Any:
-    """A key given as text, as the store's key serde takes it (see :meth:`StoreQueries.get_text`)."""
-    serde = store_serdes(config, store)[0]
+def key_of_text(config: Config, store: str, text: str, serde: Serde | None = None) -> Any:
+    """A key given as text, as the store's key serde (``serde`` when given) takes it (see
+    :meth:`StoreQueries.get_text`)."""
+    if serde is None:
+        serde = store_serdes(config, store)[0]
     if isinstance(serde, IntSerde | LongSerde):
         try:
             return int(text)

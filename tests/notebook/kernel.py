@@ -3,8 +3,12 @@ own event loop, its interrupt handling and its comms."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -122,3 +126,17 @@ class Kernel:
     def close(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
+
+
+@contextlib.contextmanager
+def repository_kernel(cwd: str, setup: str = "%load_ext samza_nb") -> Iterator[Kernel]:
+    """A kernel working in ``cwd`` that (with the container processes it starts) can import this
+    repository (``task.class = tests.notebook.sample_tasks...``), after running ``setup``."""
+    root = str(Path(__file__).parents[2])
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    kernel = Kernel(cwd=cwd, env=dict(os.environ, PYTHONPATH=path))
+    try:
+        kernel.run(setup)
+        yield kernel
+    finally:
+        kernel.close()

@@ -4,6 +4,7 @@
 from samza_nb.container.queries.reader import (
     PARTITIONS_HEADER,
     KeyAnswer,
+    SerdeCache,
     StoreNotReady,
     StoreReader,
     UnknownStore,
@@ -17,6 +18,7 @@ from samza_nb.container.queries.reader import (
 __all__ = [
     "PARTITIONS_HEADER",
     "KeyAnswer",
+    "SerdeCache",
     "StoreNotReady",
     "StoreReader",
     "UnknownStore",

@@ -3,7 +3,9 @@
 
 A key's **live** value (uncommitted writes included) is read through the store the task itself uses, on the
 container's event loop between two slices of messages (the loop yields every ``slice_ms``), so the read
-never races the task's writes and costs the loop one ``get``. A **committed** value, and a store's
+never races the task's writes and costs the loop one ``get``: asked on the loop's thread (the container
+process's query service, :mod:`.server`) it is read there and then; from another thread it is handed to
+the loop, and the caller waits for it. A **committed** value, and a store's
 committed rows (for SQL that the coordinator unions over every container), are read from the state files
 on the caller's thread, each in its own read transaction (DuckDB's MVCC): the loop never waits for them.
 
@@ -15,7 +17,10 @@ container, task and partition that answered.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import concurrent.futures
+import json
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -136,9 +141,55 @@ def store_serdes(config: Config, store: str) -> tuple[Serde, Serde]:
     return StoreSettings.from_config(config, store).serdes(SerdeRegistry.from_config(config))
 
 
-def key_bytes(config: Config, store: str, key: Any) -> bytes:
-    """``key`` serialized by ``store``'s key serde (a SamzaError naming the store when it cannot be)."""
-    serde = store_serdes(config, store)[0]
+@dataclass(frozen=True)
+class LookupRequest:
+    """A ``POST /get`` of a container's query service: ``{"store", "key": <key bytes, base64>, "partition":
+    n or null, "committed": bool}``."""
+
+    store: str
+    raw: bytes
+    partition: int | None
+    committed: bool
+
+    @classmethod
+    def parse(cls, body: bytes) -> LookupRequest:
+        """The request in ``body``; a SamzaError saying what a lookup is otherwise."""
+        try:
+            request = json.loads(body)
+            partition = request.get("partition")
+            return cls(
+                str(request["store"]),
+                base64.b64decode(request["key"], validate=True),
+                None if partition is None else int(partition),
+                bool(request.get("committed", False)),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError, binascii.Error) as exc:
+            raise SamzaError(f"a lookup is JSON with store and key (base64): {exc}") from None
+
+    def answer(self, reader: StoreReader) -> KeyAnswer:
+        """The lookup, by ``reader``."""
+        key = reader.serdes.of(self.store)[0].from_bytes(self.raw)
+        return reader.get(self.store, key, partition=self.partition, committed=self.committed)
+
+
+class SerdeCache:
+    """The key and msg serdes of each store of ``config``, each made once (making them reads the config)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._serdes: dict[str, tuple[Serde, Serde]] = {}
+
+    def of(self, store: str) -> tuple[Serde, Serde]:
+        """:func:`store_serdes` of ``store``, made at its first call."""
+        serdes = self._serdes.get(store)
+        if serdes is None:
+            serdes = self._serdes[store] = store_serdes(self.config, store)
+        return serdes
+
+
+def key_bytes(serde: Serde, store: str, key: Any) -> bytes:
+    """``key`` serialized by ``serde``, ``store``'s key serde (a SamzaError naming the store when it cannot
+    be)."""
     try:
         return serde.to_bytes(key)
     except Exception as exc:
@@ -157,6 +208,8 @@ class StoreReader:
 
     def __init__(self, container: SamzaContainer) -> None:
         self._container = container
+        self.serdes = SerdeCache(container.config)
+        """The serdes of the container's stores."""
 
     @property
     def config(self) -> Config:
@@ -169,8 +222,7 @@ class StoreReader:
         """``key`` in ``store``: live (through the task's store, on the loop) or ``committed``. Partition
         ``partition`` first (default: the one ``key`` hashes to), then this container's others."""
         storage = self._storage(store)
-        config = self._container.config
-        raw = key_bytes(config, store, key)
+        raw = key_bytes(self.serdes.of(store)[0], store, key)
         owned = storage.partitions()
         if partition is None:
             model = self._container.job_model
@@ -227,7 +279,7 @@ class StoreReader:
     ) -> tuple[str, Any] | None:
         from samza_nb.storage.sql.point import committed_value
 
-        value_serde = store_serdes(self._container.config, store)[1]
+        value_serde = self.serdes.of(store)[1]
         with storage.reading() as files:
             for task in order:
                 if task not in files:
@@ -246,26 +298,27 @@ class StoreReader:
         cid = self._container.container_id
         if loop is None or loop.is_closed() or not loop.is_running():
             raise StoreNotReady(f"container {cid} is not running: its live values cannot be read")
-        if run_loop is not None and threading.get_ident() == run_loop.state.thread_id:
-            raise SamzaError(f"a live lookup cannot run on container {cid}'s own loop thread")
 
+        def look() -> tuple[str, Any] | None:  # on the loop, between two slices, as the task itself reads
+            for task in order:
+                stores = storage.stores_of(task)
+                value = stores[store].get(key) if store in stores else None
+                if value is not None:
+                    return task, value
+            return None
+
+        if run_loop is not None and threading.get_ident() == run_loop.state.thread_id:
+            return look()  # the container's query service, on its loop: read here, no hand-over
         future: concurrent.futures.Future[tuple[str, Any] | None] = concurrent.futures.Future()
 
-        def look() -> None:  # on the loop: between two slices of messages, as the task itself reads
-            if not future.set_running_or_notify_cancel():
-                return
-            try:
-                for task in order:
-                    stores = storage.stores_of(task)
-                    value = stores[store].get(key) if store in stores else None
-                    if value is not None:
-                        future.set_result((task, value))
-                        return
-                future.set_result(None)
-            except BaseException as exc:
-                future.set_exception(exc)
+        def deliver() -> None:
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(look())
+                except BaseException as exc:
+                    future.set_exception(exc)
 
-        loop.call_soon_threadsafe(look)  # (a plain callback: runs at the loop's next turn, no task made)
+        loop.call_soon_threadsafe(deliver)  # (a plain callback: runs at the loop's next turn, no task made)
         try:
             return future.result(KEY_WAIT_S)
         except TimeoutError:
@@ -280,6 +333,8 @@ __all__ = [
     "KEY_WAIT_S",
     "PARTITIONS_HEADER",
     "KeyAnswer",
+    "LookupRequest",
+    "SerdeCache",
     "StoreNotReady",
     "StoreReader",
     "UnknownStore",

@@ -13,8 +13,6 @@ Requests are served on the server's threads, never on the container's loop (see 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hmac
 import json
 import logging
@@ -25,7 +23,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from samza_nb.container.queries.reader import PARTITIONS_HEADER, StoreReader, error_status, store_serdes
+from samza_nb.container.queries.reader import (
+    PARTITIONS_HEADER,
+    LookupRequest,
+    StoreReader,
+    error_status,
+)
 from samza_nb.errors import SamzaError
 
 if TYPE_CHECKING:
@@ -78,18 +81,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(exc).__name__}: {exc}"})
 
     def _get(self, body: bytes) -> None:
-        try:
-            request = json.loads(body)
-            store = str(request["store"])
-            raw = base64.b64decode(request["key"], validate=True)
-            partition = request.get("partition")
-            committed = bool(request.get("committed", False))
-        except (ValueError, KeyError, TypeError, binascii.Error) as exc:
-            raise SamzaError(f"a lookup is JSON with store and key (base64): {exc}") from None
-        reader = self.server.reader
-        key_serde = store_serdes(reader.config, store)[0]
-        key = key_serde.from_bytes(raw)
-        answer = reader.get(store, key, partition=partition, committed=committed)
+        answer = LookupRequest.parse(body).answer(self.server.reader)
         self._answer(HTTPStatus.OK, answer.to_dict())
 
     def _rows(self, store: str) -> None:

@@ -4,10 +4,16 @@ dashboard's "event time" section (:mod:`~samza_nb.notebook.display.event_time.vi
 from __future__ import annotations
 
 import html
+import time
+import weakref
 from typing import TYPE_CHECKING, Any
 
+from samza_nb.errors import SamzaError
+from samza_nb.notebook.display.event_time.sampler import TimeViews
 from samza_nb.notebook.display.event_time.views import TimeView, time_html, time_text
 from samza_nb.notebook.errors import NotebookError
+from samza_nb.notebook.runs.store_lookup import coordinator_of
+from samza_nb.operators.impl.time_probe import ContainerTime, time_of_json
 
 if TYPE_CHECKING:
     from samza_nb.notebook.runs.job import JobRun
@@ -41,21 +47,46 @@ class TimeReport:
         return f"<div class='samza-time'><b>{html.escape(self.title)}</b>{time_html(self.time)}</div>"
 
 
+_JOBS: weakref.WeakKeyDictionary[JobRun, TimeViews] = weakref.WeakKeyDictionary()
+"""The views of each job of several containers (what they keep between two ``%samza_time``)."""
+
+
 def time_report(run: JobRun) -> TimeReport:
-    """The event time of ``run`` now; a NotebookError for a job without event time (a task's job, a job of
-    several containers)."""
+    """The event time of ``run`` now; a NotebookError for a job without event time (a task's job). A job
+    of several containers (processes, Spark) is asked through its job coordinator, which asks each
+    container (:meth:`~samza_nb.coordinator.store_queries.StoreQueries.times`)."""
     view = run.view
+    if view.time is None and view.containers and not run.done:
+        several = _several(run)
+        if several is not None:
+            return TimeReport(view.job, str(view.state), several)
     if view.time is None:
-        if view.containers:
-            raise NotebookError(
-                f"samza_time: job {view.job!r} runs as several containers: the event time view covers a job "
-                "of one container in this kernel (job.container.count = 1, --runner local)"
-            )
         raise NotebookError(
             f"samza_time: job {view.job!r} runs a task, not an application: watermarks and windows live in "
             "the operators of a %%samza_app (or app.class)"
         )
     return TimeReport(view.job, str(view.state), view.time)
+
+
+def _several(run: JobRun) -> TimeView | None:
+    """The event time of a running job of several containers (None: it runs no application)."""
+    try:
+        coordinator = coordinator_of(run, "samza_time")
+        if coordinator is None:
+            return None
+        times = coordinator.queries.times()
+    except NotebookError:
+        raise
+    except SamzaError as exc:
+        raise NotebookError(f"samza_time: {exc}") from None
+    views = _JOBS.get(run)
+    if views is None:
+        views = _JOBS[run] = TimeViews()
+    try:
+        union = ContainerTime.union(time_of_json(data) for data in times.values())
+    except SamzaError as exc:
+        raise NotebookError(f"samza_time: {exc}") from None
+    return views.build(union, time.time() * 1000.0)
 
 
 __all__ = ["TimeReport", "time_report"]

@@ -16,11 +16,12 @@ import logging
 from collections import deque
 
 from samza_nb.api.job_model import JobModel
+from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.container.inputs import input_streams
 from samza_nb.coordinator.job_coordinator import JobCoordinator
 from samza_nb.coordinator.status import JobStatus
-from samza_nb.errors import SamzaError
+from samza_nb.errors import SamzaError, TaskFailedError
 from samza_nb.notebook.display.containers_monitor import containers_starting
 from samza_nb.notebook.errors import NotebookError
 from samza_nb.notebook.magics.cell_config import CONTAINER_COUNT_KEY, container_count
@@ -45,7 +46,8 @@ _IMPORT_ERRORS = ("NameError", "ImportError", "ModuleNotFoundError")
 
 
 class ContainerFailedError(SamzaError):
-    """A container process of the job failed; the message names it and says why."""
+    """A container process of the job failed; the message names it and says why. When a task failed on a
+    message, it is raised from a TaskFailedError naming that message (what the container reported)."""
 
 
 def prepare(config: Config, task: TaskDefinition | None, max_messages: int | None = None) -> ProcessesJob:
@@ -163,7 +165,7 @@ class ProcessesJob:
             await processes.close()
         failure = self._failure()
         if failure is not None:
-            raise ContainerFailedError(failure)
+            raise ContainerFailedError(failure) from self._failed_message()
 
     def steering(self) -> CoordinatorSteering:
         """Pause, resume and live knobs of every container, through the job's coordinator."""
@@ -194,6 +196,20 @@ class ProcessesJob:
         if line is not None and self.from_cell and any(name in line for name in _IMPORT_ERRORS):
             line += f"; {SELF_CONTAINED}"
         return line
+
+    def _failed_message(self) -> TaskFailedError | None:
+        """The message a task of the failed container failed on, as its report named it (None: none)."""
+        failed = self.processes.failed
+        report = (
+            None
+            if failed is None
+            else self.processes.coordinator.job_status().reports.get(failed.container_id)
+        )
+        if failed is None or report is None or report.failed_at is None:
+            return None
+        system, stream, partition, offset = report.failed_at
+        ssp = SystemStreamPartition(system, stream, partition)
+        return TaskFailedError(f"container {failed.container_id}: {report.error}", ssp=ssp, offset=offset)
 
     def _on_line(self, container_id: str, line: str) -> None:
         self.lines.append(f"[container {container_id}] {line}")

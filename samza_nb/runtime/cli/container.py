@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import signal
@@ -29,8 +30,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from samza_nb import crash_points
+from samza_nb.api.streams import SystemStreamPartition
 from samza_nb.config import Config
 from samza_nb.container.container import SamzaContainer
+from samza_nb.container.queries.loop_server import LiveQueryServer
 from samza_nb.container.queries.server import QueryServer
 from samza_nb.coordinator.client import (
     ID_ENV,
@@ -45,8 +48,9 @@ from samza_nb.coordinator.client import (
 from samza_nb.coordinator.control import ControlState
 from samza_nb.coordinator.http_server import is_loopback
 from samza_nb.coordinator.status import ContainerReport
-from samza_nb.errors import ConfigError, SamzaError
+from samza_nb.errors import ConfigError, SamzaError, failed_message
 from samza_nb.observe.states import ContainerState
+from samza_nb.operators.impl.time_probe import TimeProbe
 from samza_nb.runtime.applications import load_task_factory
 from samza_nb.runtime.console import (
     EXIT_FENCED,
@@ -124,7 +128,7 @@ class ContainerProcess:
         self._paused = False  # a pause asked by the coordinator completed (and no resume since)
         self._pausing: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()  # report now (a control change was applied)
-        self._queries: QueryServer | None = None  # its stores' query service (reported while it runs)
+        self._queries: QueryServices | None = None  # its stores' query service (reported while it runs)
 
     async def run(self) -> int:
         """Fetch the model, run the container to its end; the exit status (raises what failed it)."""
@@ -141,7 +145,7 @@ class ContainerProcess:
             raise
         container = SamzaContainer(config, factory, container_id=self.container_id, job_model=model)
         self.container = container
-        queries = self._queries = serve_queries(container, self.url)
+        queries = self._queries = await serve_queries(container, self.url)
         loop = asyncio.get_running_loop()
         restore = install_signal_handlers(loop, self._on_signal)
         job = self._job = asyncio.ensure_future(container.run())
@@ -244,8 +248,9 @@ class ContainerProcess:
             self._paused,
             self._knobs,
             self._refused,
-            queries.url if queries is not None else None,
-            queries.token if queries is not None else None,
+            queries.files.url if queries is not None else None,
+            queries.files.token if queries is not None else None,
+            live_url=queries.live.url if queries is not None else None,
         )
 
     async def _report_periodically(self, interval_s: float, patience_s: float) -> None:
@@ -332,6 +337,11 @@ class ContainerProcess:
             return
         text = None if error is None else " ".join(str(error).split()) or type(error).__name__
         report = self._report(ContainerState.FAILED if error is not None else ContainerState.STOPPED, text)
+        failed = failed_message(error)
+        ssp = failed.ssp if failed is not None else None
+        if failed is not None and failed.offset is not None and isinstance(ssp, SystemStreamPartition):
+            where = (ssp.system, ssp.stream, ssp.partition, failed.offset)  # the message it failed on
+            report = dataclasses.replace(report, failed_at=where)
         try:
             await asyncio.to_thread(send_report, self.url, report, 5.0)
         except CoordinatorUnreachable as exc:
@@ -339,22 +349,42 @@ class ContainerProcess:
 
 
 QUERY_SWITCH_INTERVAL_S = 0.001
-"""A container process hands the GIL to a waiting thread (its query service's) after this long (CPython's
-default, 5 ms, would add up to 5 ms at each of the two hand-overs of a lookup; only a thread that waits
-forces a switch, so a container nobody queries loses nothing)."""
+"""A container process hands the GIL to a waiting thread after this long (CPython's default, 5 ms, would add
+up to 5 ms at each hand-over of what its state-file service reads on its threads: committed values and
+rows; only a thread that waits forces a switch, so a container nobody queries loses nothing)."""
 
 
-def serve_queries(container: SamzaContainer, coordinator_url: str) -> QueryServer:
-    """The container's query service, bound where its coordinator can reach it: the loopback address when
-    the coordinator is on it, else every address (the URL names the one that routes to the coordinator)."""
+class QueryServices:
+    """A container process's two query services, on one token: its state files' (threads: answers while
+    the loop is busy in a long step) and its live values' and event time's (on its loop)."""
+
+    def __init__(self, files: QueryServer, live: LiveQueryServer) -> None:
+        self.files = files
+        self.live = live
+
+    def stop(self) -> None:
+        """Stop both (idempotent)."""
+        self.live.stop()
+        self.files.stop()
+
+
+async def serve_queries(container: SamzaContainer, coordinator_url: str) -> QueryServices:
+    """The container's query services, bound where its coordinator can reach them: the loopback address when
+    the coordinator is on it, else every address (the URLs name the one that routes to the coordinator)."""
     sys.setswitchinterval(min(sys.getswitchinterval(), QUERY_SWITCH_INTERVAL_S))
     host = urlsplit(coordinator_url).hostname or "127.0.0.1"
-    if is_loopback(host):
-        return QueryServer(container, "127.0.0.1")
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # (no packet is sent)
-        probe.connect((host, 9))
-        address = str(probe.getsockname()[0])
-    return QueryServer(container, "0.0.0.0", address)
+    bind, reach = "127.0.0.1", None
+    if not is_loopback(host):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:  # (no packet is sent)
+            probe.connect((host, 9))
+            bind, reach = "0.0.0.0", str(probe.getsockname()[0])
+    files = QueryServer(container, bind, reach)
+    try:
+        live = await LiveQueryServer.open(container, files.token, bind, reach, TimeProbe(container))
+    except BaseException:
+        files.stop()
+        raise
+    return QueryServices(files, live)
 
 
 __all__ = [

@@ -63,3 +63,22 @@ def test_the_job_status_json_names_an_unreported_container() -> None:
     assert data["containers"]["0"]["state"] == "failed"
     assert data["containers"]["1"] == {"state": "unreported"}
     assert [report.container_id for report in status.failed()] == ["0"]
+
+
+def test_a_failed_report_names_the_message_its_task_failed_on() -> None:
+    report = ContainerReport(
+        "1", "h", ContainerState.FAILED, 4, error="bad n", failed_at=("log", "pay", 1, "7")
+    )
+    assert json.loads(report.to_json())["failed-at"] == ["log", "pay", 1, "7"]
+    assert ContainerReport.from_json("1", report.to_json()).failed_at == ("log", "pay", 1, "7")
+    assert "failed-at" not in json.loads(ContainerReport("1", "h", ContainerState.RUNNING, 4).to_json())
+    body = json.loads(report.to_json()) | {"failed-at": ["log", "pay", "1", "7"]}
+    with pytest.raises(StatusReportError, match="failed-at must be \\[system, stream, partition, offset\\]"):
+        ContainerReport.from_json("1", json.dumps(body).encode())
+
+
+def test_a_report_carries_the_url_of_the_live_query_service() -> None:
+    report = ContainerReport(
+        "0", "h", ContainerState.RUNNING, 1, query_url="http://a:1", query_token="t", live_url="http://a:2"
+    )
+    assert ContainerReport.from_json("0", report.to_json()).live_url == "http://a:2"

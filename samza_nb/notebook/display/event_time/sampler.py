@@ -1,9 +1,11 @@
 """The sampler of a job's event time: a :class:`~.views.TimeView` with each JobView of a container
-that runs an application.
+that runs an application (:class:`TimeSampler`), and the same view of a job of several containers from
+what each reports (:class:`TimeViews`, for ``%samza_time``).
 
 It runs on the job's loop thread with the monitor's timer (never per message): at each sample it asks
-every operator task for its :meth:`~samza_nb.operators.task.StreamOperatorTask.event_time` and adds what
-the tasks do not know:
+every operator task for its :meth:`~samza_nb.operators.task.StreamOperatorTask.event_time` (each
+container's own loop, for a job of several: :mod:`samza_nb.operators.impl.time_probe`) and adds what the
+tasks do not know:
 
 - the newest event time seen on each input stream: the largest timestamp among the sampled messages (the
   observe bus's :class:`~samza_nb.observe.events.MessageTaken`, about one per slice of work) and the
@@ -29,8 +31,7 @@ from samza_nb.notebook.display.event_time.views import (
     mark,
 )
 from samza_nb.notebook.display.samplers import short
-from samza_nb.observe import events as ev
-from samza_nb.operators.task import StreamOperatorTask
+from samza_nb.operators.impl.time_probe import ContainerTime, NewestEvents, operator_times
 
 if TYPE_CHECKING:
     from samza_nb.api.streams import SystemStream, SystemStreamPartition
@@ -39,41 +40,27 @@ if TYPE_CHECKING:
     from samza_nb.operators.impl.time_view import InputTime, OperatorTime, TaskTime
 
 
-class TimeSampler:
-    """Event time of one container's operator tasks (see the module docstring)."""
+class TimeViews:
+    """Builds the TimeViews of a job from its containers' event time (one container's, or the union of
+    several's: :class:`~samza_nb.operators.impl.time_probe.ContainerTime`), keeping between two views what
+    it needs: when each partition last moved, and each task's last snapshot (a task whose snapshot could
+    not be read this time shows its last one)."""
 
-    def __init__(self, container: SamzaContainer) -> None:
-        self._container = container
-        self._newest: dict[SystemStreamPartition, int] = {}
+    def __init__(self) -> None:
         self._seen: dict[SystemStreamPartition, tuple[int, int]] = {}  # (processed, watermark) last sample
         self._moved_ms: dict[SystemStreamPartition, float] = {}
         self._tasks: dict[str, TaskTime] = {}
-        self.unsubscribe = container.bus.subscribe(self._on_message, [ev.MessageTaken])
 
-    def _on_message(self, event: ev.Event) -> None:
-        if isinstance(event, ev.MessageTaken) and event.timestamp is not None:
-            newest = self._newest.get(event.ssp)
-            if newest is None or event.timestamp > newest:
-                self._newest[event.ssp] = event.timestamp
-
-    def view(self, status: ContainerStatus, now_ms: float) -> TimeView | None:
-        """The event time of the container now (None when it runs no application's operators)."""
-        for ti in self._container.tasks.values():
-            task = ti.task
-            if isinstance(task, StreamOperatorTask):
-                try:
-                    snapshot = task.event_time()
-                except RuntimeError:  # a task on a thread pool changed a dict meanwhile: the last one
-                    continue
-                if snapshot is not None:
-                    self._tasks[ti.name] = snapshot
+    def build(self, time: ContainerTime, now_ms: float) -> TimeView | None:
+        """The event time of the job now (None when it runs no application's operators)."""
+        self._tasks.update(time.tasks)
         if not self._tasks:
             return None
-        processed = {p.ssp: (p.processed, p.ended) for t in status.tasks for p in t.partitions}
+        processed = time.processed
         inputs = [(t.task, i) for t in self._tasks.values() for i in t.inputs]
         for _, i in inputs:
             self._track(i, processed.get(i.ssp, (0, False))[0], now_ms)
-        newest = self._newest_by_stream(inputs)
+        newest = self._newest_by_stream(inputs, time.newest)
         holders = self._holders(inputs, processed)
         partitions = tuple(
             self._partition(
@@ -93,11 +80,14 @@ class TimeSampler:
             if processed or i.watermark >= 0:
                 self._moved_ms[i.ssp] = now_ms
 
-    def _newest_by_stream(self, inputs: list[tuple[str, InputTime]]) -> dict[SystemStream, int]:
+    @staticmethod
+    def _newest_by_stream(
+        inputs: list[tuple[str, InputTime]], seen: dict[SystemStreamPartition, int]
+    ) -> dict[SystemStream, int]:
         newest: dict[SystemStream, int] = {}
         for _, i in inputs:
             stream = i.ssp.system_stream
-            candidates = [newest.get(stream, -1), i.watermark, self._newest.get(i.ssp, -1)]
+            candidates = [newest.get(stream, -1), i.watermark, seen.get(i.ssp, -1)]
             newest[stream] = max(candidates)
         return {stream: ms for stream, ms in newest.items() if ms >= 0}
 
@@ -189,6 +179,25 @@ class TimeSampler:
         return tuple(operators), tuple(windows), more
 
 
+class TimeSampler(TimeViews):
+    """Event time of one container's operator tasks, in this process (see the module docstring)."""
+
+    def __init__(self, container: SamzaContainer) -> None:
+        super().__init__()
+        self._container = container
+        self._newest = NewestEvents(container)
+
+    def view(self, status: ContainerStatus, now_ms: float) -> TimeView | None:
+        """The event time of the container now (None when it runs no application's operators)."""
+        processed = {p.ssp: (p.processed, p.ended) for t in status.tasks for p in t.partitions}
+        time = ContainerTime(operator_times(self._container), self._newest.newest, processed)
+        return self.build(time, now_ms)
+
+    def unsubscribe(self) -> None:
+        """Stop listening to the container's bus."""
+        self._newest.close()
+
+
 def _fires(o: OperatorTime, end_ms: int, held: list[PartitionTimeView], now_ms: float) -> str:
     """When a pane ending at ``end_ms`` fires: an event-time window's once its input watermark reaches
     the end (naming the partitions holding that watermark back), a processing-time window's at the first
@@ -222,4 +231,4 @@ def _holding_line(p: PartitionTimeView) -> str:
     return line
 
 
-__all__ = ["TimeSampler"]
+__all__ = ["TimeSampler", "TimeViews"]
