@@ -69,9 +69,13 @@ def run_in_line(
     loop = host.loop
     outer = swap_current_task(loop, host.task)
     try:
-        return _in_line(process, collector, coordinator, first, rest)
+        outcome = _in_line(process, collector, coordinator, first, rest)
     finally:
         swap_current_task(loop, outer)
+    suspended = outcome[2]
+    if suspended is not None and suspended.envelope is first:
+        host.suspended_alone()
+    return outcome
 
 
 def _in_line(

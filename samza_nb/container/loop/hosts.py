@@ -71,7 +71,7 @@ class InLineHost:
     is cancelled before it adopted a message: a message that completed in line cancelled its own Task,
     which fails that message as a Task's cancellation would."""
 
-    __slots__ = ("_on_lost", "_retired", "_started", "_work", "loop", "task")
+    __slots__ = ("_cancelled_by_adoptee", "_on_lost", "_retired", "_started", "_work", "loop", "task")
 
     def __init__(
         self, loop: asyncio.AbstractEventLoop, name: str, on_lost: Callable[[InLineHost], None]
@@ -79,6 +79,7 @@ class InLineHost:
         self.loop = loop
         self._on_lost = on_lost
         self._retired = False
+        self._cancelled_by_adoptee = False
         self._started = False
         self._work: asyncio.Future[Work] = loop.create_future()
         self.task: asyncio.Task[None] = loop.create_task(self._body(), name=name)
@@ -96,12 +97,22 @@ class InLineHost:
         context: contextvars.Context,
         callback: TaskCallbackImpl,
     ) -> None:
-        """The message whose segment just suspended under this host goes on as this host's Task (if a
-        message before it in the run cancelled the host, which fails the run, on a Task of its own)."""
-        if self._work.done():
-            self.loop.create_task(drive(coroutine, yielded, context, callback))
-        else:
+        """The message whose segment just suspended under this host goes on as this host's Task. If the
+        host is cancelled already: by that very segment (:meth:`suspended_alone`), the await it suspended
+        at gets the cancellation, as in a Task of its own, and the host ends quietly; by a message before
+        it in the run, which fails the run, the message goes on, on a Task of its own."""
+        if not self._work.done():
             self._work.set_result((coroutine, yielded, context, callback))
+        elif self._cancelled_by_adoptee:
+            self._retired = True
+            self.loop.create_task(drive(coroutine, yielded, context, callback, asyncio.CancelledError()))
+        else:
+            self.loop.create_task(drive(coroutine, yielded, context, callback))
+
+    def suspended_alone(self) -> None:
+        """The segment that just suspended is the only one that ran under this host since it was usable
+        (:func:`first_step`, or the first message of a run): if the host is cancelled, that segment did it."""
+        self._cancelled_by_adoptee = self._work.done()
 
     def retire(self) -> None:
         """The run ended with nothing adopted: the Task ends quietly."""
@@ -144,9 +155,11 @@ def first_step(host: InLineHost, context: contextvars.Context, coroutine: Corout
     loop = host.loop
     outer = swap_current_task(loop, host.task)
     try:
-        return context.run(coroutine.send, None)
+        yielded = context.run(coroutine.send, None)
     finally:
         swap_current_task(loop, outer)
+    host.suspended_alone()
+    return yielded
 
 
 class _Forward:

@@ -263,6 +263,27 @@ def test_a_message_that_cancels_its_own_task_before_it_suspends_cancels_its_own_
     assert values(result) == [0, 1, 2]
 
 
+def test_a_message_that_cancels_its_task_then_awaits_gets_the_cancellation_at_that_await() -> None:
+    """``asyncio.current_task().cancel()`` called directly in the first segment, then an await: as in a
+    Task of its own, the await raises CancelledError (the message handles it), and nothing fails the job."""
+
+    class CancelsThenAwaits:
+        async def process(self, envelope: Any, collector: Any, coordinator: Any) -> None:
+            me = asyncio.current_task()
+            assert me is not None
+            me.cancel()
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                collector.send(OutgoingMessageEnvelope(OUT, envelope.message))
+
+    result = (
+        TestRunner.of(CancelsThenAwaits).add_input("in", list(range(3))).add_output("out").run(timeout=60)
+    )
+    assert result.processed == 3
+    assert values(result) == [0, 1, 2]
+
+
 def test_a_cancellation_raised_in_line_fails_the_job_naming_the_offset() -> None:
     """A coroutine that raises CancelledError before it suspends fails its message (as a Task's
     cancellation does), loudly, instead of cancelling the container's Task."""
