@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from samza_nb.api.streams import SystemStreamPartition
-from samza_nb.container.queries.reader import plain
+from samza_nb.container.queries.reader import StoreNotReady, plain
 from samza_nb.errors import SamzaError
 from samza_nb.observe import events as ev
 from samza_nb.operators.impl.time_view import InputTime, OperatorTime, PaneTime, TaskTime, WindowTime
@@ -71,17 +71,28 @@ class NewestEvents:
             self._unsubscribe = None
 
 
+SNAPSHOT_ATTEMPTS = 3
+"""Reads of a task's event time before a request is refused (a thread-pool task may change it meanwhile)."""
+
+
 def operator_times(container: SamzaContainer) -> dict[str, TaskTime]:
-    """Each operator task's event time now (call on the container's loop thread; a task whose snapshot
-    cannot be read now, or not yet, is left out)."""
+    """Each operator task's event time now (call on the container's loop thread; a task with none yet is
+    left out). A task whose snapshot cannot be read now (a task on a thread pool changed it meanwhile, three
+    times in a row) is a :class:`StoreNotReady` naming it (503: ask again), never an answer without it."""
     times = {}
     for ti in container.tasks.values():
         task = ti.task
         if isinstance(task, StreamOperatorTask):
-            try:
-                snapshot = task.event_time()
-            except RuntimeError:  # a task on a thread pool changed a dict meanwhile
-                continue
+            for _attempt in range(SNAPSHOT_ATTEMPTS):
+                try:
+                    snapshot = task.event_time()
+                    break
+                except RuntimeError:  # a task on a thread pool changed a dict meanwhile
+                    continue
+            else:
+                raise StoreNotReady(
+                    f"the event time of task {ti.name!r} changed while it was read: ask again"
+                )
             if snapshot is not None:
                 times[ti.name] = snapshot
     return times

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from samza_nb.container.queries.reader import StoreNotReady
 from samza_nb.notebook.display.event_time.views import (
     OpenWindowView,
     OperatorTimeView,
@@ -186,12 +187,17 @@ class TimeSampler(TimeViews):
         super().__init__()
         self._container = container
         self._newest = NewestEvents(container)
+        self._last: TimeView | None = None
 
     def view(self, status: ContainerStatus, now_ms: float) -> TimeView | None:
         """The event time of the container now (None when it runs no application's operators)."""
         processed = {p.ssp: (p.processed, p.ended) for t in status.tasks for p in t.partitions}
-        time = ContainerTime(operator_times(self._container), self._newest.newest, processed)
-        return self.build(time, now_ms)
+        try:
+            tasks = operator_times(self._container)
+        except StoreNotReady:  # a task's event time changed while read: the last whole view stays
+            return self._last
+        self._last = self.build(ContainerTime(tasks, self._newest.newest, processed), now_ms)
+        return self._last
 
     def unsubscribe(self) -> None:
         """Stop listening to the container's bus."""
