@@ -117,5 +117,4 @@ __all__ = [
     "SystemConsumersError",
     "SystemProducerError",
     "TaskFailedError",
-    "failed_message",
 ]
